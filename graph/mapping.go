@@ -1,0 +1,87 @@
+package graph
+
+// Distribution says how an output's blocks are spread over the work-items of
+// a work-group: Consecutive gives each work-item a run of neighbouring
+// blocks; Strided deals blocks out round-robin (neighbouring work-items touch
+// neighbouring blocks, which coalesces memory accesses on GPUs).
+type Distribution string
+
+const (
+	// Consecutive assigns each work-item a contiguous run of blocks.
+	Consecutive Distribution = "consecutive"
+	// Strided assigns block k to work-item k mod I.
+	Strided Distribution = "strided"
+)
+
+// Placement says where and how one actor runs.
+type Placement struct {
+	// Device names the device: "cpu", "opencl:0:1" (platform:device),
+	// "cuda:0", or a name the device registry resolves.
+	Device string
+	// Impl chooses the implementation kind; empty lets the runtime pick the
+	// one that fits the device.
+	Impl ImplKind
+	// Replicas is the number of concurrent firings (a team); 0 or 1 means one.
+	Replicas int
+	// WorkGroups (G) is the number of firings per kernel invocation.
+	WorkGroups int
+	// WorkItems (I) is the number of work-items per work-group.
+	WorkItems int
+	// Distribution maps output port name → block distribution.
+	Distribution map[string]Distribution
+	// Priority orders ready firings when executors are scarce (higher first).
+	Priority int
+	// Affinity pins the actor's firings to the listed CPU cores, if set.
+	Affinity []int
+	// Origin says where the placement was declared, if known.
+	Origin string
+}
+
+// Mapping assigns actors to devices. Actors without an entry run on the
+// default device (the CPU).
+type Mapping struct {
+	// Name names the mapping.
+	Name string
+	// Actors maps actor name → placement.
+	Actors map[string]*Placement
+	// Origin is the file the mapping came from, if any.
+	Origin string
+}
+
+// Check reports mapping entries that name actors or ports unknown to g, and
+// values out of range, as a *ValidationError (or nil).
+func (m *Mapping) Check(g *Graph) error {
+	var ps []Problem
+	for name, pl := range m.Actors {
+		w := pl.Origin
+		if w == "" {
+			w = m.Origin
+		}
+		a := g.Actor(name)
+		if a == nil {
+			ps = append(ps, Problem{w, "mapping names unknown actor " + quote(name) + suggest(name, g.actorNames())})
+			continue
+		}
+		for port, d := range pl.Distribution {
+			if p := a.Port(port); p == nil || p.Dir != Out {
+				ps = append(ps, Problem{w, "mapping of " + name + " gives a distribution for " + quote(port) + ": expected an output port of " + name})
+			}
+			if d != Consecutive && d != Strided {
+				ps = append(ps, Problem{w, "distribution " + quote(string(d)) + ": expected consecutive or strided"})
+			}
+		}
+		if pl.Replicas < 0 || pl.WorkGroups < 0 || pl.WorkItems < 0 {
+			ps = append(ps, Problem{w, "mapping of " + name + ": replicas, work-groups and work-items must be ≥ 0"})
+		}
+		if pl.Replicas > 1 && a.Stateful {
+			ps = append(ps, Problem{w, "mapping of " + name + " asks for replicas but the actor is stateful: expected 1 replica"})
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	sortProblems(ps)
+	return &ValidationError{Graph: g.Name, Problems: ps}
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
