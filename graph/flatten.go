@@ -21,6 +21,9 @@ func (g *Graph) Flatten() (*Graph, error) {
 		}
 		nc := *c
 		nc.From, nc.To = from, to
+		if c.Name == c.From.FullName()+"->"+c.To.FullName() {
+			nc.Name = from.FullName() + "->" + to.FullName()
+		}
 		f.Channels = append(f.Channels, &nc)
 	}
 	remap := func(bs []Boundary) ([]Boundary, error) {
