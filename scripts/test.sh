@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test of sluice: formatting, go vet, and the unit, property and
+# integration tests with the race detector. This is the README's test command
+# and what CI runs on a clean clone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "scripts/test.sh: the Go toolchain is required (go not found on PATH)" >&2
+  exit 2
+fi
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 -timeout 30m ./...
