@@ -1,0 +1,674 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/graph"
+	"go.yaml.in/yaml/v3"
+)
+
+var (
+	graphKeys   = []string{"name", "doc", "actors", "inputs", "outputs", "channels"}
+	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs"}
+	portKeys    = []string{"type", "rate", "block", "doc"}
+	kernelKeys  = []string{"opencl", "cuda", "go", "entry"}
+	channelKeys = []string{"from", "to", "name", "capacity", "initial", "values", "doc"}
+)
+
+// Load reads a graph file, choosing the format from its extension: .yaml
+// or .yml for the YAML graph format, .xml for the ETH XML graph format.
+func Load(path string) (*graph.Graph, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml":
+		return LoadGraph(path)
+	case ".xml":
+		data, err := readFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return ImportETHGraph(path, data)
+	}
+	return nil, ErrorList{{File: path, Msg: "unknown graph file format: expected a .yaml, .yml or .xml file"}}
+}
+
+// LoadGraph reads a YAML graph file. Kernel files and composite graph files
+// it names are resolved relative to the file's directory.
+func LoadGraph(path string) (*graph.Graph, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGraph(path, data)
+}
+
+// ParseGraph parses a YAML graph. name is the file name used in error
+// positions and Origin fields; relative kernel and composite graph paths are
+// resolved against its directory. The graph is validated (graph.Validate)
+// and every problem found, in the YAML or in the graph, is returned at once
+// as an ErrorList; the graph is returned only when there is none.
+func ParseGraph(name string, data []byte) (*graph.Graph, error) {
+	st := newState()
+	p := &yp{st: st, file: name, dir: filepath.Dir(name)}
+	st.loading = append(st.loading, filepath.Clean(name))
+	g := p.parseGraphFile(data, defaultName(name))
+	if g != nil {
+		st.validate(g, name)
+	}
+	if err := st.errs.err(); err != nil {
+		return nil, err
+	}
+	g.Origin = name
+	return g, nil
+}
+
+func defaultName(path string) string {
+	b := filepath.Base(path)
+	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// readFile reads a regular file of bounded size.
+func readFile(path string) ([]byte, error) {
+	fail := func(msg string) error { return ErrorList{{File: path, Msg: msg}} }
+	fi, err := os.Stat(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fail("cannot read the file: " + err.Error())
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fail("cannot read the file: expected a regular file")
+	}
+	if fi.Size() > maxFileSize {
+		return nil, fail(fmt.Sprintf("file too large: %d bytes, expected at most %d", fi.Size(), maxFileSize))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fail("cannot read the file: " + err.Error())
+	}
+	return data, nil
+}
+
+// validate runs graph.Validate and adds its problems to the error list,
+// leaving out those that only repeat a mistake already reported.
+func (st *state) validate(g *graph.Graph, file string) {
+	err := g.Validate()
+	var ve *graph.ValidationError
+	if !errors.As(err, &ve) {
+		return
+	}
+	for _, pr := range ve.Problems {
+		if c := classify(pr.Msg); c != "" && st.quiet[pr.Where+"|"+c] {
+			continue
+		}
+		if f, l, c, ok := parseOrigin(pr.Where); ok {
+			st.errs = append(st.errs, &Error{File: f, Line: l, Col: c, Msg: pr.Msg})
+		} else {
+			st.errs = append(st.errs, &Error{File: file, Msg: pr.String()})
+		}
+	}
+}
+
+func classify(msg string) string {
+	switch {
+	case strings.Contains(msg, "has no token type"):
+		return "type"
+	case strings.Contains(msg, "has no rate"):
+		return "rate"
+	case strings.Contains(msg, "is not connected"):
+		return "conn"
+	}
+	return ""
+}
+
+func (st *state) hush(origin, class string) { st.quiet[origin+"|"+class] = true }
+
+// parseGraphFile parses a YAML document holding a graph.
+func (p *yp) parseGraphFile(data []byte, defName string) *graph.Graph {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		p.syntaxErrors(err)
+		return nil
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		p.st.errs = append(p.st.errs, &Error{File: p.file, Msg: "empty file: expected a graph (name, actors, channels, ...)"})
+		return nil
+	}
+	g := p.parseGraph(doc.Content[0], defName)
+	g.Origin = p.file
+	return g
+}
+
+type gctx struct {
+	g      *graph.Graph
+	broken map[*graph.Actor]bool // actors whose declaration was unreadable
+}
+
+// parseGraph reads a graph mapping (a file's root or an inline composite).
+func (p *yp) parseGraph(n *yaml.Node, defName string) *graph.Graph {
+	fs := p.fields(n, "graph", graphKeys)
+	m := index(fs)
+	name := defName
+	if f, ok := m["name"]; ok {
+		if s, ok := p.str(f.v, "name"); ok {
+			name = s
+		}
+	}
+	g := graph.New(name)
+	if n := p.node(n); n != nil {
+		g.Origin = p.pos(n)
+	}
+	c := &gctx{g: g, broken: map[*graph.Actor]bool{}}
+	if f, ok := m["actors"]; ok {
+		for _, af := range p.fields(f.v, "actors", nil) {
+			p.parseActor(c, af)
+		}
+	}
+	if f, ok := m["inputs"]; ok {
+		p.parseBoundaries(c, graph.In, f.v)
+	}
+	if f, ok := m["outputs"]; ok {
+		p.parseBoundaries(c, graph.Out, f.v)
+	}
+	if f, ok := m["channels"]; ok {
+		p.parseChannels(c, f.v)
+	}
+	return g
+}
+
+func index(fs []field) map[string]field {
+	m := make(map[string]field, len(fs))
+	for _, f := range fs {
+		m[f.key] = f
+	}
+	return m
+}
+
+func (p *yp) parseActor(c *gctx, f field) {
+	a := c.g.AddActor(f.key, graph.At(p.pos(f.k)))
+	what := "actor " + f.key
+	n := p.node(f.v)
+	if n == nil || n.Kind != yaml.MappingNode {
+		if n != nil {
+			p.errorf(n, "%s: expected a mapping (in, out, kernel, ...), found %s", what, kind(n))
+		}
+		c.broken[a] = true
+		return
+	}
+	m := index(p.fields(n, what, actorKeys))
+	process := false
+	if f, ok := m["process"]; ok {
+		process, _ = p.boolean(f.v, what+": process")
+		a.Stateful = a.Stateful || process
+	}
+	if f, ok := m["stateful"]; ok {
+		if v, ok := p.boolean(f.v, what+": stateful"); ok {
+			a.Stateful = v || process
+		}
+	}
+	if f, ok := m["io"]; ok {
+		a.IO, _ = p.boolean(f.v, what+": io")
+	}
+	if f, ok := m["cost"]; ok {
+		a.Cost, _ = p.cost(f.v, what+": cost")
+	}
+	if f, ok := m["in"]; ok {
+		p.parsePorts(c, a, graph.In, f.v, process)
+	}
+	if f, ok := m["out"]; ok {
+		p.parsePorts(c, a, graph.Out, f.v, process)
+	}
+	if f, ok := m["use"]; ok {
+		if s, ok := p.str(f.v, what+": use"); ok {
+			im := graph.Impl{Kind: graph.ImplBuiltin, Source: s}
+			if w, ok := m["with"]; ok {
+				if wn := p.node(w.v); wn != nil && wn.Kind != yaml.MappingNode {
+					p.errorf(wn, "%s: with: expected a mapping of parameters, found %s", what, kind(wn))
+				} else if v, ok := p.value(w.v, what+": with").(map[string]any); ok {
+					im.Params = v
+				}
+			}
+			a.Impls = append(a.Impls, im)
+		}
+	} else if w, ok := m["with"]; ok {
+		p.errorf(w.k, "%s: with: gives parameters to a built-in actor: expected a use: key naming it", what)
+	}
+	if f, ok := m["kernel"]; ok {
+		p.parseKernel(a, f.v, what)
+	}
+	if f, ok := m["attrs"]; ok {
+		for _, af := range p.fields(f.v, what+": attrs", nil) {
+			if s, ok := p.str(af.v, what+": attrs."+af.key); ok {
+				if a.Attrs == nil {
+					a.Attrs = map[string]string{}
+				}
+				a.Attrs[af.key] = s
+			}
+		}
+	}
+	if f, ok := m["graph"]; ok {
+		for _, k := range []string{"use", "kernel", "process"} {
+			if o, ok := m[k]; ok {
+				p.errorf(o.k, "%s: a composite actor (graph:) has no %s: its body is its subgraph", what, k)
+			}
+		}
+		a.Sub = p.parseSub(f.v, a.Name, what)
+	}
+}
+
+// cost reads a duration ("10us", "1.5ms") or a number of nanoseconds.
+func (p *yp) cost(n *yaml.Node, what string) (time.Duration, bool) {
+	n = p.node(n)
+	if n == nil {
+		return 0, false
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
+		v, ok := p.integer(n, what, 0, math.MaxInt64)
+		return time.Duration(v), ok
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		d, err := time.ParseDuration(strings.TrimSpace(n.Value))
+		if err == nil && d >= 0 {
+			return d, true
+		}
+	}
+	p.errorf(n, "%s: expected a duration such as 10us or 1.5ms, or an integer number of nanoseconds, found %s", what, kind(n))
+	return 0, false
+}
+
+func (p *yp) parsePorts(c *gctx, a *graph.Actor, dir graph.Direction, n *yaml.Node, process bool) {
+	what := fmt.Sprintf("actor %s: %s", a.Name, dir)
+	for _, f := range p.fields(n, what, nil) {
+		pos := p.pos(f.k)
+		pw := fmt.Sprintf("port %s.%s", a.Name, f.key)
+		var (
+			typ     graph.TokenType
+			rate    graph.Rate
+			block   int64
+			typeOK  bool
+			rateOK  bool
+			hasRate bool
+		)
+		pn := p.node(f.v)
+		if pn != nil && pn.Kind == yaml.MappingNode {
+			m := index(p.fields(pn, pw, portKeys))
+			if t, ok := m["type"]; ok {
+				typ, typeOK = p.tokenType(t.v, pw+": type")
+			} else {
+				typeOK = true // reported by validation: no token type
+			}
+			if r, ok := m["rate"]; ok {
+				hasRate = true
+				rate, rateOK = p.rate(r.v, pw+": rate")
+				if rateOK && process && !rate.IsDynamic() {
+					p.errorf(r.v, "%s: rate %s on a process: a process (process: true) has dynamic rates; leave rate out or remove process", pw, rate)
+				}
+			} else {
+				rateOK = true
+			}
+			if b, ok := m["block"]; ok {
+				if dir == graph.In {
+					p.errorf(b.k, "%s: block: blocks are defined on output ports only", pw)
+				} else {
+					block, _ = p.integer(b.v, pw+": block", 1, maxRate)
+				}
+			}
+		} else if pn != nil {
+			p.errorf(pn, "%s: expected a mapping such as {type: f32, rate: 1}, found %s", pw, kind(pn))
+		}
+		if process && !hasRate {
+			rate, rateOK = graph.Dynamic(), true
+		}
+		port := a.AddPort(f.key, dir, typ, rate, pos)
+		port.Block = int(block)
+		if !typeOK {
+			p.st.hush(pos, "type")
+		}
+		if !rateOK {
+			p.st.hush(pos, "rate")
+		}
+	}
+}
+
+// tokenType reads a token type name (graph.ParseTokenType) of bounded size.
+func (p *yp) tokenType(n *yaml.Node, what string) (graph.TokenType, bool) {
+	s, ok := p.str(n, what)
+	if !ok {
+		return graph.TokenType{}, false
+	}
+	return p.checkType(s, func(format string, args ...any) { p.errorf(n, format, args...) }, what)
+}
+
+func (p *yp) checkType(s string, fail func(string, ...any), what string) (graph.TokenType, bool) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "[") {
+		if i := strings.Index(s, "]"); i > 1 {
+			if n, err := strconv.ParseInt(s[1:i], 10, 64); err != nil || n > maxTokenSize {
+				fail("%s: token type %q: expected [N]scalar with 0 < N ≤ %d", what, clip(s), maxTokenSize)
+				return graph.TokenType{}, false
+			}
+		}
+	}
+	t, err := graph.ParseTokenType(s)
+	if err != nil {
+		fail("%s: %v", what, err)
+		return graph.TokenType{}, false
+	}
+	if t.Size <= 0 || t.Size > maxTokenSize {
+		fail("%s: token type %q is %d bytes: expected at most %d", what, clip(s), t.Size, maxTokenSize)
+		return graph.TokenType{}, false
+	}
+	return t, true
+}
+
+// rate reads a positive integer (SDF), a list of phases (CSDF) or dynamic.
+func (p *yp) rate(n *yaml.Node, what string) (graph.Rate, bool) {
+	n = p.node(n)
+	if n == nil {
+		return graph.Rate{}, false
+	}
+	const want = "expected a positive integer, a list of phases such as [1, 2, 1], or dynamic"
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!int":
+		v, ok := p.integer(n, what, 1, maxRate)
+		return graph.SDF(int(v)), ok
+	case n.Kind == yaml.ScalarNode && (n.Value == "dynamic" || n.Value == "kpn"):
+		return graph.Dynamic(), true
+	case n.Kind == yaml.SequenceNode:
+		if len(n.Content) == 0 || len(n.Content) > maxPhases {
+			p.errorf(n, "%s: %d phases: expected 1 to %d", what, len(n.Content), maxPhases)
+			return graph.Rate{}, false
+		}
+		ph := make([]int, 0, len(n.Content))
+		var sum int64
+		ok := true
+		for _, c := range n.Content {
+			v, k := p.integer(c, what+" phase", 0, maxRate)
+			ok = ok && k
+			sum += v
+			ph = append(ph, int(v))
+		}
+		if !ok {
+			return graph.Rate{}, false
+		}
+		if sum == 0 || sum > maxRate {
+			p.errorf(n, "%s: phases sum to %d: expected 1 to %d tokens per cycle", what, sum, maxRate)
+			return graph.Rate{}, false
+		}
+		return graph.CSDF(ph...), true
+	}
+	p.errorf(n, "%s: %s, found %s", what, want, kind(n))
+	return graph.Rate{}, false
+}
+
+func (p *yp) parseKernel(a *graph.Actor, n *yaml.Node, what string) {
+	what += ": kernel"
+	fs := p.fields(n, what, kernelKeys)
+	m := index(fs)
+	entry := ""
+	if f, ok := m["entry"]; ok {
+		entry, _ = p.str(f.v, what+": entry")
+	}
+	count := 0
+	for _, f := range fs {
+		var k graph.ImplKind
+		switch f.key {
+		case "opencl":
+			k = graph.ImplOpenCL
+		case "cuda":
+			k = graph.ImplCUDA
+		case "go":
+			count++
+			if s, ok := p.str(f.v, what+": go"); ok {
+				a.Impls = append(a.Impls, graph.Impl{Kind: graph.ImplGo, Source: s})
+			}
+			continue
+		default:
+			continue
+		}
+		count++
+		s, ok := p.str(f.v, what+": "+f.key)
+		if !ok {
+			continue
+		}
+		path, ok := p.sourceFile(s, func(format string, args ...any) { p.errorf(f.v, format, args...) }, what+": "+f.key)
+		if ok {
+			a.Impls = append(a.Impls, graph.Impl{Kind: k, Source: path, Entry: entry})
+		}
+	}
+	if nn := p.node(n); count == 0 && nn != nil && nn.Kind == yaml.MappingNode {
+		p.errorf(nn, "%s: expected at least one of opencl, cuda or go", what)
+	}
+}
+
+// sourceFile resolves a kernel file against the spec file's directory and
+// checks that it exists.
+func (p *yp) sourceFile(s string, fail func(string, ...any), what string) (string, bool) {
+	if strings.TrimSpace(s) == "" {
+		fail("%s: expected a file name, found an empty string", what)
+		return "", false
+	}
+	path := s
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(p.dir, s)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		fail("%s: kernel file %q not found (looked for %s, relative to the spec file's directory)", what, clip(s), path)
+		return "", false
+	}
+	return path, true
+}
+
+// parseSub reads a composite actor's body: a file name or an inline graph.
+func (p *yp) parseSub(n *yaml.Node, actor, what string) *graph.Graph {
+	n = p.node(n)
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.MappingNode {
+		return p.parseGraph(n, actor)
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		p.errorf(n, "%s: graph: expected a file name or an inline graph mapping, found %s", what, kind(n))
+		return nil
+	}
+	path := n.Value
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(p.dir, path)
+	}
+	clean := filepath.Clean(path)
+	for _, l := range p.st.loading {
+		if l == clean {
+			p.errorf(n, "%s: graph file %q includes itself (%s → %s)", what, clip(n.Value), strings.Join(p.st.loading, " → "), clean)
+			return nil
+		}
+	}
+	if len(p.st.loading) > maxDepth {
+		p.errorf(n, "%s: composite graphs nested more than %d deep", what, maxDepth)
+		return nil
+	}
+	data, err := readFile(path)
+	if err != nil {
+		p.errorf(n, "%s: graph file %q: %s", what, clip(n.Value), strings.TrimPrefix(err.Error(), path+": "))
+		return nil
+	}
+	sub := &yp{st: p.st, file: path, dir: filepath.Dir(path)}
+	p.st.loading = append(p.st.loading, clean)
+	g := sub.parseGraphFile(data, defaultName(path))
+	p.st.loading = p.st.loading[:len(p.st.loading)-1]
+	return g
+}
+
+func (p *yp) parseBoundaries(c *gctx, dir graph.Direction, n *yaml.Node) {
+	what := "inputs"
+	if dir == graph.Out {
+		what = "outputs"
+	}
+	for _, f := range p.fields(n, what, nil) {
+		vn := p.node(f.v)
+		s, ok := p.str(vn, what+"."+f.key)
+		if !ok {
+			continue
+		}
+		an, pn, ok := splitRef(s)
+		if !ok {
+			p.errorf(vn, "%s.%s: expected actor.port, found %q", what, f.key, clip(s))
+			continue
+		}
+		c.g.Expose(dir, f.key, an, pn, p.pos(vn))
+	}
+}
+
+func splitRef(ref string) (string, string, bool) {
+	i := strings.LastIndexByte(ref, '.')
+	if i <= 0 || i == len(ref)-1 {
+		return "", "", false
+	}
+	return ref[:i], ref[i+1:], true
+}
+
+func (p *yp) parseChannels(c *gctx, n *yaml.Node) {
+	n = p.node(n)
+	if n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, "channels: expected a list of {from: actor.port, to: actor.port, ...}, found %s", kind(n))
+		return
+	}
+	for i, cn := range n.Content {
+		p.parseChannel(c, cn, fmt.Sprintf("channels[%d]", i))
+	}
+}
+
+func (p *yp) parseChannel(c *gctx, cn *yaml.Node, what string) {
+	cn = p.node(cn)
+	if cn == nil {
+		return
+	}
+	if cn.Kind != yaml.MappingNode {
+		p.errorf(cn, "%s: expected a mapping such as {from: a.out, to: b.in}, found %s", what, kind(cn))
+		return
+	}
+	m := index(p.fields(cn, what, channelKeys))
+	var ends [2]*graph.Port
+	okEnds := true
+	for i, k := range []string{"from", "to"} {
+		f, ok := m[k]
+		if !ok {
+			p.errorf(cn, "%s: missing %s: (expected actor.port)", what, k)
+			okEnds = false
+			continue
+		}
+		dir := graph.Out
+		if k == "to" {
+			dir = graph.In
+		}
+		ends[i] = p.portRef(c, f.v, dir, what+": "+k)
+		okEnds = okEnds && ends[i] != nil
+	}
+	opts := []graph.ChannelOption{graph.ChannelAt(p.pos(cn))}
+	if f, ok := m["name"]; ok {
+		if s, ok := p.str(f.v, what+": name"); ok {
+			opts = append(opts, graph.Named(s))
+		}
+	}
+	if f, ok := m["capacity"]; ok {
+		if v, ok := p.integer(f.v, what+": capacity", 1, maxRate); ok {
+			opts = append(opts, graph.Capacity(int(v)))
+		}
+	}
+	initial, hasInitial := int64(0), false
+	if f, ok := m["initial"]; ok {
+		initial, hasInitial = p.integer(f.v, what+": initial", 0, maxRate)
+		if hasInitial {
+			opts = append(opts, graph.Initial(int(initial)))
+		}
+	}
+	if !okEnds {
+		for _, e := range ends {
+			if e != nil {
+				p.st.hush(e.Origin, "conn")
+			}
+		}
+		return
+	}
+	if f, ok := m["values"]; ok && !ends[0].Type.IsZero() {
+		data, count, ok := p.encodeValues(ends[0].Type, f.v, what+": values")
+		if ok {
+			if hasInitial && int64(count) != initial {
+				p.errorf(f.v, "%s: %d values for %d initial tokens: expected as many values as initial tokens (or leave initial out)", what, count, initial)
+			} else {
+				opts = append(opts, graph.Initial(count), graph.InitialData(data))
+			}
+		}
+	}
+	c.g.Join(ends[0], ends[1], opts...)
+}
+
+// portRef resolves "actor.port" to a port of the given direction,
+// reporting unknown names at the node with a suggestion.
+func (p *yp) portRef(c *gctx, n *yaml.Node, dir graph.Direction, what string) *graph.Port {
+	n = p.node(n)
+	s, ok := p.str(n, what)
+	if !ok {
+		return nil
+	}
+	an, pn, ok := splitRef(s)
+	if !ok {
+		p.errorf(n, "%s: expected actor.port, found %q", what, clip(s))
+		return nil
+	}
+	return lookupPort(c, p.st, an, pn, dir, func(f string, args ...any) { p.errorf(n, f, args...) }, what)
+}
+
+// lookupPort finds actor.port of the given direction, reporting unknown
+// names through fail with a suggestion.
+func lookupPort(c *gctx, st *state, an, pn string, dir graph.Direction, fail func(string, ...any), what string) *graph.Port {
+	a := c.g.Actor(an)
+	if a == nil {
+		names := make([]string, len(c.g.Actors))
+		for i, x := range c.g.Actors {
+			names[i] = x.Name
+		}
+		fail("%s: unknown actor %q in %q%s", what, clip(an), clip(an+"."+pn), suggest(an, names))
+		if alt := closest(an, names); alt != "" {
+			if q := c.g.Actor(alt).Port(pn); q != nil {
+				st.hush(q.Origin, "conn")
+			}
+		}
+		return nil
+	}
+	port := a.Port(pn)
+	if port == nil {
+		if c.broken[a] {
+			return nil
+		}
+		var names []string
+		for _, q := range a.Ports() {
+			if q.Dir == dir {
+				names = append(names, q.Name)
+			}
+		}
+		fail("%s: unknown %sput port %q on actor %q%s", what, dir, clip(pn), an, suggest(pn, names))
+		if alt := closest(pn, names); alt != "" {
+			st.hush(a.Port(alt).Origin, "conn")
+		}
+		return nil
+	}
+	if port.Dir != dir {
+		fail("%s: %s.%s is an %sput port: expected an %sput port (a channel goes from an output to an input)", what, an, pn, port.Dir, dir)
+		st.hush(port.Origin, "conn")
+		return nil
+	}
+	return port
+}
