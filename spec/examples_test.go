@@ -2,8 +2,10 @@ package spec_test
 
 import (
 	"path/filepath"
+	"reflect"
 	"testing"
 
+	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/spec"
 )
 
@@ -21,6 +23,43 @@ func TestExamplesLoad(t *testing.T) {
 			}
 			if err := g.Validate(); err != nil {
 				t.Fatalf("validate: %v", err)
+			}
+		})
+	}
+}
+
+func TestExamplesAnalysis(t *testing.T) {
+	for _, name := range exampleGraphs {
+		t.Run(name, func(t *testing.T) {
+			g, err := spec.Load(filepath.Join("..", "examples", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.HasComposites() {
+				if g, err = g.Flatten(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rv, err := analysis.RepetitionVector(g)
+			if err != nil {
+				t.Fatalf("repetition vector: %v", err)
+			}
+			if name == "cd2dat.yaml" {
+				want := map[string]int64{"A": 147, "B": 147, "C": 98, "D": 28, "E": 32, "F": 160}
+				if !reflect.DeepEqual(rv.Firings, want) {
+					t.Errorf("repetition vector %v, want %v", rv.Firings, want)
+				}
+			}
+			res, err := analysis.Deadlock(g, rv)
+			if err != nil {
+				t.Fatalf("deadlock analysis: %v", err)
+			}
+			want := name == "feedback-deadlock.yaml"
+			if res.Deadlock != want {
+				t.Fatalf("deadlock = %v, want %v: %+v", res.Deadlock, want, res)
+			}
+			if want {
+				t.Logf("initialize: %v", res.Initialize)
 			}
 		})
 	}

@@ -626,6 +626,11 @@ func (p *yp) portRef(c *gctx, n *yaml.Node, dir graph.Direction, what string) *g
 	an, pn, ok := splitRef(s)
 	if !ok {
 		p.errorf(n, "%s: expected actor.port, found %q", what, clip(s))
+		if a := c.g.Actor(s); a != nil { // "A" for "A.o": its ports are not unconnected
+			for _, q := range a.Ports() {
+				p.st.hush(q.Origin, "conn")
+			}
+		}
 		return nil
 	}
 	return lookupPort(c, p.st, an, pn, dir, func(f string, args ...any) { p.errorf(n, f, args...) }, what)

@@ -317,21 +317,30 @@ func (p *yp) value(n *yaml.Node, what string) any {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// syntaxErrors turns a YAML parser error into positioned errors.
+// parserProblems are the YAML library's parser (not scanner) errors. It
+// reports their lines counting from 0, at the start of the enclosing
+// collection; scanner errors count from 1.
+var parserProblems = []string{
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"did not find expected '-' indicator", "did not find expected <document start>",
+	"did not find expected <stream-start>", "did not find expected key",
+	"did not find expected node content", "found duplicate %TAG directive",
+	"found duplicate %YAML directive", "found incompatible YAML document",
+	"found undefined tag handle",
+}
+
+// syntaxErrors turns a YAML parser error into a positioned error. The YAML
+// library gives a line but no column.
 func (p *yp) syntaxErrors(err error) {
-	var msgs []string
-	if te, ok := err.(*yaml.TypeError); ok {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
-	for _, m := range msgs {
-		m = strings.TrimPrefix(m, "yaml: ")
-		e := &Error{File: p.file, Msg: "malformed YAML: " + m}
-		if sm := yamlLine.FindStringSubmatch("yaml: " + m); sm != nil {
-			e.Line, _ = strconv.Atoi(sm[1])
-			e.Msg = "malformed YAML: " + sm[2]
+	m := err.Error()
+	e := &Error{File: p.file, Line: 1, Msg: "malformed YAML: " + strings.TrimPrefix(m, "yaml: ")}
+	if sm := yamlLine.FindStringSubmatch(m); sm != nil {
+		e.Line, _ = strconv.Atoi(sm[1])
+		e.Msg = "malformed YAML: " + sm[2]
+		if contains(parserProblems, sm[2]) {
+			e.Line++
+			e.Msg += " (in the block or flow collection that starts on this line)"
 		}
-		p.st.errs = append(p.st.errs, e)
 	}
+	p.st.errs = append(p.st.errs, e)
 }
