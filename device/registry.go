@@ -1,0 +1,186 @@
+package device
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Backend is a family of devices (the CPU, OpenCL, CUDA). Backends call
+// Register from an init function.
+type Backend interface {
+	// Name is the backend's name and the prefix of its device IDs.
+	Name() string
+	// Discover lists the backend's devices, or returns why it has none as
+	// an error (library not found, no platform, no device).
+	Discover(ctx context.Context) ([]Info, error)
+	// Open opens the device with the given ID (one Discover listed).
+	Open(ctx context.Context, id string) (Device, error)
+}
+
+var registry struct {
+	sync.Mutex
+	backends []Backend
+}
+
+// Register adds a backend. It panics when the name is taken, as two
+// backends answering to one name is a programming error.
+func Register(b Backend) {
+	registry.Lock()
+	defer registry.Unlock()
+	for _, o := range registry.backends {
+		if o.Name() == b.Name() {
+			panic("device: backend " + b.Name() + " registered twice")
+		}
+	}
+	registry.backends = append(registry.backends, b)
+	sort.SliceStable(registry.backends, func(i, j int) bool {
+		return rank(registry.backends[i].Name()) < rank(registry.backends[j].Name())
+	})
+}
+
+// rank orders the CPU first, then the rest by registration.
+func rank(name string) int {
+	if name == "cpu" {
+		return 0
+	}
+	return 1
+}
+
+// Backends returns the registered backends, the CPU first.
+func Backends() []Backend {
+	registry.Lock()
+	defer registry.Unlock()
+	return append([]Backend(nil), registry.backends...)
+}
+
+// Report is what one backend says at discovery: its devices, or why it has
+// none.
+type Report struct {
+	// Backend is the backend's name.
+	Backend string `json:"backend"`
+	// Devices lists the devices found.
+	Devices []Info `json:"devices,omitempty"`
+	// Reason says why the backend is unavailable ("" when it has devices).
+	Reason string `json:"reason,omitempty"`
+	// Err is the error behind Reason.
+	Err error `json:"-"`
+}
+
+// Available reports whether the backend found devices.
+func (r Report) Available() bool { return r.Err == nil && len(r.Devices) > 0 }
+
+// Discover asks every registered backend for its devices.
+func Discover(ctx context.Context) []Report {
+	var out []Report
+	for _, b := range Backends() {
+		r := Report{Backend: b.Name()}
+		ds, err := b.Discover(ctx)
+		switch {
+		case err != nil:
+			r.Err, r.Reason = err, err.Error()
+		case len(ds) == 0:
+			r.Err = fmt.Errorf("%s: %w", b.Name(), ErrNotFound)
+			r.Reason = "no device"
+		default:
+			r.Devices = ds
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Devices returns every device that Discover found, the CPU first.
+func Devices(ctx context.Context) []Info {
+	var out []Info
+	for _, r := range Discover(ctx) {
+		out = append(out, r.Devices...)
+	}
+	return out
+}
+
+// NotFoundError is returned by Open when no device matches: it lists the
+// devices that exist and the backends that are unavailable, with reasons.
+type NotFoundError struct {
+	ID          string
+	Known       []Info
+	Unavailable []Report
+}
+
+func (e *NotFoundError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "no device %q: expected one of ", e.ID)
+	for i, d := range e.Known {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(d.String())
+	}
+	if len(e.Known) == 0 {
+		b.WriteString("(none found)")
+	}
+	for i, r := range e.Unavailable {
+		if i == 0 {
+			b.WriteString("; unavailable: ")
+		} else {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%s)", r.Backend, r.Reason)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrNotFound.
+func (e *NotFoundError) Unwrap() error { return ErrNotFound }
+
+// Open opens a device by ID ("cpu", "opencl:0:0"), by backend name alone
+// (its first device: "opencl"), or by a case-insensitive part of the
+// device's name that matches exactly one device. It returns a
+// *NotFoundError listing what exists when nothing matches.
+func Open(ctx context.Context, id string) (Device, error) {
+	reports := Discover(ctx)
+	var all []Info
+	var unavailable []Report
+	for _, r := range reports {
+		all = append(all, r.Devices...)
+		if !r.Available() {
+			unavailable = append(unavailable, r)
+		}
+	}
+	pick := func(d Info) (Device, error) {
+		for _, b := range Backends() {
+			if b.Name() == d.Backend {
+				return b.Open(ctx, d.ID)
+			}
+		}
+		return nil, &NotFoundError{ID: id, Known: all, Unavailable: unavailable}
+	}
+	for _, d := range all {
+		if d.ID == id {
+			return pick(d)
+		}
+	}
+	for _, d := range all {
+		if d.Backend == id {
+			return pick(d)
+		}
+	}
+	var match []Info
+	if strings.TrimSpace(id) != "" {
+		for _, d := range all {
+			if strings.Contains(strings.ToLower(d.Name), strings.ToLower(id)) {
+				match = append(match, d)
+			}
+		}
+	}
+	if len(match) == 1 {
+		return pick(match[0])
+	}
+	return nil, &NotFoundError{ID: id, Known: all, Unavailable: unavailable}
+}
+
+// IsNotFound reports whether err says a device does not exist.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
