@@ -1,0 +1,469 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/machine"
+)
+
+// Stream is a point-to-point stream of the program model (seed 004,
+// Figure 20a): a channel of the graph.
+type Stream struct {
+	// Name is the channel's name.
+	Name string
+	// ElemSize is the size of one element (token) in bytes.
+	ElemSize int64
+	// ProducerQueue and ConsumerQueue are the elements the producer's and
+	// the consumer's buffers hold. A stream between firings on the same
+	// processor has one shared buffer of ConsumerQueue elements.
+	ProducerQueue, ConsumerQueue int64
+	// PreQueue is the number of elements queued before execution begins
+	// (the channel's initial tokens); they start in the consumer's buffer.
+	PreQueue int64
+	// Producer and Consumer are task indices.
+	Producer, Consumer int
+	// Route is the static route from the producer's processor to the
+	// consumer's; empty when both are on the same processor.
+	Route []machine.Hop
+}
+
+// Access is a pop from or a push onto a stream by a subtask.
+type Access struct {
+	// Stream is a stream index.
+	Stream int
+	// Count is the number of elements.
+	Count int64
+}
+
+// Subtask is the unit of sequencing inside a task (Figure 20b): acquire
+// the input and output buffers, process for Time, release them in order.
+type Subtask struct {
+	// Name names the subtask ("actor" or "actor#phase").
+	Name string
+	// Time is the processing time in seconds on the task's processor,
+	// excluding the communication primitives.
+	Time float64
+	// Pops and Pushes are the stream accesses.
+	Pops, Pushes []Access
+}
+
+// NodeKind is the kind of a subtask tree node.
+type NodeKind uint8
+
+const (
+	// SubtaskNode runs a subtask.
+	SubtaskNode NodeKind = iota
+	// IfNode runs its body when its control variable is 1 (0 if inverted).
+	IfNode
+	// WhileNode runs its body as many times as its control variable says.
+	WhileNode
+)
+
+// Node is a node of a task's subtask tree (§3.3.4: Tree ::= (Subtask |
+// If(CondVar, Invert, Tree) | While(CondVar, Tree))*).
+type Node struct {
+	Kind NodeKind
+	// Subtask is the subtask index within the task (SubtaskNode).
+	Subtask int
+	// Cond names the control variable (IfNode, WhileNode).
+	Cond string
+	// Invert negates an IfNode's condition.
+	Invert bool
+	// Body is the subtree of a control node.
+	Body []Node
+
+	id int // index of the control node within its task (its cursor)
+}
+
+// Task is a task of the program model (Figure 20c): one actor, mapped to
+// one processor, running its subtask tree in an implicit loop.
+type Task struct {
+	// Name is the actor's name.
+	Name string
+	// Processor is the index of the processor in the machine.
+	Processor int
+	// Replicas is the number of firings that may run at once (≥ 1); their
+	// outputs are released in order.
+	Replicas int
+	// Priority orders ready tasks on a processor (higher first).
+	Priority int
+	// Subtasks are indexed by the tree's SubtaskNodes.
+	Subtasks []Subtask
+	// Tree is the subtask tree run once per pass.
+	Tree []Node
+	// Passes is the number of tree passes per graph iteration.
+	Passes int64
+
+	controls int // number of control nodes
+}
+
+// Program is a mapped stream program ready to simulate.
+type Program struct {
+	// Machine is the target.
+	Machine *machine.Machine
+	// Tasks and Streams of the program.
+	Tasks   []*Task
+	Streams []*Stream
+	// Notes lists defaults that were applied (costs missing, capacities
+	// chosen), for the report.
+	Notes []string
+}
+
+// Options adjust how Build derives the program from a graph.
+type Options struct {
+	// Capacity overrides channel capacities (channel name → tokens).
+	Capacity map[string]int
+}
+
+// Build derives the program model from a graph, a mapping (nil: every
+// actor on the first processor) and costs (nil: graph.Actor.Cost). Each
+// actor becomes a task whose subtasks are its phases (one for an SDF actor),
+// wrapped in the actor's control node if it has one; each channel becomes a
+// stream with the token size as element size, the channel capacity as
+// queue lengths (producer and consumer side) and the initial tokens
+// prequeued. Devices named by the mapping are resolved with
+// machine.Resolve. Routes are computed and a non-multiplexable interconnect
+// carrying several streams is an error.
+func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs, opt Options) (*Program, error) {
+	if g == nil || mach == nil {
+		return nil, errors.New("sim: nil graph or machine")
+	}
+	if len(mach.Processors) == 0 {
+		return nil, fmt.Errorf("sim: machine %s has no processor", mach.Name)
+	}
+	if g.HasComposites() {
+		f, err := g.Flatten()
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		g = f
+	}
+	for _, a := range g.Actors {
+		if a.Dynamic() {
+			return nil, fmt.Errorf("sim: actor %s has a dynamic (KPN) port: the simulator needs static rates (SDF or CSDF); give its ports rates", a.Name)
+		}
+	}
+	rv, err := analysis.RepetitionVector(g)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	p := &Program{Machine: mach}
+	taskOf := map[*graph.Actor]int{}
+	for _, a := range g.Actors {
+		t := &Task{Name: a.Name, Replicas: 1}
+		proc := mach.Processors[0]
+		if m != nil {
+			if pl := m.Actors[a.Name]; pl != nil {
+				if pl.Device != "" {
+					proc = mach.Resolve(pl.Device)
+					if proc == nil {
+						return nil, fmt.Errorf("sim: mapping places %s on %q, which is no processor of machine %s (processors: %s)", a.Name, pl.Device, mach.Name, procNames(mach))
+					}
+				}
+				t.Replicas = max(1, pl.Replicas)
+				t.Priority = pl.Priority
+			}
+		}
+		if a.Stateful && t.Replicas > 1 {
+			return nil, fmt.Errorf("sim: actor %s is stateful but the mapping asks for %d replicas: expected 1", a.Name, t.Replicas)
+		}
+		t.Processor = mach.ProcessorIndex(proc.Name)
+		cost, src := costs.Lookup(a, proc)
+		if cost.Never {
+			return nil, fmt.Errorf("sim: actor %s is mapped to %s but its cost there is never (it cannot run on a %s processor)", a.Name, proc.Name, proc.Kind)
+		}
+		if src == "none" {
+			p.Notes = append(p.Notes, "actor "+a.Name+" has no cost: taken as 0")
+		}
+		if a.IO && !proc.HasIO {
+			return nil, fmt.Errorf("sim: actor %s does I/O but processor %s cannot (hasIO false)", a.Name, proc.Name)
+		}
+		phases := a.Phases()
+		n := rv.Firings[a.Name]
+		if n%int64(phases) != 0 {
+			return nil, fmt.Errorf("sim: actor %s fires %d times per iteration, not a whole number of its %d phases", a.Name, n, phases)
+		}
+		t.Passes = n / int64(phases)
+		for k := 0; k < phases; k++ {
+			name := a.Name
+			if phases > 1 {
+				name = fmt.Sprintf("%s#%d", a.Name, k)
+			}
+			t.Subtasks = append(t.Subtasks, Subtask{Name: name, Time: cost.On(proc)})
+			t.Tree = append(t.Tree, Node{Kind: SubtaskNode, Subtask: k})
+		}
+		ct, err := costs.ControlOf(a)
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		switch {
+		case ct.If != "":
+			t.Tree = []Node{{Kind: IfNode, Cond: ct.If, Invert: ct.Invert, Body: t.Tree}}
+		case ct.While != "":
+			t.Tree = []Node{{Kind: WhileNode, Cond: ct.While, Body: t.Tree}}
+		}
+		t.controls = numberControls(t.Tree, 0)
+		taskOf[a] = len(p.Tasks)
+		p.Tasks = append(p.Tasks, t)
+	}
+	var uses []machine.Use
+	for _, c := range g.Channels {
+		if c.From == nil || c.To == nil {
+			return nil, fmt.Errorf("sim: channel %s has a missing end (run Validate)", c.Name)
+		}
+		s := &Stream{Name: c.Name, ElemSize: int64(max(1, c.From.Type.Size)), PreQueue: int64(c.Initial),
+			Producer: taskOf[c.From.Actor], Consumer: taskOf[c.To.Actor]}
+		prodMax, consMax := int64(c.From.Rate.Max()), int64(c.To.Rate.Max())
+		capTokens := int64(c.Capacity)
+		if v, ok := opt.Capacity[c.Name]; ok && v > 0 {
+			capTokens = int64(v)
+		}
+		if capTokens == 0 {
+			capTokens = DefaultCapacity(c)
+		}
+		if capTokens < prodMax || capTokens < consMax || capTokens < s.PreQueue {
+			return nil, fmt.Errorf("sim: channel %s has capacity %d: expected at least %d (the largest rate at either end, and the initial tokens)", c.Name, capTokens, max(prodMax, consMax, s.PreQueue))
+		}
+		s.ProducerQueue, s.ConsumerQueue = capTokens, capTokens
+		idx := len(p.Streams)
+		pt, ct := p.Tasks[s.Producer], p.Tasks[s.Consumer]
+		for k := range pt.Subtasks {
+			if r := int64(c.From.Rate.At(k)); r > 0 {
+				pt.Subtasks[k].Pushes = append(pt.Subtasks[k].Pushes, Access{idx, r})
+			}
+		}
+		for k := range ct.Subtasks {
+			if r := int64(c.To.Rate.At(k)); r > 0 {
+				ct.Subtasks[k].Pops = append(ct.Subtasks[k].Pops, Access{idx, r})
+			}
+		}
+		pp, cp := mach.Processors[pt.Processor], mach.Processors[ct.Processor]
+		if pp != cp {
+			s.Route, err = mach.Route(pp.Name, cp.Name)
+			if err != nil {
+				return nil, fmt.Errorf("sim: channel %s from %s to %s: %w", c.Name, pp.Name, cp.Name, err)
+			}
+			uses = append(uses, machine.Use{Stream: c.Name, Hops: s.Route})
+		}
+		p.Streams = append(p.Streams, s)
+	}
+	if err := mach.CheckRoutes(uses); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	return p, nil
+}
+
+// DefaultCapacity is the capacity the simulator gives a channel that has
+// none: the initial tokens plus twice the larger rate at either end, so
+// producer and consumer can overlap (double buffering).
+func DefaultCapacity(c *graph.Channel) int64 {
+	return int64(c.Initial) + 2*int64(max(c.From.Rate.Max(), c.To.Rate.Max(), 1))
+}
+
+func procNames(m *machine.Machine) string {
+	s := make([]string, len(m.Processors))
+	for i, p := range m.Processors {
+		s[i] = p.Name
+	}
+	return strings.Join(s, ", ")
+}
+
+func numberControls(ns []Node, next int) int {
+	for i := range ns {
+		if ns[i].Kind != SubtaskNode {
+			ns[i].id = next
+			next++
+			next = numberControls(ns[i].Body, next)
+		}
+	}
+	return next
+}
+
+// Validate checks a program built by hand: indices in range, queues at
+// least as long as every access, replicas ≥ 1, finite non-negative times,
+// every stream with one producer and one consumer task that access it.
+func (p *Program) Validate() error {
+	var errs []string
+	for ti, t := range p.Tasks {
+		if t.Processor < 0 || t.Processor >= len(p.Machine.Processors) {
+			errs = append(errs, fmt.Sprintf("task %s: processor index %d out of range", t.Name, t.Processor))
+		}
+		if t.Replicas < 1 {
+			errs = append(errs, fmt.Sprintf("task %s: %d replicas: expected ≥ 1", t.Name, t.Replicas))
+		}
+		if t.Passes < 0 {
+			errs = append(errs, fmt.Sprintf("task %s: %d passes per iteration: expected ≥ 0", t.Name, t.Passes))
+		}
+		for _, st := range t.Subtasks {
+			if !(st.Time >= 0) || math.IsInf(st.Time, 0) {
+				errs = append(errs, fmt.Sprintf("task %s: subtask %s has time %g: expected a finite time ≥ 0", t.Name, st.Name, st.Time))
+			}
+			check := func(as []Access, push bool) {
+				for _, a := range as {
+					if a.Stream < 0 || a.Stream >= len(p.Streams) {
+						errs = append(errs, fmt.Sprintf("task %s: subtask %s names stream %d: out of range", t.Name, st.Name, a.Stream))
+						continue
+					}
+					s := p.Streams[a.Stream]
+					owner, q := s.Consumer, s.ConsumerQueue
+					if push {
+						owner = s.Producer
+						if len(s.Route) > 0 {
+							q = s.ProducerQueue
+						}
+					}
+					if owner != ti {
+						errs = append(errs, fmt.Sprintf("task %s: subtask %s accesses stream %s, which belongs to task %d", t.Name, st.Name, s.Name, owner))
+					}
+					if a.Count <= 0 || a.Count > q {
+						errs = append(errs, fmt.Sprintf("task %s: subtask %s moves %d elements on stream %s whose buffer holds %d: expected 1 to %d", t.Name, st.Name, a.Count, s.Name, q, q))
+					}
+				}
+			}
+			check(st.Pops, false)
+			check(st.Pushes, true)
+		}
+		var walk func([]Node)
+		walk = func(ns []Node) {
+			for _, n := range ns {
+				if n.Kind == SubtaskNode && (n.Subtask < 0 || n.Subtask >= len(t.Subtasks)) {
+					errs = append(errs, fmt.Sprintf("task %s: tree names subtask %d: out of range", t.Name, n.Subtask))
+				}
+				if n.Kind != SubtaskNode && n.Cond == "" {
+					errs = append(errs, fmt.Sprintf("task %s: control node without a control variable", t.Name))
+				}
+				walk(n.Body)
+			}
+		}
+		walk(t.Tree)
+	}
+	for _, s := range p.Streams {
+		if s.Producer < 0 || s.Producer >= len(p.Tasks) || s.Consumer < 0 || s.Consumer >= len(p.Tasks) {
+			errs = append(errs, fmt.Sprintf("stream %s: producer or consumer task out of range", s.Name))
+		}
+		if s.ElemSize <= 0 || s.ConsumerQueue <= 0 || s.PreQueue < 0 || s.PreQueue > s.ConsumerQueue || (len(s.Route) > 0 && s.ProducerQueue <= 0) {
+			errs = append(errs, fmt.Sprintf("stream %s: expected element size > 0, queues > 0 and 0 ≤ prequeue ≤ consumer queue", s.Name))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.New("sim: invalid program:\n  " + strings.Join(errs, "\n  "))
+}
+
+// countTree is a subtask tree reduced to the element counts one stream
+// moves (§3.3.5).
+type countTree struct {
+	leaf   int64
+	kind   NodeKind
+	cond   string
+	invert bool
+	body   []countTree
+}
+
+func (c countTree) String() string {
+	if c.kind == SubtaskNode {
+		return fmt.Sprint(c.leaf)
+	}
+	var b strings.Builder
+	if c.kind == IfNode {
+		b.WriteString("if ")
+		if c.invert {
+			b.WriteString("!")
+		}
+	} else {
+		b.WriteString("while ")
+	}
+	b.WriteString(c.cond + " " + renderTrees(c.body))
+	return b.String()
+}
+
+func renderTrees(ts []countTree) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = t.String()
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func counts(t *Task, ns []Node, stream int, push bool) []countTree {
+	var out []countTree
+	for _, n := range ns {
+		if n.Kind == SubtaskNode {
+			st := t.Subtasks[n.Subtask]
+			as := st.Pops
+			if push {
+				as = st.Pushes
+			}
+			for _, a := range as {
+				if a.Stream == stream {
+					out = append(out, countTree{leaf: a.Count})
+				}
+			}
+			continue
+		}
+		if body := counts(t, n.Body, stream, push); len(body) > 0 {
+			out = append(out, countTree{kind: n.Kind, cond: n.Cond, invert: n.Invert, body: body})
+		}
+	}
+	// Outermost control nodes holding exactly one node are removed.
+	for len(out) == 1 && out[0].kind != SubtaskNode && len(out[0].body) == 1 {
+		out = out[0].body
+	}
+	return out
+}
+
+func equalTrees(a, b []countTree) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.kind != y.kind || x.leaf != y.leaf || x.cond != y.cond || x.invert != y.invert || !equalTrees(x.body, y.body) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasControl(ns []Node) bool {
+	for _, n := range ns {
+		if n.Kind != SubtaskNode {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckCountTrees applies the statistical model's condition (§3.3.5): for
+// every stream whose producer or consumer has control nodes, the tree of
+// push counts of the producer must be isomorphic to the tree of pop counts
+// of the consumer (after removing outermost control nodes that hold
+// exactly one node), so that independent control variables cannot
+// deadlock the program. Streams between tasks without control nodes are
+// left to the static analysis (balanced rates). It returns an error naming
+// every stream that fails, with both trees.
+func (p *Program) CheckCountTrees() error {
+	var bad []string
+	for i, s := range p.Streams {
+		pt, ct := p.Tasks[s.Producer], p.Tasks[s.Consumer]
+		if !hasControl(pt.Tree) && !hasControl(ct.Tree) {
+			continue
+		}
+		a, b := counts(pt, pt.Tree, i, true), counts(ct, ct.Tree, i, false)
+		if !equalTrees(a, b) {
+			bad = append(bad, fmt.Sprintf("stream %s: %s pushes %s but %s pops %s", s.Name, pt.Name, renderTrees(a), ct.Name, renderTrees(b)))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return fmt.Errorf("sim: the statistical model needs, on each stream, the producer's tree of push counts isomorphic to the consumer's tree of pop counts (otherwise some control values deadlock); use trace-driven control variables or give both ends the same control node:\n  %s", strings.Join(bad, "\n  "))
+}

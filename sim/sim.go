@@ -1,0 +1,962 @@
+// Package sim is sluice's cost-model simulator (seed 004 §3.3–3.4): a
+// deterministic discrete-event simulation of a mapped stream program on an
+// Abstract Streaming Machine (package machine).
+//
+// The program model (Build) turns each actor into a task running its
+// subtask tree in an implicit loop, each subtask in three phases: acquire
+// the input buffers (full) and output buffers (empty), process for the
+// actor's cost on its processor, release the buffers in order — inputs
+// discarded, outputs sent. A processor runs one subtask per unit at a time
+// and pays the communication primitives' costs (pushAcq, the pushSend and
+// popAcq staircases, popDisc). A task waits on full or empty buffers
+// without holding its processor. Messages between processors follow the
+// stream's static route; each interconnect is a bus with one unbounded
+// queue and several channels, where a message holds a channel, its
+// transmitter and its receiver for S + ⌈n/B⌉ + F cycles and reaches its
+// receiver L + S + ⌈n/B⌉ after the start of pushSend when alone, forwarded
+// store-and-forward or cut-through (Figure 13).
+//
+// Control nodes (if/while) are driven by control variables read from a
+// trace (trace-driven mode) or drawn from Bernoulli variables with a seed
+// (statistical mode). Results: throughput, period, latency of the first
+// iteration, utilization of every processor and interconnect, and a trace
+// (Chrome Trace Event JSON, Paraver).
+//
+// Time is in seconds throughout. Ties between events at the same time are
+// broken by the order in which they were scheduled, so a simulation is
+// reproducible bit for bit.
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// Mode selects where control variables come from.
+type Mode int
+
+const (
+	// Statistical draws if outcomes from Bernoulli variables (Costs.
+	// Probabilities, default 0.5) and while counts from Costs.Loops.
+	Statistical Mode = iota
+	// TraceDriven reads control variables from Config.Controls; a task
+	// whose control variable runs out stops.
+	TraceDriven
+)
+
+// Config controls a simulation.
+type Config struct {
+	// Iterations is the number of graph iterations to simulate (default 100).
+	Iterations int64
+	// Mode selects trace-driven or statistical control variables.
+	Mode Mode
+	// Controls holds the control variables of the trace-driven mode.
+	Controls map[string][]int64
+	// Probabilities and Loops are the statistical model (see Costs).
+	Probabilities map[string]float64
+	Loops         map[string]int64
+	// Seed seeds the statistical model.
+	Seed uint64
+	// Trace records every busy interval in Result.Spans.
+	Trace bool
+	// MaxEvents stops a runaway simulation (default 1<<34).
+	MaxEvents int64
+}
+
+// Span is a busy interval of a processor unit or an interconnect channel.
+type Span struct {
+	// Element is the processor or interconnect name; Lane the unit or channel.
+	Element string
+	Lane    int
+	// Bus is true for an interconnect channel.
+	Bus bool
+	// Name is the subtask (processor) or stream (interconnect).
+	Name string
+	// Task is the task index (processor) or stream index (interconnect).
+	Task int
+	// Start and End in seconds.
+	Start, End float64
+	// Bytes moved (interconnect).
+	Bytes int64
+}
+
+// Result is what a simulation reports. Times are in seconds.
+type Result struct {
+	// Iterations completed.
+	Iterations int64
+	// Makespan is the time of the last event: the last firing's release or
+	// the end of the last message's finish phase.
+	Makespan float64
+	// Latency is the completion time of the first iteration.
+	Latency float64
+	// Period is the steady-state time per iteration, averaged over the
+	// middle half of the iterations (skipping the filling and draining
+	// quarters; over the whole run when there are fewer than 8).
+	Period float64
+	// Throughput is 1/Period, in iterations per second.
+	Throughput float64
+	// Utilization maps each processor and interconnect to its busy
+	// fraction of the makespan (over all its units or channels).
+	Utilization map[string]float64
+	// Firings maps each task to the subtasks it ran.
+	Firings map[string]int64
+	// Messages is the number of messages sent over interconnects.
+	Messages int64
+	// Events is the number of simulated events.
+	Events int64
+	// Spans is the trace (Config.Trace).
+	Spans []Span
+	// Notes explain defaults and early ends.
+	Notes []string
+	// Processors and Interconnects name the elements in machine order
+	// (Paraver rows, trace threads).
+	Processors, Interconnects []string
+	// Units and Channels give each element's lane count.
+	Units, Channels []int
+	// Tasks names the tasks (trace values).
+	Tasks []string
+}
+
+// DeadlockError reports a simulation that stopped with tasks still waiting.
+type DeadlockError struct {
+	// Time when nothing could happen any more.
+	Time float64
+	// Blocked describes each waiting task and what it waits for.
+	Blocked []string
+}
+
+// Error names the blocked tasks.
+func (e *DeadlockError) Error() string {
+	return fmt.Sprintf("sim: deadlock at t=%gs: %s", e.Time, strings.Join(e.Blocked, "; "))
+}
+
+// event kinds
+const (
+	evUnitFree = iota
+	evRelease
+	evMsgReady
+	evTransferEnd
+	evChanFree
+)
+
+type event struct {
+	t       float64
+	seq     uint64
+	kind    uint8
+	a, b, c int32
+}
+
+type eventHeap []event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+
+// Push and Pop satisfy heap.Interface; the engine appends and pops itself
+// (then calls heap.Fix) so that no event is boxed.
+func (h *eventHeap) Push(x any) { *h = append(*h, x.(event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+type frame struct {
+	nodes []Node
+	i     int
+	rem   int64
+}
+
+type inflight struct {
+	sub     int32
+	release float64
+}
+
+type taskState struct {
+	t        *Task
+	proc     int
+	next     int // next subtask, -1 finished, -2 to compute
+	stack    []frame
+	passes   int64
+	target   int64
+	started  bool
+	stopped  bool // a control variable ran out
+	running  int
+	queue    []inflight // in flight, in start order
+	qhead    int
+	lastRel  float64
+	cursors  []int64
+	firings  int64
+	ctlNodes []*Node
+}
+
+type streamState struct {
+	s       *Stream
+	remote  bool
+	space   int64 // local: free slots; remote: producer buffer free slots
+	cspace  int64 // remote: consumer buffer free slots
+	avail   int64 // tokens the consumer may acquire
+	pending []int32
+	phead   int
+	lastRdy float64
+	hops    []hopInfo
+}
+
+type hopInfo struct {
+	bus      int
+	from, to int // element positions on the bus
+	forward  uint8
+}
+
+type message struct {
+	stream int32
+	n      int64
+	bytes  int64
+	v      float64 // end of transfer phase on the previous/current hop
+	next   int32   // free list
+}
+
+type procState struct {
+	units    []bool
+	free     int
+	tasks    []int
+	rot      int
+	busy     float64
+	dirty    bool
+	name     string
+	pushAcq  int64
+	popDisc  int64
+	clock    float64
+	procIdx  int
+	maxPrio  int
+	samePrio bool
+}
+
+type busState struct {
+	name     string
+	queue    []int32 // messages waiting, with their hop in msgHop
+	qhops    []int32
+	chans    []bool
+	free     int
+	tx, rx   []bool
+	duplex   []bool
+	busy     float64
+	dirty    bool
+	clock    float64
+	s, f, l  int64
+	bw       int64
+	elements []string
+}
+
+type engine struct {
+	p       *Program
+	cfg     Config
+	now     float64
+	seq     uint64
+	ev      eventHeap
+	tasks   []taskState
+	streams []streamState
+	procs   []procState
+	buses   []busState
+	msgs    []message
+	freeMsg int32
+	dirtyP  []int
+	dirtyB  []int
+	iterT   []float64
+	res     *Result
+	ctl     map[string]*ctlSeq
+	events  int64
+	err     error
+}
+
+type ctlSeq struct {
+	vals  []int64
+	rng   *rand.Rand
+	p     float64
+	loop  int64
+	isIf  bool
+	trace bool
+}
+
+// Run simulates the program and reports its performance.
+func Run(p *Program, cfg Config) (*Result, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Iterations <= 0 {
+		cfg.Iterations = 100
+	}
+	if cfg.MaxEvents <= 0 {
+		cfg.MaxEvents = 1 << 34
+	}
+	if cfg.Mode == Statistical {
+		if err := p.CheckCountTrees(); err != nil {
+			return nil, err
+		}
+	}
+	e, err := newEngine(p, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e.run()
+}
+
+func newEngine(p *Program, cfg Config) (*engine, error) {
+	m := p.Machine
+	e := &engine{p: p, cfg: cfg, freeMsg: -1, ctl: map[string]*ctlSeq{},
+		res: &Result{Utilization: map[string]float64{}, Firings: map[string]int64{}, Notes: append([]string(nil), p.Notes...)}}
+	e.iterT = make([]float64, cfg.Iterations)
+	for _, pr := range m.Processors {
+		e.procs = append(e.procs, procState{units: make([]bool, pr.Units), free: pr.Units, name: pr.Name, clock: pr.ClockHz})
+		e.res.Processors = append(e.res.Processors, pr.Name)
+		e.res.Units = append(e.res.Units, pr.Units)
+	}
+	busIdx := map[string]int{}
+	for i, ic := range m.Interconnects {
+		b := busState{name: ic.Name, chans: make([]bool, ic.Channels), free: ic.Channels, clock: ic.ClockHz,
+			s: ic.StartCost, f: ic.FinishCost, l: ic.StartLatency, bw: ic.Bandwidth, elements: ic.Elements,
+			tx: make([]bool, len(ic.Elements)), rx: make([]bool, len(ic.Elements)), duplex: make([]bool, len(ic.Elements))}
+		for j, el := range ic.Elements {
+			b.duplex[j] = ic.IsDuplex(el)
+		}
+		busIdx[ic.Name] = i
+		e.buses = append(e.buses, b)
+		e.res.Interconnects = append(e.res.Interconnects, ic.Name)
+		e.res.Channels = append(e.res.Channels, ic.Channels)
+	}
+	for i, t := range p.Tasks {
+		ts := taskState{t: t, proc: t.Processor, next: -2, target: t.Passes * cfg.Iterations, cursors: make([]int64, t.controls)}
+		e.tasks = append(e.tasks, ts)
+		e.procs[t.Processor].tasks = append(e.procs[t.Processor].tasks, i)
+		e.res.Tasks = append(e.res.Tasks, t.Name)
+		if err := e.registerControls(t.Tree); err != nil {
+			return nil, err
+		}
+	}
+	for i := range e.procs {
+		ps := &e.procs[i]
+		ps.samePrio = true
+		for k, ti := range ps.tasks {
+			pr := p.Tasks[ti].Priority
+			if k == 0 || pr > ps.maxPrio {
+				ps.maxPrio = pr
+			}
+			if pr != p.Tasks[ps.tasks[0]].Priority {
+				ps.samePrio = false
+			}
+		}
+	}
+	for _, s := range p.Streams {
+		ss := streamState{s: s, remote: len(s.Route) > 0}
+		if ss.remote {
+			ss.space = s.ProducerQueue
+			ss.cspace = s.ConsumerQueue - s.PreQueue
+			for _, h := range s.Route {
+				bi := busIdx[h.Interconnect.Name]
+				hi := hopInfo{bus: bi, from: indexOf(h.Interconnect.Elements, h.From), to: indexOf(h.Interconnect.Elements, h.To)}
+				if h.Forward == "cut-through" {
+					hi.forward = 1
+				}
+				ss.hops = append(ss.hops, hi)
+			}
+		} else {
+			ss.space = s.ConsumerQueue - s.PreQueue
+		}
+		ss.avail = s.PreQueue
+		e.streams = append(e.streams, ss)
+	}
+	return e, nil
+}
+
+func indexOf(l []string, s string) int {
+	for i, x := range l {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func (e *engine) registerControls(ns []Node) error {
+	for i := range ns {
+		n := &ns[i]
+		if n.Kind == SubtaskNode {
+			continue
+		}
+		cs := e.ctl[n.Cond]
+		if cs == nil {
+			cs = &ctlSeq{isIf: n.Kind == IfNode}
+			if e.cfg.Mode == TraceDriven {
+				vals, ok := e.cfg.Controls[n.Cond]
+				if !ok {
+					return fmt.Errorf("sim: trace-driven mode: control variable %q has no values in the control file (known: %s)", n.Cond, strings.Join(sortedNames(e.cfg.Controls), ", "))
+				}
+				cs.vals, cs.trace = vals, true
+			} else if n.Kind == IfNode {
+				cs.p = 0.5
+				if v, ok := e.cfg.Probabilities[n.Cond]; ok {
+					cs.p = v
+				}
+				h := fnv.New64a()
+				h.Write([]byte(n.Cond))
+				cs.rng = rand.New(rand.NewPCG(e.cfg.Seed, h.Sum64()))
+			} else {
+				v, ok := e.cfg.Loops[n.Cond]
+				if !ok {
+					return fmt.Errorf("sim: statistical mode has no model for while variable %q: give its iteration count under loops: in the cost file, or use trace-driven control variables", n.Cond)
+				}
+				cs.loop = v
+			}
+			e.ctl[n.Cond] = cs
+		} else if cs.isIf != (n.Kind == IfNode) && !cs.trace {
+			return fmt.Errorf("sim: control variable %q is used by both an if and a while", n.Cond)
+		}
+		if err := e.registerControls(n.Body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// control returns the k-th value of a control variable; ok is false when
+// a trace runs out.
+func (e *engine) control(n *Node, k int64) (int64, bool) {
+	cs := e.ctl[n.Cond]
+	if cs.trace {
+		if k >= int64(len(cs.vals)) {
+			return 0, false
+		}
+		return cs.vals[k], true
+	}
+	if n.Kind == WhileNode {
+		return cs.loop, true
+	}
+	for int64(len(cs.vals)) <= k {
+		v := int64(0)
+		if cs.rng.Float64() < cs.p {
+			v = 1
+		}
+		cs.vals = append(cs.vals, v)
+	}
+	return cs.vals[k], true
+}
+
+func (e *engine) schedule(t float64, kind uint8, a, b, c int32) {
+	e.seq++
+	e.ev = append(e.ev, event{t: t, seq: e.seq, kind: kind, a: a, b: b, c: c})
+	heap.Fix(&e.ev, len(e.ev)-1)
+}
+
+func (e *engine) pop() event {
+	ev := e.ev[0]
+	n := len(e.ev) - 1
+	e.ev[0] = e.ev[n]
+	e.ev = e.ev[:n]
+	if n > 0 {
+		heap.Fix(&e.ev, 0)
+	}
+	return ev
+}
+
+func (e *engine) markProc(i int) {
+	if !e.procs[i].dirty {
+		e.procs[i].dirty = true
+		e.dirtyP = append(e.dirtyP, i)
+	}
+}
+
+func (e *engine) markBus(i int) {
+	if !e.buses[i].dirty {
+		e.buses[i].dirty = true
+		e.dirtyB = append(e.dirtyB, i)
+	}
+}
+
+func (e *engine) run() (*Result, error) {
+	for i := range e.procs {
+		e.markProc(i)
+	}
+	e.settle()
+	for len(e.ev) > 0 && e.err == nil {
+		ev := e.pop()
+		e.now = ev.t
+		e.events++
+		if e.events > e.cfg.MaxEvents {
+			return nil, fmt.Errorf("sim: more than %d events: stopped (raise Config.MaxEvents)", e.cfg.MaxEvents)
+		}
+		switch ev.kind {
+		case evUnitFree:
+			ps := &e.procs[ev.a]
+			ps.units[ev.b] = false
+			ps.free++
+			e.markProc(int(ev.a))
+		case evRelease:
+			e.release(int(ev.a))
+		case evMsgReady:
+			e.msgReady(int(ev.a), ev.b)
+		case evTransferEnd:
+			e.transferEnd(int(ev.a), ev.b, int(ev.c))
+		case evChanFree:
+			e.chanFree(int(ev.a), int(ev.b), int(ev.c))
+		}
+		e.settle()
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.finish()
+}
+
+// settle starts whatever can start now: firings on dirty processors and
+// transmissions on dirty buses, until nothing changes.
+func (e *engine) settle() {
+	for len(e.dirtyP) > 0 || len(e.dirtyB) > 0 {
+		for len(e.dirtyP) > 0 {
+			i := e.dirtyP[len(e.dirtyP)-1]
+			e.dirtyP = e.dirtyP[:len(e.dirtyP)-1]
+			e.procs[i].dirty = false
+			e.dispatch(i)
+		}
+		for len(e.dirtyB) > 0 {
+			i := e.dirtyB[len(e.dirtyB)-1]
+			e.dirtyB = e.dirtyB[:len(e.dirtyB)-1]
+			e.buses[i].dirty = false
+			e.startTransfers(i)
+		}
+	}
+}
+
+// nextSubtask walks the task's tree to its next subtask, consuming control
+// values; it returns -1 when the task has finished its passes.
+func (e *engine) nextSubtask(ti int) int {
+	ts := &e.tasks[ti]
+	for {
+		if len(ts.stack) == 0 {
+			if ts.started {
+				ts.passes++
+				e.passDone(ts)
+			}
+			if ts.passes >= ts.target || ts.stopped {
+				return -1
+			}
+			ts.stack = append(ts.stack, frame{nodes: ts.t.Tree})
+			ts.started = true
+		}
+		f := &ts.stack[len(ts.stack)-1]
+		if f.i >= len(f.nodes) {
+			if f.rem > 0 {
+				f.rem--
+				f.i = 0
+				continue
+			}
+			ts.stack = ts.stack[:len(ts.stack)-1]
+			continue
+		}
+		n := &f.nodes[f.i]
+		f.i++
+		switch n.Kind {
+		case SubtaskNode:
+			return n.Subtask
+		case IfNode, WhileNode:
+			k := ts.cursors[n.id]
+			v, ok := e.control(n, k)
+			if !ok {
+				ts.stopped = true
+				ts.stack = ts.stack[:0]
+				e.res.Notes = append(e.res.Notes, fmt.Sprintf("task %s stopped: control variable %s ran out after %d values", ts.t.Name, n.Cond, k))
+				return -1
+			}
+			ts.cursors[n.id] = k + 1
+			if n.Kind == IfNode {
+				if (v != 0) != n.Invert {
+					ts.stack = append(ts.stack, frame{nodes: n.Body})
+				}
+			} else if v > 0 {
+				ts.stack = append(ts.stack, frame{nodes: n.Body, rem: v - 1})
+			}
+		}
+	}
+}
+
+// passDone records the completion of a tree pass: at the release time of
+// the last firing started.
+func (e *engine) passDone(ts *taskState) {
+	if ts.t.Passes <= 0 || ts.passes%ts.t.Passes != 0 {
+		return
+	}
+	it := ts.passes/ts.t.Passes - 1
+	if it < int64(len(e.iterT)) && ts.lastRel > e.iterT[it] {
+		e.iterT[it] = ts.lastRel
+	}
+}
+
+func (e *engine) ready(ti int) bool {
+	ts := &e.tasks[ti]
+	if ts.running >= ts.t.Replicas {
+		return false
+	}
+	if ts.next == -2 {
+		ts.next = e.nextSubtask(ti)
+	}
+	if ts.next < 0 {
+		return false
+	}
+	st := &ts.t.Subtasks[ts.next]
+	for _, a := range st.Pops {
+		if e.streams[a.Stream].avail < a.Count {
+			return false
+		}
+	}
+	for _, a := range st.Pushes {
+		if e.streams[a.Stream].space < a.Count {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *engine) dispatch(pi int) {
+	ps := &e.procs[pi]
+	for ps.free > 0 {
+		n := len(ps.tasks)
+		pick, best := -1, 0
+		for k := 0; k < n; k++ {
+			j := (ps.rot + k) % n
+			ti := ps.tasks[j]
+			if !e.ready(ti) {
+				continue
+			}
+			pr := e.tasks[ti].t.Priority
+			if pick < 0 || pr > best {
+				pick, best = j, pr
+				if ps.samePrio || pr == ps.maxPrio {
+					break
+				}
+			}
+		}
+		if pick < 0 {
+			return
+		}
+		ps.rot = (pick + 1) % n
+		e.start(ps.tasks[pick], pi)
+	}
+}
+
+// start runs the acquire → process → release of the task's next subtask.
+func (e *engine) start(ti, pi int) {
+	ts := &e.tasks[ti]
+	ps := &e.procs[pi]
+	pr := e.p.Machine.Processors[pi]
+	st := &ts.t.Subtasks[ts.next]
+	sub := ts.next
+	lane := 0
+	for lane < len(ps.units) && ps.units[lane] {
+		lane++
+	}
+	ps.units[lane] = true
+	ps.free--
+	var acq, rel int64
+	for _, a := range st.Pops {
+		ss := &e.streams[a.Stream]
+		ss.avail -= a.Count
+		acq += pr.PopAcq.Cycles(a.Count * ss.s.ElemSize)
+		rel += pr.PopDisc
+	}
+	for _, a := range st.Pushes {
+		e.streams[a.Stream].space -= a.Count
+		acq += pr.PushAcq
+	}
+	procEnd := e.now + pr.Seconds(acq) + st.Time
+	sendAt := procEnd
+	for _, a := range st.Pushes {
+		ss := &e.streams[a.Stream]
+		bytes := a.Count * ss.s.ElemSize
+		if ss.remote {
+			ic := ss.s.Route[0].Interconnect
+			rdy := max(sendAt+ic.Seconds(ic.StartLatency), ss.lastRdy)
+			ss.lastRdy = rdy
+			m := e.newMsg(int32(a.Stream), a.Count, bytes)
+			e.schedule(rdy, evMsgReady, int32(a.Stream), m, 0)
+		}
+		c := pr.PushSend.Cycles(bytes)
+		rel += c
+		sendAt += pr.Seconds(c)
+	}
+	end := procEnd + pr.Seconds(rel)
+	ps.busy += end - e.now
+	relT := max(end, ts.lastRel)
+	ts.lastRel = relT
+	ts.running++
+	ts.firings++
+	ts.queue = append(ts.queue, inflight{sub: int32(sub), release: relT})
+	if e.cfg.Trace {
+		e.res.Spans = append(e.res.Spans, Span{Element: ps.name, Lane: lane, Name: st.Name, Task: ti, Start: e.now, End: end})
+	}
+	e.schedule(end, evUnitFree, int32(pi), int32(lane), 0)
+	e.schedule(relT, evRelease, int32(ti), 0, 0)
+	ts.next = -2
+	ts.next = e.nextSubtask(ti)
+}
+
+func (e *engine) release(ti int) {
+	ts := &e.tasks[ti]
+	f := ts.queue[ts.qhead]
+	ts.qhead++
+	if ts.qhead == len(ts.queue) {
+		ts.queue, ts.qhead = ts.queue[:0], 0
+	}
+	ts.running--
+	st := &ts.t.Subtasks[f.sub]
+	for _, a := range st.Pops {
+		ss := &e.streams[a.Stream]
+		if ss.remote {
+			ss.cspace += a.Count
+			e.flushPending(a.Stream)
+		} else {
+			ss.space += a.Count
+			e.markProc(e.tasks[ss.s.Producer].proc)
+		}
+	}
+	for _, a := range st.Pushes {
+		ss := &e.streams[a.Stream]
+		if !ss.remote {
+			ss.avail += a.Count
+			e.markProc(e.tasks[ss.s.Consumer].proc)
+		}
+	}
+	e.markProc(ts.proc)
+}
+
+func (e *engine) newMsg(stream int32, n, bytes int64) int32 {
+	var i int32
+	if e.freeMsg >= 0 {
+		i = e.freeMsg
+		e.freeMsg = e.msgs[i].next
+	} else {
+		e.msgs = append(e.msgs, message{})
+		i = int32(len(e.msgs) - 1)
+	}
+	e.msgs[i] = message{stream: stream, n: n, bytes: bytes, next: -1}
+	e.res.Messages++
+	return i
+}
+
+// msgReady: the message reached the end of the start latency; it joins the
+// first bus queue once the consumer's buffer has room (in stream order).
+func (e *engine) msgReady(si int, m int32) {
+	ss := &e.streams[si]
+	if ss.phead == len(ss.pending) && ss.cspace >= e.msgs[m].n {
+		ss.cspace -= e.msgs[m].n
+		e.enqueue(m, 0)
+		return
+	}
+	ss.pending = append(ss.pending, m)
+}
+
+func (e *engine) flushPending(si int) {
+	ss := &e.streams[si]
+	for ss.phead < len(ss.pending) {
+		m := ss.pending[ss.phead]
+		if ss.cspace < e.msgs[m].n {
+			return
+		}
+		ss.cspace -= e.msgs[m].n
+		ss.phead++
+		e.enqueue(m, 0)
+	}
+	ss.pending, ss.phead = ss.pending[:0], 0
+}
+
+func (e *engine) enqueue(m int32, hop int) {
+	ss := &e.streams[e.msgs[m].stream]
+	bi := ss.hops[hop].bus
+	b := &e.buses[bi]
+	b.queue = append(b.queue, m)
+	b.qhops = append(b.qhops, int32(hop))
+	e.markBus(bi)
+}
+
+// startTransfers starts queued messages while channels are free: the one
+// nearest the head whose transmitter and receiver are free.
+func (e *engine) startTransfers(bi int) {
+	b := &e.buses[bi]
+	for b.free > 0 && len(b.queue) > 0 {
+		pick := -1
+		for k, m := range b.queue {
+			h := e.streams[e.msgs[m].stream].hops[b.qhops[k]]
+			if b.tx[h.from] || b.rx[h.to] {
+				continue
+			}
+			if !b.duplex[h.from] && b.rx[h.from] || !b.duplex[h.to] && b.tx[h.to] {
+				continue
+			}
+			pick = k
+			break
+		}
+		if pick < 0 {
+			return
+		}
+		m, hop := b.queue[pick], int(b.qhops[pick])
+		copy(b.queue[pick:], b.queue[pick+1:])
+		copy(b.qhops[pick:], b.qhops[pick+1:])
+		b.queue = b.queue[:len(b.queue)-1]
+		b.qhops = b.qhops[:len(b.qhops)-1]
+		msg := &e.msgs[m]
+		ss := &e.streams[msg.stream]
+		h := ss.hops[hop]
+		lane := 0
+		for b.chans[lane] {
+			lane++
+		}
+		b.chans[lane] = true
+		b.free--
+		b.tx[h.from], b.rx[h.to] = true, true
+		xfer := int64(0)
+		if b.bw > 0 {
+			xfer = (msg.bytes + b.bw - 1) / b.bw
+		}
+		u := e.now
+		v := u + float64(b.s+xfer)/b.clock
+		if hop > 0 && h.forward == 1 {
+			v = max(v, msg.v+1/b.clock)
+		}
+		occ := u + float64(b.s+xfer+b.f)/b.clock
+		msg.v = v
+		b.busy += occ - u
+		if e.cfg.Trace {
+			e.res.Spans = append(e.res.Spans, Span{Element: b.name, Lane: lane, Bus: true, Name: ss.s.Name, Task: int(msg.stream), Start: u, End: occ, Bytes: msg.bytes})
+		}
+		e.schedule(v, evTransferEnd, msg.stream, m, int32(hop))
+		e.schedule(occ, evChanFree, msg.stream, int32(lane), int32(hop))
+		if hop+1 < len(ss.hops) && ss.hops[hop+1].forward == 1 {
+			e.enqueue(m, hop+1) // cut-through: the next hop may start now
+		}
+	}
+}
+
+func (e *engine) transferEnd(si int, m int32, hop int) {
+	ss := &e.streams[si]
+	msg := &e.msgs[m]
+	if hop == 0 {
+		ss.space += msg.n // the data left the producer's buffer
+		e.markProc(e.tasks[ss.s.Producer].proc)
+	}
+	if hop+1 < len(ss.hops) {
+		if ss.hops[hop+1].forward == 0 {
+			e.enqueue(m, hop+1)
+		}
+		return
+	}
+	ss.avail += msg.n
+	e.markProc(e.tasks[ss.s.Consumer].proc)
+	e.msgs[m].next = e.freeMsg
+	e.freeMsg = m
+}
+
+func (e *engine) chanFree(si, lane, hop int) {
+	h := e.streams[si].hops[hop]
+	b := &e.buses[h.bus]
+	b.chans[lane] = false
+	b.free++
+	b.tx[h.from], b.rx[h.to] = false, false
+	e.markBus(h.bus)
+}
+
+func (e *engine) finish() (*Result, error) {
+	r := e.res
+	var blocked []string
+	done := int64(math.MaxInt64)
+	stopped := false
+	for i := range e.tasks {
+		ts := &e.tasks[i]
+		r.Firings[ts.t.Name] = ts.firings
+		r.Makespan = max(r.Makespan, ts.lastRel)
+		if ts.t.Passes > 0 {
+			done = min(done, ts.passes/ts.t.Passes)
+		}
+		stopped = stopped || ts.stopped
+		if ts.passes < ts.target && !ts.stopped {
+			blocked = append(blocked, e.describeBlocked(i))
+		}
+	}
+	if len(blocked) > 0 && !stopped {
+		return nil, &DeadlockError{Time: e.now, Blocked: blocked}
+	}
+	if done == math.MaxInt64 {
+		done = 0
+	}
+	r.Iterations = min(done, e.cfg.Iterations)
+	r.Events = e.events
+	r.Makespan = max(r.Makespan, e.now)
+	T := r.Makespan
+	for _, ps := range e.procs {
+		if T > 0 {
+			r.Utilization[ps.name] = ps.busy / (T * float64(len(ps.units)))
+		} else {
+			r.Utilization[ps.name] = 0
+		}
+	}
+	for _, b := range e.buses {
+		if T > 0 {
+			r.Utilization[b.name] = b.busy / (T * float64(len(b.chans)))
+		} else {
+			r.Utilization[b.name] = 0
+		}
+	}
+	if r.Iterations > 0 {
+		n := r.Iterations
+		r.Latency = e.iterT[0]
+		if n < 8 {
+			r.Period = e.iterT[n-1] / float64(n)
+		} else {
+			// Steady state: skip the first quarter (filling) and the last
+			// quarter (draining, when upstream tasks have stopped).
+			a, b := n/4, n-n/4
+			r.Period = (e.iterT[b-1] - e.iterT[a-1]) / float64(b-a)
+		}
+		if r.Period > 0 {
+			r.Throughput = 1 / r.Period
+		} else {
+			r.Throughput = math.Inf(1)
+		}
+	}
+	if r.Iterations < e.cfg.Iterations {
+		r.Notes = append(r.Notes, fmt.Sprintf("only %d of %d iterations completed", r.Iterations, e.cfg.Iterations))
+	}
+	return r, nil
+}
+
+func (e *engine) describeBlocked(ti int) string {
+	ts := &e.tasks[ti]
+	if ts.next < 0 {
+		return fmt.Sprintf("%s (pass %d of %d)", ts.t.Name, ts.passes, ts.target)
+	}
+	st := &ts.t.Subtasks[ts.next]
+	var why []string
+	for _, a := range st.Pops {
+		ss := &e.streams[a.Stream]
+		if ss.avail < a.Count {
+			why = append(why, fmt.Sprintf("waits for %d tokens on %s (has %d)", a.Count, ss.s.Name, ss.avail))
+		}
+	}
+	for _, a := range st.Pushes {
+		ss := &e.streams[a.Stream]
+		if ss.space < a.Count {
+			why = append(why, fmt.Sprintf("waits for room for %d tokens on %s (has %d)", a.Count, ss.s.Name, ss.space))
+		}
+	}
+	if len(why) == 0 {
+		why = append(why, "ready but never dispatched")
+	}
+	return st.Name + " " + strings.Join(why, ", ")
+}
