@@ -300,3 +300,23 @@ func TestNoLeaks(t *testing.T) {
 		t.Fatalf("leaked: before %+v after %+v", before, after)
 	}
 }
+
+// BenchmarkCallOverhead measures one purego call into the OpenCL library
+// (clGetEventInfo on a completed event): the floor of every operation.
+func BenchmarkCallOverhead(b *testing.B) {
+	e := setup(b)
+	var ev Event
+	if err := e.q.EnqueueMarker(nil, &ev); err != nil {
+		b.Fatal(err)
+	}
+	defer ev.Release()
+	if err := ev.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ev.Status(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
