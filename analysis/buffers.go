@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/sluicehq/sluice/graph"
 )
@@ -63,11 +64,20 @@ func (m *model) minimalBuffers(q, init []int64) ([]int64, error) {
 	for i := range m.chans {
 		lb[i] = m.lowerBound(i, init[i])
 	}
-	caps, err := m.grow(q, init, append([]int64(nil), lb...))
+	caps, why, err := m.grow(q, init, append([]int64(nil), lb...))
 	if err != nil {
 		return nil, err
 	}
-	m.shrink(q, init, caps, lb, nil)
+	// Tighten all channels at once to what a drain-first run needs; this
+	// keeps feasibility and spares most per-channel searches.
+	if sumFirings(q) <= frugalLimit {
+		if need, ok := m.frugal(q, init, caps); ok {
+			for i := range caps {
+				caps[i] = min(caps[i], max(need[i], lb[i]))
+			}
+		}
+	}
+	m.shrink(q, init, caps, lb, why)
 	return caps, nil
 }
 
@@ -122,28 +132,35 @@ func (m *model) lowerBound(ci int, d int64) int64 {
 var errCapacityFree = errors.New("analysis: deadlock on a cycle without full channels: initial tokens are missing, not capacity")
 
 // grow executes one iteration with capacities caps (modified in place and
-// returned); at each deadlock it enlarges the full channels on one blocked
-// cycle of the wait-for graph just enough for the blocked firings, and
-// continues, until the iteration completes.
-func (m *model) grow(q, init, caps []int64) ([]int64, error) {
+// returned); at each deadlock it enlarges the first full channel on one
+// blocked cycle of the wait-for graph just enough for the blocked firing,
+// and continues, until the iteration completes. why records, per grown
+// channel, the actors of the last blocked cycle that made it grow.
+func (m *model) grow(q, init, caps []int64) ([]int64, map[int][]int, error) {
 	for i := range caps {
 		caps[i] = max(caps[i], init[i])
 	}
+	why := map[int][]int{}
 	s := newSim(m, q, init, caps)
 	for !s.run() {
 		cy := s.fullCycle()
 		if cy == nil {
-			return nil, errCapacityFree
+			return nil, nil, errCapacityFree
+		}
+		actors := make([]int, 0, len(cy))
+		for _, w := range cy {
+			actors = append(actors, m.chans[w.ch].src, m.chans[w.ch].dst)
 		}
 		for _, w := range cy {
 			if w.full {
-				c := &m.chans[w.ch]
 				caps[w.ch] = s.tok[w.ch] + w.need
-				s.push(c.src)
+				why[w.ch] = actors
+				s.push(m.chans[w.ch].src)
+				break
 			}
 		}
 	}
-	return caps, nil
+	return caps, why, nil
 }
 
 // fullCycle returns a cycle of the wait-for graph holding at least one full
@@ -214,14 +231,29 @@ func (s *sim) fullCycle() []wait {
 // shrink lowers, one channel after the other, every capacity above its
 // floor to the smallest value with which the iteration still completes
 // (others fixed). Since lowering a capacity never helps another channel,
-// the result is locally minimal. only, if not nil, restricts the channels.
-func (m *model) shrink(q, init, caps, floor []int64, only []int) {
-	try := func(i int) {
+// the result is locally minimal. why (may be nil) gives, per channel, a
+// small set of actors whose relaxed sub-graph is tried first to prove a
+// deadlock cheaply (see deadlocksIn).
+func (m *model) shrink(q, init, caps, floor []int64, why map[int][]int) {
+	bk := &blockInfo{}
+	bk.of, bk.members = m.blocks()
+	for i := range caps {
 		lo, hi := max(floor[i], init[i]), caps[i]
+		if lo >= hi {
+			continue
+		}
+		// Most grown channels are already minimal: prove that one token less
+		// deadlocks, locally when possible.
+		caps[i] = hi - 1
+		if m.deadlocksNear(q, init, caps, why[i], i, bk) {
+			caps[i] = hi
+			continue
+		}
+		hi-- // hi-1 completes
 		for lo < hi {
 			mid := lo + (hi-lo)/2
 			caps[i] = mid
-			if completes(m, q, init, caps) {
+			if !m.deadlocksNear(q, init, caps, why[i], i, bk) {
 				hi = mid
 			} else {
 				lo = mid + 1
@@ -229,17 +261,90 @@ func (m *model) shrink(q, init, caps, floor []int64, only []int) {
 		}
 		caps[i] = lo
 	}
-	if only != nil {
-		for _, i := range only {
-			try(i)
-		}
-		return
+}
+
+// deadlocksNear reports whether one iteration deadlocks with caps. It first
+// simulates relaxed sub-graphs around channel ci (the actors in region and
+// then their neighbours): channels entering or leaving a sub-graph are
+// taken as always holding tokens and room, so a deadlock there proves a
+// deadlock of the whole graph. Then it simulates ci's block, which decides.
+func (m *model) deadlocksNear(q, init, caps []int64, region []int, ci int, bk *blockInfo) bool {
+	in := map[int]bool{m.chans[ci].src: true, m.chans[ci].dst: true}
+	for _, a := range region {
+		in[a] = true
 	}
-	for i := range caps {
-		if caps[i] > floor[i] {
-			try(i)
+	block := bk.members[bk.of[ci]]
+	for round := 0; round < 2 && 2*len(in) < len(block); round++ {
+		if m.deadlocksIn(q, init, caps, in) {
+			return true
+		}
+		var more []int
+		for a := range in {
+			for _, cj := range m.ins[a] {
+				more = append(more, m.chans[cj].src)
+			}
+			for _, cj := range m.outs[a] {
+				more = append(more, m.chans[cj].dst)
+			}
+		}
+		for _, a := range more {
+			in[a] = true
 		}
 	}
+	if 2*len(block) > len(m.actors) {
+		return !completes(m, q, init, caps)
+	}
+	set := make(map[int]bool, len(block))
+	for _, a := range block {
+		set[a] = true
+	}
+	return m.deadlocksIn(q, init, caps, set)
+}
+
+// blockInfo caches the block decomposition.
+type blockInfo struct {
+	of      []int
+	members [][]int
+}
+
+// deadlocksIn simulates the relaxed sub-graph on the actors in set.
+func (m *model) deadlocksIn(q, init, caps []int64, set map[int]bool) bool {
+	actors := make([]int, 0, len(set))
+	for a := range set {
+		actors = append(actors, a)
+	}
+	sort.Ints(actors)
+	local := make(map[int]int, len(actors))
+	sm := &model{actors: make([]*graph.Actor, len(actors)), phases: make([]int, len(actors)),
+		ins: make([][]int, len(actors)), outs: make([][]int, len(actors)), hasSelf: make([]bool, len(actors))}
+	sq := make([]int64, len(actors))
+	for i, a := range actors {
+		local[a] = i
+		sm.phases[i] = m.phases[a]
+		sq[i] = q[a]
+	}
+	var sinit, scaps []int64
+	for i, a := range actors {
+		for _, cj := range m.outs[a] {
+			c := m.chans[cj]
+			d, ok := local[c.dst]
+			if !ok {
+				continue
+			}
+			if init[cj] > caps[cj] {
+				return true
+			}
+			c.src, c.dst = i, d
+			k := len(sm.chans)
+			sm.chans = append(sm.chans, c)
+			sm.outs[i] = append(sm.outs[i], k)
+			sm.ins[d] = append(sm.ins[d], k)
+			sm.hasSelf[i] = sm.hasSelf[i] || c.self
+			sinit = append(sinit, init[cj])
+			scaps = append(scaps, caps[cj])
+		}
+	}
+	return !newSim(sm, sq, sinit, scaps).run()
 }
 
 // checkCaps validates a capacity map against the model.
@@ -265,4 +370,18 @@ func (m *model) capsFrom(capacities map[string]int) ([]int64, error) {
 		}
 	}
 	return caps, nil
+}
+
+// frugalLimit bounds the firings of the one-at-a-time tightening run.
+const frugalLimit = 5_000_000
+
+func sumFirings(q []int64) int64 {
+	var s int64
+	for _, x := range q {
+		s += x
+		if s > 1<<40 {
+			return s
+		}
+	}
+	return s
 }

@@ -105,11 +105,11 @@ func (m *model) deadlock(q []int64) (*DeadlockResult, error) {
 	}
 	if !completes(m, q, init, caps) {
 		base := append([]int64(nil), caps...)
-		grown, err := m.grow(q, init, caps)
+		grown, why, err := m.grow(q, init, caps)
 		if err != nil {
 			return nil, err
 		}
-		m.shrink(q, init, grown, base, nil)
+		m.shrink(q, init, grown, base, why)
 		res.Enlarge = map[string]int{}
 		for i := range grown {
 			if grown[i] > base[i] {
