@@ -335,6 +335,7 @@ func newEngine(p *Program, cfg Config) (*engine, error) {
 		e.res.Channels = append(e.res.Channels, ic.Channels)
 	}
 	for i, t := range p.Tasks {
+		t.controls = numberControls(t.Tree, 0)
 		ts := taskState{t: t, proc: t.Processor, next: -2, target: t.Passes * cfg.Iterations, cursors: make([]int64, t.controls)}
 		e.tasks = append(e.tasks, ts)
 		e.procs[t.Processor].tasks = append(e.procs[t.Processor].tasks, i)

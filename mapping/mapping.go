@@ -1,0 +1,496 @@
+package mapping
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/machine"
+	"github.com/sluicehq/sluice/sim"
+)
+
+// Input is what the strategies map: a graph onto a machine with costs.
+type Input struct {
+	// Graph is the program; composites are flattened.
+	Graph *graph.Graph
+	// Machine is the target.
+	Machine *machine.Machine
+	// Costs give per-processor firing costs (nil: graph.Actor.Cost).
+	Costs *sim.Costs
+	// Fixed pins actors to devices (a user's partial mapping); its replica
+	// counts are kept too.
+	Fixed *graph.Mapping
+}
+
+// Runnable reports whether actor a may run on processor p: p can do the
+// actor's I/O, its cost there is not "never", and either the cost file
+// gives a cost for p (by name or kind) or the actor has an implementation
+// for p's kind (cpu: go or builtin; gpu: opencl or cuda; other kinds and
+// actors without implementations: any).
+func Runnable(a *graph.Actor, p *machine.Processor, costs *sim.Costs) bool {
+	if a.IO && !p.HasIO {
+		return false
+	}
+	c, src := costs.Lookup(a, p)
+	if c.Never {
+		return false
+	}
+	if src == "costs" {
+		if m := costs.Actors[a.Name]; m != nil {
+			if _, ok := m[p.Name]; ok {
+				return true
+			}
+			if _, ok := m[p.Kind]; ok {
+				return true
+			}
+		}
+	}
+	if len(a.Impls) == 0 {
+		return true
+	}
+	for _, im := range a.Impls {
+		switch p.Kind {
+		case "cpu":
+			if im.Kind == graph.ImplGo || im.Kind == graph.ImplBuiltin {
+				return true
+			}
+		case "gpu":
+			if im.Kind == graph.ImplOpenCL || im.Kind == graph.ImplCUDA {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+type prepared struct {
+	g       *graph.Graph
+	rv      *analysis.Repetitions
+	allowed [][]int // actor → processor indices it may run on
+}
+
+func prepare(in Input) (*prepared, error) {
+	if in.Graph == nil || in.Machine == nil {
+		return nil, errors.New("mapping: nil graph or machine")
+	}
+	g := in.Graph
+	if g.HasComposites() {
+		f, err := g.Flatten()
+		if err != nil {
+			return nil, fmt.Errorf("mapping: %w", err)
+		}
+		g = f
+	}
+	rv, err := analysis.RepetitionVector(g)
+	if err != nil {
+		return nil, fmt.Errorf("mapping: %w", err)
+	}
+	pr := &prepared{g: g, rv: rv}
+	for _, a := range g.Actors {
+		var ok []int
+		if in.Fixed != nil && in.Fixed.Actors[a.Name] != nil && in.Fixed.Actors[a.Name].Device != "" {
+			p := in.Machine.Resolve(in.Fixed.Actors[a.Name].Device)
+			if p == nil {
+				return nil, fmt.Errorf("mapping: %s is pinned to %q, which is no processor of machine %s", a.Name, in.Fixed.Actors[a.Name].Device, in.Machine.Name)
+			}
+			ok = []int{in.Machine.ProcessorIndex(p.Name)}
+		} else {
+			for i, p := range in.Machine.Processors {
+				if Runnable(a, p, in.Costs) {
+					ok = append(ok, i)
+				}
+			}
+		}
+		if len(ok) == 0 {
+			return nil, fmt.Errorf("mapping: actor %s can run on no processor of machine %s (implementations, I/O, or costs marked never)", a.Name, in.Machine.Name)
+		}
+		pr.allowed = append(pr.allowed, ok)
+	}
+	return pr, nil
+}
+
+// HEFTMapping maps the graph with HEFT on one iteration: each actor is a
+// task costing its firings per iteration × its firing cost on each
+// processor; each channel without initial tokens is an edge moving one
+// iteration's tokens, costing the route latency between the two
+// processors (machine.RouteLatency); channels with initial tokens (delays)
+// carry the previous iteration's data and are left out. Ties between
+// processors go to the less loaded one, which spreads a pipeline over
+// identical processors. Pinned actors (Input.Fixed) stay where they are.
+func HEFTMapping(in Input) (*graph.Mapping, *Schedule, error) {
+	pr, err := prepare(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, m := pr.g, in.Machine
+	idx := map[*graph.Actor]int{}
+	p := &Problem{Procs: procNames(m), Load: true}
+	for i, a := range g.Actors {
+		idx[a] = i
+		p.Tasks = append(p.Tasks, a.Name)
+		row := make([]float64, len(m.Processors))
+		for q := range row {
+			row[q] = math.Inf(1)
+		}
+		n := float64(pr.rv.Firings[a.Name])
+		for _, q := range pr.allowed[i] {
+			c, _ := in.Costs.Lookup(a, m.Processors[q])
+			row[q] = n * c.On(m.Processors[q])
+		}
+		p.Cost = append(p.Cost, row)
+	}
+	for _, c := range g.Channels {
+		if c.Initial > 0 || c.From.Actor == c.To.Actor {
+			continue
+		}
+		a := c.From.Actor
+		per := pr.rv.Firings[a.Name] / int64(max(1, c.From.Rate.Phases())) * int64(c.From.Rate.Sum())
+		p.Edges = append(p.Edges, Edge{From: idx[a], To: idx[c.To.Actor], Bytes: per * int64(max(1, c.From.Type.Size))})
+	}
+	routes := make([][][]machine.Hop, len(m.Processors))
+	routeOK := make([][]bool, len(m.Processors))
+	for a := range m.Processors {
+		routes[a] = make([][]machine.Hop, len(m.Processors))
+		routeOK[a] = make([]bool, len(m.Processors))
+		for b := range m.Processors {
+			h, err := m.Route(m.Processors[a].Name, m.Processors[b].Name)
+			routes[a][b], routeOK[a][b] = h, err == nil
+		}
+	}
+	p.Comm = func(e Edge, a, b int) float64 {
+		if !routeOK[a][b] {
+			return math.Inf(1)
+		}
+		return machine.RouteLatency(routes[a][b], e.Bytes)
+	}
+	s, err := HEFT(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	mp := &graph.Mapping{Name: g.Name + "-heft", Actors: map[string]*graph.Placement{}}
+	for i, a := range g.Actors {
+		pl := &graph.Placement{Device: m.Processors[s.Proc[i]].Name, Replicas: 1}
+		if in.Fixed != nil && in.Fixed.Actors[a.Name] != nil {
+			f := in.Fixed.Actors[a.Name]
+			pl.Replicas, pl.Priority, pl.Impl = max(1, f.Replicas), f.Priority, f.Impl
+		}
+		mp.Actors[a.Name] = pl
+	}
+	return mp, s, nil
+}
+
+func procNames(m *machine.Machine) []string {
+	s := make([]string, len(m.Processors))
+	for i, p := range m.Processors {
+		s[i] = p.Name
+	}
+	return s
+}
+
+// Evaluate simulates a mapping with channel capacities (nil: the graph's
+// or the simulator's defaults) for the given iterations in the statistical
+// mode with seed 1.
+func Evaluate(in Input, m *graph.Mapping, capacity map[string]int, iterations int64) (*sim.Result, error) {
+	prog, err := sim.Build(in.Graph, m, in.Machine, in.Costs, sim.Options{Capacity: capacity})
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Iterations: iterations, Seed: 1}
+	if in.Costs != nil {
+		cfg.Probabilities, cfg.Loops = in.Costs.Probabilities, in.Costs.Loops
+	}
+	return sim.Run(prog, cfg)
+}
+
+// SearchOptions tune Search.
+type SearchOptions struct {
+	// Seed seeds the search (same seed, same answer).
+	Seed uint64
+	// Evaluations is the number of candidate mappings simulated (default 300).
+	Evaluations int
+	// Iterations is the number of graph iterations per simulation (default 64).
+	Iterations int64
+	// Start is the first candidate (default: HEFT's mapping).
+	Start *graph.Mapping
+	// MaxCapacityScale bounds capacities at base × 2^k (default k = 3).
+	MaxCapacityScale int
+}
+
+// Found is a mapping found by a strategy, with its predicted performance.
+type Found struct {
+	// Strategy is "heft" or "search".
+	Strategy string
+	// Mapping places every actor.
+	Mapping *graph.Mapping
+	// Capacity gives channel capacities in tokens (search only; nil: defaults).
+	Capacity map[string]int
+	// Throughput (iterations per second) and Period (seconds) predicted by
+	// the simulator.
+	Throughput, Period float64
+	// Evaluations is the number of simulations the strategy ran.
+	Evaluations int
+}
+
+type state struct {
+	proc []int
+	reps []int
+	caps []int // exponent: capacity = base << caps[c]
+}
+
+func (s state) key() string {
+	var b strings.Builder
+	for _, v := range s.proc {
+		b.WriteString(strconv.Itoa(v))
+		b.WriteByte(',')
+	}
+	b.WriteByte('|')
+	for _, v := range s.reps {
+		b.WriteString(strconv.Itoa(v))
+		b.WriteByte(',')
+	}
+	b.WriteByte('|')
+	for _, v := range s.caps {
+		b.WriteString(strconv.Itoa(v))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+func (s state) clone() state {
+	return state{append([]int(nil), s.proc...), append([]int(nil), s.reps...), append([]int(nil), s.caps...)}
+}
+
+// Search looks for the mapping with the highest simulated throughput by
+// simulated annealing over actor → processor allocation, replica counts
+// (stateless actors, up to the processor's units) and channel capacities
+// (base × 1, 2, 4, 8, where base is the graph's capacity or the
+// simulator's default), starting from HEFT's mapping. Each candidate is
+// simulated (the cost model of seed 004 §3.5); infeasible candidates
+// (deadlock, a non-multiplexable link carrying two streams) are rejected.
+// Among equal throughputs, fewer replicas and smaller buffers win. The
+// search is deterministic for a given seed.
+func Search(ctx context.Context, in Input, opt SearchOptions) (*Found, error) {
+	pr, err := prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Evaluations <= 0 {
+		opt.Evaluations = 300
+	}
+	if opt.Iterations <= 0 {
+		opt.Iterations = 64
+	}
+	if opt.MaxCapacityScale <= 0 {
+		opt.MaxCapacityScale = 3
+	}
+	g, m := pr.g, in.Machine
+	start := opt.Start
+	if start == nil {
+		start, _, err = HEFTMapping(in)
+		if err != nil {
+			return nil, err
+		}
+	}
+	cur := state{proc: make([]int, len(g.Actors)), reps: make([]int, len(g.Actors)), caps: make([]int, len(g.Channels))}
+	for i, a := range g.Actors {
+		cur.proc[i], cur.reps[i] = pr.allowed[i][0], 1
+		if pl := start.Actors[a.Name]; pl != nil {
+			if p := m.Resolve(pl.Device); p != nil && contains(pr.allowed[i], m.ProcessorIndex(p.Name)) {
+				cur.proc[i] = m.ProcessorIndex(p.Name)
+			}
+			cur.reps[i] = max(1, pl.Replicas)
+		}
+	}
+	base := make([]int, len(g.Channels))
+	for i, c := range g.Channels {
+		base[i] = c.Capacity
+		if base[i] == 0 {
+			base[i] = int(sim.DefaultCapacity(c))
+		}
+	}
+	toMapping := func(s state) (*graph.Mapping, map[string]int) {
+		mp := &graph.Mapping{Name: g.Name + "-search", Actors: map[string]*graph.Placement{}}
+		for i, a := range g.Actors {
+			pl := &graph.Placement{Device: m.Processors[s.proc[i]].Name, Replicas: s.reps[i]}
+			if in.Fixed != nil && in.Fixed.Actors[a.Name] != nil {
+				pl.Priority, pl.Impl = in.Fixed.Actors[a.Name].Priority, in.Fixed.Actors[a.Name].Impl
+			}
+			mp.Actors[a.Name] = pl
+		}
+		caps := map[string]int{}
+		for i, c := range g.Channels {
+			caps[c.Name] = base[i] << s.caps[i]
+		}
+		return mp, caps
+	}
+	type score struct {
+		period float64 // +Inf when infeasible
+		res    float64 // resources: extra replicas and buffer doublings
+	}
+	better := func(a, b score) bool {
+		if !approx(a.period, b.period) {
+			return a.period < b.period
+		}
+		return a.res < b.res
+	}
+	cache := map[string]score{}
+	evals := 0
+	eval := func(s state) score {
+		k := s.key()
+		if v, ok := cache[k]; ok {
+			return v
+		}
+		evals++
+		mp, caps := toMapping(s)
+		sc := score{period: math.Inf(1)}
+		if r, err := Evaluate(Input{Graph: g, Machine: m, Costs: in.Costs}, mp, caps, opt.Iterations); err == nil && r.Iterations > 0 && r.Period > 0 {
+			sc.period = r.Period
+		}
+		for _, v := range s.reps {
+			sc.res += float64(v - 1)
+		}
+		for _, v := range s.caps {
+			sc.res += float64(v) * 0.5
+		}
+		cache[k] = sc
+		return sc
+	}
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x5eed))
+	curS := eval(cur)
+	best, bestS := cur.clone(), curS
+	temp0 := 0.2
+	stale := 0
+	for step := 0; evals < opt.Evaluations && stale < 20*opt.Evaluations; step++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		next := cur.clone()
+		switch r := rng.IntN(10); {
+		case r < 6 || (len(g.Channels) == 0 && r >= 8):
+			i := rng.IntN(len(g.Actors))
+			al := pr.allowed[i]
+			if len(al) < 2 {
+				stale++
+				continue
+			}
+			next.proc[i] = al[rng.IntN(len(al))]
+			next.reps[i] = min(next.reps[i], m.Processors[next.proc[i]].Units)
+		case r < 8:
+			i := rng.IntN(len(g.Actors))
+			units := m.Processors[next.proc[i]].Units
+			if g.Actors[i].Stateful || units < 2 || (in.Fixed != nil && in.Fixed.Actors[g.Actors[i].Name] != nil && in.Fixed.Actors[g.Actors[i].Name].Replicas > 0) {
+				stale++
+				continue
+			}
+			next.reps[i] = 1 + rng.IntN(units)
+		default:
+			i := rng.IntN(len(g.Channels))
+			next.caps[i] = rng.IntN(opt.MaxCapacityScale + 1)
+		}
+		k := next.key()
+		if _, seen := cache[k]; seen && k == cur.key() {
+			stale++
+			continue
+		}
+		before := evals
+		ns := eval(next)
+		if evals == before {
+			stale++
+		} else {
+			stale = 0
+		}
+		temp := temp0 * math.Pow(0.01, float64(evals)/float64(opt.Evaluations))
+		accept := better(ns, curS)
+		if !accept && !math.IsInf(ns.period, 1) && !math.IsInf(curS.period, 1) {
+			d := (ns.period - curS.period) / curS.period
+			accept = rng.Float64() < math.Exp(-d/temp)
+		}
+		if accept {
+			cur, curS = next, ns
+		}
+		if better(ns, bestS) {
+			best, bestS = next.clone(), ns
+		}
+	}
+	if math.IsInf(bestS.period, 1) {
+		return nil, fmt.Errorf("mapping: search found no feasible mapping in %d evaluations (every candidate deadlocked or broke a machine rule)", evals)
+	}
+	mp, caps := toMapping(best)
+	return &Found{Strategy: "search", Mapping: mp, Capacity: caps, Period: bestS.period, Throughput: 1 / bestS.period, Evaluations: evals}, nil
+}
+
+func contains(l []int, v int) bool {
+	for _, x := range l {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// HEFTFound runs HEFTMapping and simulates its mapping for the prediction.
+func HEFTFound(in Input, iterations int64) (*Found, error) {
+	mp, _, err := HEFTMapping(in)
+	if err != nil {
+		return nil, err
+	}
+	if iterations <= 0 {
+		iterations = 64
+	}
+	r, err := Evaluate(in, mp, nil, iterations)
+	if err != nil {
+		return nil, fmt.Errorf("mapping: simulating HEFT's mapping: %w", err)
+	}
+	return &Found{Strategy: "heft", Mapping: mp, Period: r.Period, Throughput: r.Throughput, Evaluations: 1}, nil
+}
+
+// WriteMapping writes a mapping in the YAML format spec.LoadMapping reads:
+//
+//	name: ...
+//	doc: ...
+//	mapping:
+//	  actor: {device: cpu0, replicas: 2}
+//
+// Actors are sorted by name; replicas are written when above 1, priority
+// when set. doc (one line) may say how the mapping was found.
+func WriteMapping(w io.Writer, m *graph.Mapping, doc string) error {
+	var b strings.Builder
+	if m.Name != "" {
+		fmt.Fprintf(&b, "name: %s\n", strconv.Quote(m.Name))
+	}
+	if doc != "" {
+		fmt.Fprintf(&b, "doc: %s\n", strconv.Quote(doc))
+	}
+	b.WriteString("mapping:\n")
+	names := make([]string, 0, len(m.Actors))
+	for n := range m.Actors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		pl := m.Actors[n]
+		fmt.Fprintf(&b, "  %s: {device: %s", strconv.Quote(n), strconv.Quote(pl.Device))
+		if pl.Replicas > 1 {
+			fmt.Fprintf(&b, ", replicas: %d", pl.Replicas)
+		}
+		if pl.Priority != 0 {
+			fmt.Fprintf(&b, ", priority: %d", pl.Priority)
+		}
+		if pl.Impl != "" {
+			fmt.Fprintf(&b, ", impl: %s", pl.Impl)
+		}
+		b.WriteString("}\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
