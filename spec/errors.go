@@ -122,7 +122,7 @@ func suggest(name string, names []string) string {
 
 // closest returns the name nearest to name within a small edit distance.
 func closest(name string, names []string) string {
-	if len(name) > 256 {
+	if len(name) > 256 || len(names) > 2000 {
 		return ""
 	}
 	best, bestD := "", 3

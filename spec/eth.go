@@ -24,7 +24,7 @@ type xel struct {
 type xp struct{ yp }
 
 func (x *xp) errAt(e *xel, format string, args ...any) {
-	x.st.errs = append(x.st.errs, &Error{File: x.file, Line: e.line, Col: e.col, Msg: fmt.Sprintf(format, args...)})
+	x.st.add(&Error{File: x.file, Line: e.line, Col: e.col, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (x *xp) posOf(e *xel) string { return origin(x.file, e.line, e.col) }
@@ -47,14 +47,14 @@ func (x *xp) parse(data []byte) *xel {
 			if se, ok := err.(*xml.SyntaxError); ok {
 				msg, l = se.Msg, se.Line
 			}
-			x.st.errs = append(x.st.errs, &Error{File: x.file, Line: l, Col: c, Msg: "malformed XML: " + msg})
+			x.st.add(&Error{File: x.file, Line: l, Col: c, Msg: "malformed XML: " + msg})
 			return nil
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			count++
 			if count > maxNodes || len(stack) >= 64 {
-				x.st.errs = append(x.st.errs, &Error{File: x.file, Line: line, Col: col, Msg: "document too large or too deeply nested"})
+				x.st.add(&Error{File: x.file, Line: line, Col: col, Msg: "document too large or too deeply nested"})
 				return nil
 			}
 			e := &xel{name: t.Name.Local, attrs: append([]xml.Attr(nil), t.Attr...), line: line, col: col}
@@ -75,7 +75,7 @@ func (x *xp) parse(data []byte) *xel {
 		}
 	}
 	if root == nil {
-		x.st.errs = append(x.st.errs, &Error{File: x.file, Msg: "empty document: expected an XML element"})
+		x.st.add(&Error{File: x.file, Msg: "empty document: expected an XML element"})
 	}
 	return root
 }
@@ -239,6 +239,12 @@ func (x *xp) ethActor(c *gctx, e *xel) {
 				if r, rok = x.xrate(k, s); !rok {
 					x.st.hush(x.posOf(k), "rate")
 				}
+			}
+			if pa["name"] == "" {
+				if _, has := pa["name"]; has {
+					x.errAt(k, "<port>: empty name")
+				}
+				continue
 			}
 			p := a.AddPort(pa["name"], dir, graph.TokenType{}, r, x.posOf(k))
 			if s, ok := pa["blocksize"]; ok {

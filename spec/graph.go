@@ -110,9 +110,9 @@ func (st *state) validate(g *graph.Graph, file string) {
 			continue
 		}
 		if f, l, c, ok := parseOrigin(pr.Where); ok {
-			st.errs = append(st.errs, &Error{File: f, Line: l, Col: c, Msg: pr.Msg})
+			st.add(&Error{File: f, Line: l, Col: c, Msg: pr.Msg})
 		} else {
-			st.errs = append(st.errs, &Error{File: file, Msg: pr.String()})
+			st.add(&Error{File: file, Msg: pr.String()})
 		}
 	}
 }
@@ -139,7 +139,7 @@ func (p *yp) parseGraphFile(data []byte, defName string) *graph.Graph {
 		return nil
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		p.st.errs = append(p.st.errs, &Error{File: p.file, Msg: "empty file: expected a graph (name, actors, channels, ...)"})
+		p.st.add(&Error{File: p.file, Msg: "empty file: expected a graph (name, actors, channels, ...)"})
 		return nil
 	}
 	g := p.parseGraph(doc.Content[0], defName)
@@ -154,6 +154,10 @@ type gctx struct {
 
 // parseGraph reads a graph mapping (a file's root or an inline composite).
 func (p *yp) parseGraph(n *yaml.Node, defName string) *graph.Graph {
+	if !p.enter(n, "graph") {
+		return graph.New(defName)
+	}
+	defer p.leave()
 	fs := p.fields(n, "graph", graphKeys)
 	m := index(fs)
 	name := defName
@@ -522,6 +526,14 @@ func (p *yp) parseBoundaries(c *gctx, dir graph.Direction, n *yaml.Node) {
 		an, pn, ok := splitRef(s)
 		if !ok {
 			p.errorf(vn, "%s.%s: expected actor.port, found %q", what, f.key, clip(s))
+			continue
+		}
+		if c.g.Actor(an) == nil { // reported here: graph.Validate's suggestion is quadratic
+			names := make([]string, len(c.g.Actors))
+			for i, a := range c.g.Actors {
+				names[i] = a.Name
+			}
+			p.errorf(vn, "graph %s %q is bound to unknown actor %q%s", what[:len(what)-1], f.key, clip(an), suggest(an, names))
 			continue
 		}
 		c.g.Expose(dir, f.key, an, pn, p.pos(vn))

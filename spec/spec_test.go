@@ -337,3 +337,20 @@ mapping:
 		t.Errorf("no mapping: %v", err)
 	}
 }
+
+func TestSelfReferencingAliases(t *testing.T) {
+	for _, src := range []string{
+		"a: &a [x]\nb: &b [*b, *a]\nactors: {A: {use: u, with: {x: *b}}}\n",
+		"actors:\n  c: &c {graph: {actors: {d: *c}}, in: {x: {type: f32, rate: 1}}}\n",
+		"actors:\n  c: &c {<<: *c, in: {}}\n",
+	} {
+		_, err := spec.ParseGraph("rec.yaml", []byte(src))
+		if err == nil {
+			t.Errorf("no error for %q", src)
+			continue
+		}
+		if len(err.Error()) > 1<<20 {
+			t.Errorf("error of %d bytes for %q", len(err.Error()), src)
+		}
+	}
+}

@@ -18,7 +18,8 @@ const (
 	maxTokenSize   = 1 << 30 // bytes in one token
 	maxInitialData = 16 << 20
 	maxFileSize    = 16 << 20
-	maxDepth       = 16 // nested composite graphs
+	maxDepth       = 16 // nested composite graph files
+	maxNesting     = 64 // nested values, merges and inline graphs
 )
 
 // state is shared by a spec file and the files it includes.
@@ -28,6 +29,34 @@ type state struct {
 	spent   bool
 	quiet   map[string]bool // origin+"|class" of validation problems already explained
 	loading []string        // composite graph files being read (cycle check)
+	depth   int             // current nesting of recursive reads (values, merges, graphs)
+}
+
+// enter guards a recursive read against self-referencing aliases; leave
+// must follow when it returns true.
+func (p *yp) enter(n *yaml.Node, what string) bool {
+	if p.st.depth >= maxNesting {
+		if n != nil {
+			p.errorf(n, "%s: nested more than %d levels deep", what, maxNesting)
+		}
+		return false
+	}
+	p.st.depth++
+	return true
+}
+
+func (p *yp) leave() { p.st.depth-- }
+
+// maxErrors bounds the errors kept; a file with more is reported by its first ones.
+const maxErrors = 200
+
+func (st *state) add(e *Error) {
+	switch {
+	case len(st.errs) < maxErrors:
+		st.errs = append(st.errs, e)
+	case len(st.errs) == maxErrors:
+		st.errs = append(st.errs, &Error{File: e.File, Msg: fmt.Sprintf("too many errors: only the first %d are reported", maxErrors)})
+	}
 }
 
 func newState() *state { return &state{budget: maxNodes, quiet: map[string]bool{}} }
@@ -44,7 +73,7 @@ func (p *yp) errorf(n *yaml.Node, format string, args ...any) {
 	if n != nil {
 		e.Line, e.Col = n.Line, n.Column
 	}
-	p.st.errs = append(p.st.errs, e)
+	p.st.add(e)
 }
 
 func (p *yp) pos(n *yaml.Node) string { return origin(p.file, n.Line, n.Column) }
@@ -165,9 +194,10 @@ func (p *yp) fields(n *yaml.Node, what string, allowed []string) []field {
 
 func (p *yp) mergeFields(v *yaml.Node, what string, allowed []string) []field {
 	v = p.node(v)
-	if v == nil {
+	if v == nil || !p.enter(v, what) {
 		return nil
 	}
+	defer p.leave()
 	if v.Kind == yaml.SequenceNode {
 		var out []field
 		for _, m := range v.Content {
@@ -269,9 +299,10 @@ func (p *yp) number(n *yaml.Node, what string) (float64, bool) {
 // map[string]any, []any, string, int, float64, bool or nil.
 func (p *yp) value(n *yaml.Node, what string) any {
 	n = p.node(n)
-	if n == nil {
+	if n == nil || !p.enter(n, what) {
 		return nil
 	}
+	defer p.leave()
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := map[string]any{}
@@ -342,5 +373,5 @@ func (p *yp) syntaxErrors(err error) {
 			e.Msg += " (in the block or flow collection that starts on this line)"
 		}
 	}
-	p.st.errs = append(p.st.errs, e)
+	p.st.add(e)
 }
