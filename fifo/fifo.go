@@ -1,0 +1,478 @@
+package fifo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// ErrClosed reports the end of a stream: the writer closed it and fewer
+// tokens remain than a reader asked for. Errors returned by the package wrap
+// it; test with errors.Is.
+var ErrClosed = errors.New("end of stream")
+
+// ErrWriterClosed is wrapped by the error a Writer's Acquire (or Write)
+// returns after Close: writing to a closed stream is a programming error.
+var ErrWriterClosed = errors.New("write after close")
+
+// ErrInvalid is wrapped by every error about an invalid argument: bad
+// Options, a token count out of range, a buffer whose length is not a
+// multiple of the token size.
+var ErrInvalid = errors.New("invalid argument")
+
+// ErrDetached is wrapped by the error a Reader's Acquire returns after the
+// reader was closed with [Reader.Close].
+var ErrDetached = errors.New("reader closed")
+
+// WaitStrategy selects how a blocked Acquire waits for the other side.
+type WaitStrategy int
+
+const (
+	// SpinPark spins for Options.SpinTime (DefaultSpinTime when zero), then
+	// parks the goroutine. The default.
+	SpinPark WaitStrategy = iota
+	// Spin busy-waits, calling runtime.Gosched now and then so that other
+	// goroutines sharing the processor make progress. Lowest latency, burns a
+	// core while waiting.
+	Spin
+	// Park blocks the goroutine at once until the other side signals (or the
+	// context ends). Cheapest while waiting, a wakeup costs a scheduler hop.
+	Park
+)
+
+// DefaultSpinTime is how long SpinPark spins before parking when
+// Options.SpinTime is zero.
+const DefaultSpinTime = 5 * time.Microsecond
+
+// String returns the name ParseWaitStrategy accepts: "spin-park", "spin"
+// or "park".
+func (w WaitStrategy) String() string {
+	switch w {
+	case SpinPark:
+		return "spin-park"
+	case Spin:
+		return "spin"
+	case Park:
+		return "park"
+	}
+	return fmt.Sprintf("WaitStrategy(%d)", int(w))
+}
+
+// ParseWaitStrategy parses "spin", "spin-park" or "park" (case-insensitive;
+// "spinpark" and "spin_park" are accepted too, and "" means the default,
+// SpinPark).
+func ParseWaitStrategy(s string) (WaitStrategy, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "spin-park", "spinpark", "spin_park", "":
+		return SpinPark, nil
+	case "spin":
+		return Spin, nil
+	case "park":
+		return Park, nil
+	}
+	return 0, fmt.Errorf("fifo: wait strategy: expected one of spin, spin-park, park; found %q: %w", s, ErrInvalid)
+}
+
+// Options configure a FIFO. TokenSize and Capacity are required.
+type Options struct {
+	// Name identifies the FIFO in error messages, e.g. "a.out->b.in".
+	Name string
+	// TokenSize is the size of one token in bytes, > 0.
+	TokenSize int
+	// Capacity is the logical capacity in tokens, > 0. It is exact: the
+	// writer can never be more than Capacity tokens ahead of the slowest
+	// reader, whatever the size of the physical ring.
+	Capacity int
+	// Readers is the number of read cursors (broadcast); 0 means 1.
+	Readers int
+	// Wait selects how blocked Acquire calls wait; the zero value is
+	// SpinPark.
+	Wait WaitStrategy
+	// SpinTime is how long SpinPark spins before parking; 0 means
+	// DefaultSpinTime. Ignored by Spin and Park.
+	SpinTime time.Duration
+	// Initial is the number of tokens present at creation (delays), 0 <=
+	// Initial <= Capacity. They are zero-valued unless InitialData is given.
+	Initial int
+	// InitialData, when not nil, holds the initial tokens:
+	// len(InitialData) == Initial*TokenSize.
+	InitialData []byte
+	// NoMirror forces the portable buffer even where the mirrored mapping is
+	// available (for tests and for comparison; see FIFO.Mirrored).
+	NoMirror bool
+}
+
+// maxRingBytes bounds Capacity*TokenSize (1 TiB).
+const maxRingBytes = 1 << 40
+
+// maxReaders bounds Options.Readers.
+const maxReaders = 1 << 16
+
+// FIFO is a bounded ring buffer of fixed-size tokens with one Writer and one
+// or more Readers. Create it with New; release its memory with Free.
+type FIFO struct {
+	writer  Writer
+	readers []Reader
+
+	name      string
+	tokenSize int
+	capacity  int
+	wait      WaitStrategy
+	spinTime  time.Duration
+
+	buf      []byte // mirrored: 2*size bytes; portable: size+tail bytes
+	size     int    // bytes in the physical ring
+	tail     int    // portable only: bytes of ring start mirrored after the end
+	mirrored bool
+
+	peak    atomic.Uint64 // max tokens ever held; written by the writer
+	freed   atomic.Bool
+	release func() error // unmaps (mirrored); nil for the portable buffer
+	cleanup runtime.Cleanup
+
+	errClosed error // prebuilt so end of stream allocates nothing
+}
+
+// New creates a FIFO. Its errors wrap ErrInvalid and say what was expected,
+// what was found, and the FIFO's name.
+func New(opts Options) (*FIFO, error) {
+	where := quoteName(opts.Name)
+	bad := func(field, expected string, found any) error {
+		return fmt.Errorf("fifo %s: %s: expected %s, found %v: %w", where, field, expected, found, ErrInvalid)
+	}
+	switch {
+	case opts.TokenSize <= 0:
+		return nil, bad("TokenSize", "> 0", opts.TokenSize)
+	case opts.Capacity <= 0:
+		return nil, bad("Capacity", "> 0 tokens", opts.Capacity)
+	case int64(opts.Capacity) > maxRingBytes/int64(opts.TokenSize):
+		return nil, bad("Capacity*TokenSize", fmt.Sprintf("<= %d bytes", int64(maxRingBytes)),
+			fmt.Sprintf("%d*%d", opts.Capacity, opts.TokenSize))
+	case opts.Readers < 0 || opts.Readers > maxReaders:
+		return nil, bad("Readers", fmt.Sprintf("0..%d (0 means 1)", maxReaders), opts.Readers)
+	case opts.Wait < SpinPark || opts.Wait > Park:
+		return nil, bad("Wait", "SpinPark, Spin or Park", opts.Wait)
+	case opts.SpinTime < 0:
+		return nil, bad("SpinTime", ">= 0", opts.SpinTime)
+	case opts.Initial < 0 || opts.Initial > opts.Capacity:
+		return nil, bad("Initial", fmt.Sprintf("0..Capacity (%d) tokens", opts.Capacity), opts.Initial)
+	case opts.InitialData != nil && len(opts.InitialData) != opts.Initial*opts.TokenSize:
+		return nil, bad("len(InitialData)", fmt.Sprintf("Initial*TokenSize = %d*%d = %d bytes",
+			opts.Initial, opts.TokenSize, opts.Initial*opts.TokenSize), len(opts.InitialData))
+	}
+	nr := opts.Readers
+	if nr == 0 {
+		nr = 1
+	}
+	f := &FIFO{
+		name:      where,
+		tokenSize: opts.TokenSize,
+		capacity:  opts.Capacity,
+		wait:      opts.Wait,
+		spinTime:  opts.SpinTime,
+		readers:   make([]Reader, nr),
+	}
+	if f.spinTime == 0 {
+		f.spinTime = DefaultSpinTime
+	}
+	f.errClosed = fmt.Errorf("fifo %s: %w", where, ErrClosed)
+
+	need := opts.Capacity * opts.TokenSize
+	if !opts.NoMirror {
+		if size, ok := mirrorSize(need, opts.TokenSize); ok {
+			if buf, rel, err := mapMirror(size); err == nil {
+				f.buf, f.size, f.release, f.mirrored = buf, size, rel, true
+				f.cleanup = runtime.AddCleanup(f, func(rel func() error) { _ = rel() }, rel)
+			}
+		}
+	}
+	if !f.mirrored {
+		// Portable buffer: a ring of 2*Capacity tokens followed by a tail
+		// that mirrors the ring's first Capacity slots (kept up to date by
+		// the writer), so every window of at most Capacity tokens is
+		// contiguous.
+		f.size = 2 * need
+		f.tail = need
+		f.buf = make([]byte, f.size+f.tail)
+	}
+
+	f.writer.f = f
+	f.writer.wake = make(chan struct{}, 1)
+	for i := range f.readers {
+		r := &f.readers[i]
+		r.f, r.idx = f, i
+		r.wake = make(chan struct{}, 1)
+	}
+	if opts.Initial > 0 {
+		nb := opts.Initial * opts.TokenSize
+		if opts.InitialData != nil {
+			copy(f.buf[:nb], opts.InitialData)
+		}
+		if !f.mirrored {
+			f.fixupWrite(0, nb)
+		}
+		w := &f.writer
+		w.wpos = uint64(opts.Initial)
+		w.off = nb
+		w.pos.Store(w.wpos)
+		w.peakSeen = w.wpos
+		f.peak.Store(w.wpos)
+	}
+	return f, nil
+}
+
+func quoteName(name string) string {
+	if name == "" {
+		return "(unnamed)"
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+// mirrorSize returns the size of the mirrored ring for need bytes: the
+// smallest multiple of lcm(page size, token size) that holds need bytes. It
+// refuses (false) when that would waste more than the need itself and more
+// than 1 MiB (token sizes with a large odd factor): the portable buffer is
+// used then.
+func mirrorSize(need, tokenSize int) (int, bool) {
+	page := os.Getpagesize()
+	unit := page / gcd(page, tokenSize) * tokenSize
+	size := (need + unit - 1) / unit * unit
+	if size-need > need && size-need > 1<<20 {
+		return 0, false
+	}
+	return size, true
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// fixupWrite keeps the portable buffer's tail equal to the ring's first
+// f.tail bytes after the writer wrote [off, off+nb) (off < size; the range
+// may run into the tail).
+func (f *FIFO) fixupWrite(off, nb int) {
+	end := off + nb
+	if off < f.tail {
+		e := min(end, f.size, f.tail)
+		copy(f.buf[f.size+off:f.size+e], f.buf[off:e])
+	}
+	if end > f.size {
+		copy(f.buf[:end-f.size], f.buf[f.size:end])
+	}
+}
+
+// Writer returns the FIFO's writer. Exactly one goroutine may use it.
+func (f *FIFO) Writer() *Writer { return &f.writer }
+
+// Reader returns read cursor i, 0 <= i < Readers (it panics otherwise).
+// Exactly one goroutine may use each reader.
+func (f *FIFO) Reader(i int) *Reader {
+	if i < 0 || i >= len(f.readers) {
+		panic(fmt.Sprintf("fifo %s: Reader(%d): expected 0 <= i < %d", f.name, i, len(f.readers)))
+	}
+	return &f.readers[i]
+}
+
+// Readers returns the number of read cursors.
+func (f *FIFO) Readers() int { return len(f.readers) }
+
+// Name returns the FIFO's name as given in Options (quoted), or "(unnamed)".
+func (f *FIFO) Name() string { return f.name }
+
+// TokenSize returns the size of a token in bytes.
+func (f *FIFO) TokenSize() int { return f.tokenSize }
+
+// Capacity returns the logical capacity in tokens.
+func (f *FIFO) Capacity() int { return f.capacity }
+
+// Wait returns the FIFO's wait strategy.
+func (f *FIFO) Wait() WaitStrategy { return f.wait }
+
+// Mirrored reports whether the ring is a mirrored (double-mapped) mapping.
+// When false the portable buffer is in use: windows are still contiguous,
+// but the writer copies tokens landing in the ring's first Capacity slots a
+// second time, into the tail.
+func (f *FIFO) Mirrored() bool { return f.mirrored }
+
+// RingBytes returns the size of the physical ring in bytes (>=
+// Capacity*TokenSize; a multiple of the page size when mirrored).
+func (f *FIFO) RingBytes() int { return f.size }
+
+// Len returns the number of tokens currently held for the slowest reader
+// (committed and not yet released). Readers closed with Reader.Close do not
+// count; with none left Len is 0.
+func (f *FIFO) Len() int {
+	w := f.writer.pos.Load()
+	return int(w - f.minReaderPos(w))
+}
+
+// PeakFill returns the largest number of tokens the FIFO held right after a
+// commit (or at creation): the fill statistic for buffer sizing.
+func (f *FIFO) PeakFill() int { return int(f.peak.Load()) }
+
+// CopiedBytes returns the bytes moved by the copy-access calls Writer.Write
+// and Reader.Read (window access adds nothing).
+func (f *FIFO) CopiedBytes() int64 {
+	n := f.writer.copied.Load()
+	for i := range f.readers {
+		n += f.readers[i].copied.Load()
+	}
+	return n
+}
+
+// Blocked reports which sides are waiting in Acquire right now (spinning or
+// parked): the indexes of the blocked readers and whether the writer is
+// blocked. It is cheap (one atomic load per side) and meant for a deadlock
+// watchdog that samples every FIFO: a graph whose every actor has been
+// blocked for a while, with no progress in between, is deadlocked. It
+// allocates only when some reader is blocked.
+func (f *FIFO) Blocked() (readers []int, writer bool) {
+	for i := range f.readers {
+		if f.readers[i].blocked.Load() {
+			readers = append(readers, i)
+		}
+	}
+	return readers, f.writer.blocked.Load()
+}
+
+// Progress returns the writer's position and the sum of the readers'
+// positions (tokens committed and released since creation, initial tokens
+// included): a watchdog sees progress when either changes.
+func (f *FIFO) Progress() (written, read uint64) {
+	written = f.writer.pos.Load()
+	for i := range f.readers {
+		read += f.readers[i].pos.Load()
+	}
+	return written, read
+}
+
+// Free releases the FIFO's memory (unmaps the mirrored ring). Call it once,
+// after the writer and every reader are done; windows must not be used
+// afterwards. Further calls do nothing. A FIFO that becomes unreachable
+// without Free is unmapped by a cleanup, but only Free is deterministic.
+func (f *FIFO) Free() error {
+	if f.freed.Swap(true) {
+		return nil
+	}
+	var err error
+	if f.release != nil {
+		f.cleanup.Stop()
+		if e := f.release(); e != nil {
+			err = fmt.Errorf("fifo %s: free: %w", f.name, e)
+		}
+		f.release = nil
+	}
+	f.buf = nil
+	return err
+}
+
+// minReaderPos returns the slowest attached reader's position, or w when no
+// reader is attached.
+func (f *FIFO) minReaderPos(w uint64) uint64 {
+	m := w
+	for i := range f.readers {
+		r := &f.readers[i]
+		if r.detached.Load() {
+			continue
+		}
+		if p := r.pos.Load(); p < m {
+			m = p
+		}
+	}
+	return m
+}
+
+// countError reports a token count out of range.
+func (f *FIFO) countError(side, call string, n int) error {
+	return fmt.Errorf("fifo %s: %s.%s(%d): expected 0 <= n <= Capacity (%d tokens): %w",
+		f.name, side, call, n, f.capacity, ErrInvalid)
+}
+
+func (f *FIFO) lenError(side, call string, n int) error {
+	return fmt.Errorf("fifo %s: %s.%s: expected a length that is a multiple of the token size %d, found %d bytes: %w",
+		f.name, side, call, f.tokenSize, n, ErrInvalid)
+}
+
+// waiter is the parking state of one side, on its own cache line. The other
+// side reads parked after every publish and signals wake only when it is
+// set and its new position reaches need.
+type waiter struct {
+	parked atomic.Bool
+	need   atomic.Uint64
+	wake   chan struct{}
+}
+
+func (ws *waiter) signal() {
+	select {
+	case ws.wake <- struct{}{}:
+	default:
+	}
+}
+
+// spinCheck is how many polls pass between checks of the clock, the
+// context, and runtime.Gosched while spinning.
+const spinCheck = 64
+
+// block waits until ready returns true, by the FIFO's strategy. need is the
+// other side's position that makes ready true (for the wakeup filter).
+// blocked and blockedNs are the caller's statistics.
+func (f *FIFO) block(ctx context.Context, ws *waiter, blocked *atomic.Bool, blockedNs *atomic.Int64,
+	need uint64, who string, n int, ready func() bool) error {
+	if ready() {
+		return nil
+	}
+	start := time.Now()
+	blocked.Store(true)
+	err := f.blockSlow(ctx, ws, start, need, ready)
+	blocked.Store(false)
+	blockedNs.Add(int64(time.Since(start)))
+	if err != nil {
+		return fmt.Errorf("fifo %s: %s waiting for %d tokens: %w", f.name, who, n, err)
+	}
+	return nil
+}
+
+func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start time.Time, need uint64, ready func() bool) error {
+	done := ctx.Done()
+	if f.wait != Park {
+	spin:
+		for i := 1; ; i++ {
+			if ready() {
+				return nil
+			}
+			if i%spinCheck == 0 {
+				select {
+				case <-done:
+					return ctx.Err()
+				default:
+				}
+				if f.wait == SpinPark && time.Since(start) >= f.spinTime {
+					break spin
+				}
+				runtime.Gosched()
+			}
+		}
+	}
+	ws.need.Store(need)
+	ws.parked.Store(true)
+	for {
+		if ready() {
+			ws.parked.Store(false)
+			return nil
+		}
+		select {
+		case <-ws.wake:
+		case <-done:
+			ws.parked.Store(false)
+			return ctx.Err()
+		}
+	}
+}
