@@ -1,0 +1,275 @@
+// Command chain compares sluice with a hand-written goroutine-and-channel
+// pipeline (and, when installed, GNU Radio) on a chain of saxpy stages over
+// float32 streams: source -> 16 × (y = a·x + b) -> sink, 1024 samples per
+// firing (per batch).
+//
+//	go run ./bench/chain -json
+//
+// prints one JSON object with sluice_samples_per_s, goroutines_samples_per_s,
+// ratio (sluice / goroutines), the per-sample-channel variant, each
+// variant's peak RSS (each runs in its own child process), and, when
+// `python3 -c "import gnuradio"` works, gnuradio_samples_per_s and
+// ratio_gnuradio from gnuradio_chain.py.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+const (
+	scaleA = 1.0001
+	addB   = 0.5
+)
+
+func main() {
+	var (
+		n       = flag.Int64("n", 1<<25, "samples to push through the chain")
+		stages  = flag.Int("stages", 16, "saxpy stages")
+		batch   = flag.Int("batch", 1024, "samples per firing / per channel message")
+		asJSON  = flag.Bool("json", false, "print one JSON object")
+		mode    = flag.String("mode", "", "internal: run one variant (sluice, goroutines, persample) and print its rate")
+		perSamp = flag.Int64("n-per-sample", 1<<21, "samples for the per-sample-channel variant (it is slow)")
+		gr      = flag.String("gnuradio", "auto", "run the GNU Radio flowgraph: auto, yes or no")
+	)
+	flag.Parse()
+	if *mode != "" {
+		var rate float64
+		var err error
+		switch *mode {
+		case "sluice":
+			rate, err = runSluice(*n, *stages, *batch)
+		case "goroutines":
+			rate = runGoroutines(*n, *stages, *batch)
+		case "persample":
+			rate = runPerSample(*perSamp, *stages)
+		default:
+			err = fmt.Errorf("unknown mode %q", *mode)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "chain:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%g %d\n", rate, peakRSS())
+		return
+	}
+	res := map[string]any{
+		"samples": *n, "stages": *stages, "batch": *batch,
+		"gomaxprocs": goruntime.GOMAXPROCS(0), "cpus": goruntime.NumCPU(),
+	}
+	child := func(m string) (float64, int64) {
+		exe, err := os.Executable()
+		if err != nil {
+			fail(err)
+		}
+		out, err := exec.Command(exe, "-mode", m, "-n", fmt.Sprint(*n), "-stages", fmt.Sprint(*stages),
+			"-batch", fmt.Sprint(*batch), "-n-per-sample", fmt.Sprint(*perSamp)).Output()
+		if err != nil {
+			fail(fmt.Errorf("%s run: %w", m, err))
+		}
+		var rate float64
+		var rss int64
+		if _, err := fmt.Sscan(string(out), &rate, &rss); err != nil {
+			fail(fmt.Errorf("%s run printed %q: %w", m, out, err))
+		}
+		return rate, rss
+	}
+	sr, srss := child("sluice")
+	gr2, grss := child("goroutines")
+	pr, prss := child("persample")
+	res["sluice_samples_per_s"] = sr
+	res["sluice_peak_rss_bytes"] = srss
+	res["goroutines_samples_per_s"] = gr2
+	res["goroutines_peak_rss_bytes"] = grss
+	res["ratio"] = sr / gr2
+	res["goroutines_per_sample_samples_per_s"] = pr
+	res["goroutines_per_sample_peak_rss_bytes"] = prss
+	res["ratio_per_sample"] = sr / pr
+	if *gr == "yes" || (*gr == "auto" && exec.Command("python3", "-c", "import gnuradio").Run() == nil) {
+		if rate, err := runGNURadio(*n, *stages); err != nil {
+			res["gnuradio_error"] = err.Error()
+		} else {
+			res["gnuradio_samples_per_s"] = rate
+			res["ratio_gnuradio"] = sr / rate
+		}
+	}
+	if *asJSON {
+		b, _ := json.Marshal(res)
+		fmt.Println(string(b))
+		return
+	}
+	fmt.Printf("sluice:                 %12.4g samples/s  (peak RSS %d MiB)\n", sr, srss>>20)
+	fmt.Printf("goroutines (batches):   %12.4g samples/s  (peak RSS %d MiB)  ratio %.2f\n", gr2, grss>>20, sr/gr2)
+	fmt.Printf("goroutines (per sample):%12.4g samples/s  (peak RSS %d MiB)  ratio %.2f\n", pr, prss>>20, sr/pr)
+	if v, ok := res["gnuradio_samples_per_s"]; ok {
+		fmt.Printf("GNU Radio:              %12.4g samples/s  ratio %.2f\n", v, res["ratio_gnuradio"])
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "chain:", err)
+	os.Exit(1)
+}
+
+// peakRSS returns the process's peak resident set size in bytes.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}
+
+func saxpy(in, out []float32) {
+	out = out[:len(in)]
+	for i, x := range in {
+		out[i] = scaleA*x + addB
+	}
+}
+
+// runSluice runs the chain as a sluice graph until the source ends.
+func runSluice(n int64, stages, batch int) (float64, error) {
+	g := graph.New("chain")
+	var made int64
+	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
+		if made >= n {
+			return runtime.ErrEndOfStream
+		}
+		out := runtime.Output[float32](f, 0)
+		for i := range out {
+			out[i] = float32(i)
+		}
+		made += int64(len(out))
+		return nil
+	})))
+	prev := graph.AddOutput[float32](src, "out", graph.SDF(batch))
+	for s := 0; s < stages; s++ {
+		a := g.AddActor(fmt.Sprintf("saxpy%02d", s), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
+			saxpy(runtime.Input[float32](f, 0), runtime.Output[float32](f, 0))
+			return nil
+		})))
+		in := graph.AddInput[float32](a, "in", graph.SDF(batch))
+		graph.Connect(g, prev, in)
+		prev = graph.AddOutput[float32](a, "out", graph.SDF(batch))
+	}
+	var check float32
+	sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
+		check += runtime.Input[float32](f, 0)[0]
+		return nil
+	})))
+	graph.Connect(g, prev, graph.AddInput[float32](sink, "in", graph.SDF(batch)))
+	st, err := runtime.Run(context.Background(), g, runtime.Options{})
+	if err != nil {
+		return 0, err
+	}
+	_ = check
+	return float64(made) / st.Elapsed.Seconds(), nil
+}
+
+// runGoroutines is the hand-written pipeline: one goroutine per stage,
+// []float32 batches passed through buffered Go channels, each stage
+// transforming the batch in place; the sink returns batches to the source
+// through a free list, so nothing is allocated in the steady state.
+func runGoroutines(n int64, stages, batch int) float64 {
+	const depth = 4
+	free := make(chan []float32, depth*(stages+2))
+	for i := 0; i < depth*(stages+2); i++ {
+		free <- make([]float32, batch)
+	}
+	chans := make([]chan []float32, stages+1)
+	for i := range chans {
+		chans[i] = make(chan []float32, depth)
+	}
+	start := time.Now()
+	go func() {
+		for made := int64(0); made < n; made += int64(batch) {
+			b := <-free
+			for i := range b {
+				b[i] = float32(i)
+			}
+			chans[0] <- b
+		}
+		close(chans[0])
+	}()
+	for s := 0; s < stages; s++ {
+		in, out := chans[s], chans[s+1]
+		go func() {
+			for b := range in {
+				saxpy(b, b)
+				out <- b
+			}
+			close(out)
+		}()
+	}
+	var got int64
+	var check float32
+	for b := range chans[stages] {
+		check += b[0]
+		got += int64(len(b))
+		free <- b
+	}
+	_ = check
+	return float64(got) / time.Since(start).Seconds()
+}
+
+// runPerSample is the naive pipeline: one goroutine per stage, one float32
+// per channel message.
+func runPerSample(n int64, stages int) float64 {
+	chans := make([]chan float32, stages+1)
+	for i := range chans {
+		chans[i] = make(chan float32, 1024)
+	}
+	start := time.Now()
+	go func() {
+		for i := int64(0); i < n; i++ {
+			chans[0] <- float32(i & 1023)
+		}
+		close(chans[0])
+	}()
+	for s := 0; s < stages; s++ {
+		in, out := chans[s], chans[s+1]
+		go func() {
+			for x := range in {
+				out <- scaleA*x + addB
+			}
+			close(out)
+		}()
+	}
+	var got int64
+	for range chans[stages] {
+		got++
+	}
+	return float64(got) / time.Since(start).Seconds()
+}
+
+// runGNURadio runs gnuradio_chain.py (next to this file) and reads its
+// samples/s.
+func runGNURadio(n int64, stages int) (float64, error) {
+	script := "bench/chain/gnuradio_chain.py"
+	if _, err := os.Stat(script); err != nil {
+		_, file, _, _ := goruntime.Caller(0)
+		script = filepath.Join(filepath.Dir(file), "gnuradio_chain.py")
+	}
+	out, err := exec.Command("python3", script, "-n", fmt.Sprint(n), "--stages", fmt.Sprint(stages)).Output()
+	if err != nil {
+		return 0, fmt.Errorf("gnuradio_chain.py: %w", err)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) == 0 {
+		return 0, fmt.Errorf("gnuradio_chain.py printed nothing")
+	}
+	return strconv.ParseFloat(fields[len(fields)-1], 64)
+}

@@ -1,0 +1,354 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/fifo"
+	"github.com/sluicehq/sluice/graph"
+)
+
+// Options configure Run. The zero value runs the graph until its sources
+// close, with pools sized to the machine and the default watchdog.
+type Options struct {
+	// Iterations is the number of graph iterations to run: every SDF/CSDF
+	// actor fires Iterations times its repetition-vector entry, then stops
+	// and closes its outputs. 0 runs until the sources end their streams
+	// (ErrEndOfStream) and everything downstream has drained.
+	Iterations int64
+	// Mapping gives per-actor replicas, priority and CPU affinity. Every
+	// placement's device must be "" or "cpu" (this runtime runs CPU actors).
+	Mapping *graph.Mapping
+	// Workers is the size of the CPU pool; 0 means runtime.GOMAXPROCS(0).
+	Workers int
+	// IOWorkers is the size of the pool for actors marked IO; 0 means 4.
+	IOWorkers int
+	// Wait is the FIFOs' wait strategy for blocking accesses (KPN processes
+	// and actors on dedicated goroutines).
+	Wait fifo.WaitStrategy
+	// DefaultCapacity, when set, sizes channels whose Capacity is 0; a
+	// result ≤ 0 falls back to the built-in rule (see docs/runtime.md).
+	DefaultCapacity func(c *graph.Channel) int
+	// Watchdog is how long every live actor must be blocked, with no token
+	// moving, before Run reports a deadlock; 0 means 500ms, < 0 disables it.
+	Watchdog time.Duration
+	// CheckEmpty makes Run fail if a channel does not hold exactly its
+	// initial tokens at the end (HDPC's "all channels empty" debug check).
+	CheckEmpty bool
+	// Trace, when set, receives a Chrome Trace Event JSON file (opens in
+	// Perfetto and chrome://tracing): one track per worker, one slice per
+	// firing.
+	Trace io.Writer
+	// Priority, when set, gives each actor's priority (higher fires first
+	// when workers are scarce), overriding the mapping's Priority.
+	Priority func(a *graph.Actor) int
+	// Progress, when set, is called every ProgressInterval (0 means 200ms)
+	// with live statistics, from the goroutine that called Run.
+	Progress         func(Snapshot)
+	ProgressInterval time.Duration
+}
+
+// Snapshot is the live state of a run passed to Options.Progress.
+type Snapshot struct {
+	// Elapsed is the time since the run started.
+	Elapsed time.Duration
+	// Actors lists every actor's progress, in graph order.
+	Actors []ActorProgress
+}
+
+// ActorProgress is one actor's progress in a Snapshot.
+type ActorProgress struct {
+	// Name is the (flattened) actor name.
+	Name string
+	// Firings done so far.
+	Firings int64
+	// Target is the number of firings the run asks for; -1 when it runs
+	// until end of stream (and for KPN processes).
+	Target int64
+	// Done reports whether the actor has finished.
+	Done bool
+}
+
+// run is the state of one Run call.
+type run struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	opts   Options
+	g      *graph.Graph
+	start  time.Time
+	t0     int64 // nanotime() at start
+
+	units []*unit
+	fifos []*fifoRec
+	chans []*chanRec
+
+	cpu, io *queue
+	ctxs    []*execCtx // all execution contexts (workers, dedicated, processes)
+
+	live    atomic.Int64 // units not yet finished
+	allDone chan struct{}
+	busy    atomic.Int64 // pooled executions in progress
+
+	errOnce sync.Once
+	err     error
+	failed  chan struct{}
+	stopped atomic.Bool
+
+	wg sync.WaitGroup
+}
+
+// Run executes the graph on the CPU and returns its statistics. It
+// validates and flattens g, resolves every actor's Go implementation,
+// creates the channels and runs the actors until Options.Iterations
+// iterations are done, or the streams end, or an actor fails, or ctx is
+// cancelled, or the watchdog finds a deadlock. No goroutine it started
+// outlives it. The statistics are returned also with an error, as far as
+// the run got.
+func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
+	if g == nil {
+		return nil, errors.New("runtime: Run: nil graph")
+	}
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if g.HasComposites() {
+		f, err := g.Flatten()
+		if err != nil {
+			return nil, err
+		}
+		g = f
+	}
+	if opts.Mapping != nil {
+		if err := opts.Mapping.Check(g); err != nil {
+			return nil, err
+		}
+	}
+	r := &run{opts: opts, g: g, allDone: make(chan struct{}), failed: make(chan struct{})}
+	if err := r.setup(); err != nil {
+		r.freeFifos()
+		return nil, err
+	}
+	r.ctx, r.cancel = context.WithCancel(ctx)
+	defer r.cancel()
+
+	// Start the actors that have a life cycle.
+	started := make([]*unit, 0, len(r.units))
+	var startErr error
+	for _, u := range r.units {
+		if s, ok := u.impl.(Starter); ok {
+			if err := s.Start(r.ctx); err != nil {
+				startErr = fmt.Errorf("actor %s: start: %w", u.name, err)
+				break
+			}
+		}
+		started = append(started, u)
+	}
+	if startErr == nil {
+		r.execute()
+	} else {
+		r.fail(startErr)
+	}
+	var stopErrs []error
+	for _, u := range started {
+		if s, ok := u.impl.(Stopper); ok {
+			if err := s.Stop(); err != nil {
+				stopErrs = append(stopErrs, fmt.Errorf("actor %s: stop: %w", u.name, err))
+			}
+		}
+	}
+	st := r.stats()
+	err := r.err
+	if err == nil && len(stopErrs) > 0 {
+		err = errors.Join(stopErrs...)
+	}
+	if err == nil && opts.CheckEmpty {
+		err = r.checkEmpty()
+	}
+	if opts.Trace != nil && startErr == nil {
+		if terr := r.writeTrace(opts.Trace); terr != nil && err == nil {
+			err = fmt.Errorf("runtime: writing trace: %w", terr)
+		}
+	}
+	r.freeFifos()
+	return st, err
+}
+
+// fail records the run's first error and stops the run.
+func (r *run) fail(err error) {
+	r.errOnce.Do(func() {
+		r.err = err
+		close(r.failed)
+	})
+}
+
+func (r *run) freeFifos() {
+	for _, f := range r.fifos {
+		_ = f.f.Free()
+	}
+}
+
+// execute starts the pools, dedicated goroutines and processes, supervises
+// them (completion, errors, cancellation, watchdog, progress) and waits for
+// every goroutine to end.
+func (r *run) execute() {
+	r.start = time.Now()
+	r.t0 = nanotime()
+	r.live.Store(int64(len(r.units)))
+	if len(r.units) == 0 {
+		close(r.allDone)
+	}
+	traceCap := 0
+	if r.opts.Trace != nil {
+		traceCap = 4096
+	}
+	nunits := len(r.units)
+	newCtx := func(name string) *execCtx {
+		c := newExecCtx(r, len(r.ctxs), name, nunits, traceCap)
+		r.ctxs = append(r.ctxs, c)
+		return c
+	}
+	// Pools: only as many workers as there are pooled units to run.
+	for i := 0; i < r.cpu.workers; i++ {
+		c := newCtx(fmt.Sprintf("cpu-%d", i))
+		r.wg.Add(1)
+		go r.worker(c, r.cpu)
+	}
+	for i := 0; i < r.io.workers; i++ {
+		c := newCtx(fmt.Sprintf("io-%d", i))
+		r.wg.Add(1)
+		go r.worker(c, r.io)
+	}
+	for _, u := range r.units {
+		switch u.mode {
+		case modeDedicated:
+			c := newCtx("actor " + u.name)
+			r.wg.Add(1)
+			go r.dedicated(c, u)
+		case modeProcess:
+			c := newCtx("process " + u.name)
+			r.wg.Add(1)
+			go r.process(c, u)
+		}
+	}
+	for _, u := range r.units {
+		if u.mode == modePooled {
+			u.schedule()
+		}
+	}
+	r.supervise()
+	r.stopped.Store(true)
+	r.cancel()
+	r.cpu.close()
+	r.io.close()
+	r.wg.Wait()
+}
+
+// supervise is the controller's loop: it returns when every actor has
+// finished, an actor failed, the context ended or a deadlock was found.
+func (r *run) supervise() {
+	var tick <-chan time.Time
+	period := time.Duration(0)
+	wd := r.opts.Watchdog
+	if wd == 0 {
+		wd = 500 * time.Millisecond
+	}
+	if wd > 0 {
+		period = max(wd/5, time.Millisecond)
+	}
+	pi := r.opts.ProgressInterval
+	if pi <= 0 {
+		pi = 200 * time.Millisecond
+	}
+	if r.opts.Progress != nil && (period == 0 || pi < period) {
+		period = pi
+	}
+	if period > 0 {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		tick = t.C
+	}
+	var (
+		quietSince   time.Time
+		lastProgress uint64
+		lastReport   = time.Now()
+	)
+	for {
+		select {
+		case <-r.allDone:
+			return
+		case <-r.failed:
+			return
+		case <-r.ctx.Done():
+			r.fail(fmt.Errorf("runtime: run of graph %q stopped: %w", r.g.Name, context.Cause(r.ctx)))
+			return
+		case now := <-tick:
+			if r.opts.Progress != nil && now.Sub(lastReport) >= pi {
+				lastReport = now
+				r.opts.Progress(r.snapshot())
+			}
+			if wd <= 0 {
+				continue
+			}
+			p := r.progressCount()
+			if !r.quiescent() || p != lastProgress || quietSince.IsZero() {
+				lastProgress = p
+				quietSince = now
+				if !r.quiescent() {
+					quietSince = time.Time{}
+				}
+				continue
+			}
+			if now.Sub(quietSince) >= wd {
+				select {
+				case <-r.allDone:
+					return
+				default:
+				}
+				r.fail(r.deadlockError())
+				return
+			}
+		}
+	}
+}
+
+func (r *run) snapshot() Snapshot {
+	s := Snapshot{Elapsed: time.Since(r.start), Actors: make([]ActorProgress, len(r.units))}
+	for i, u := range r.units {
+		s.Actors[i] = ActorProgress{Name: u.name, Firings: u.firings.Load(), Target: u.target, Done: u.state.Load() == stateDone}
+	}
+	return s
+}
+
+// unitDone is called once per unit, by whoever finished it.
+func (r *run) unitDone() {
+	if r.live.Add(-1) == 0 {
+		close(r.allDone)
+	}
+}
+
+// checkEmpty reports channels that do not hold exactly their initial tokens.
+func (r *run) checkEmpty() error {
+	var bad []string
+	for _, c := range r.chans {
+		left := c.left()
+		if left != int64(c.c.Initial) {
+			bad = append(bad, fmt.Sprintf("%s holds %d tokens (expected %d)", c.c.Name, left, c.c.Initial))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return fmt.Errorf("runtime: channels not empty at the end: %s", strings.Join(bad, "; "))
+}
+
+// defaultWorkers returns the CPU pool size.
+func defaultWorkers() int { return goruntime.GOMAXPROCS(0) }

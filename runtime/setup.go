@@ -1,0 +1,379 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/sluicehq/sluice/fifo"
+	"github.com/sluicehq/sluice/graph"
+)
+
+// How a unit runs.
+const (
+	// modePooled: an SDF/CSDF actor fired by the CPU or I/O pool when ready.
+	modePooled = iota
+	// modeDedicated: an SDF/CSDF actor on its own goroutine that blocks on
+	// its FIFOs (next to a KPN process, or pinned to CPUs).
+	modeDedicated
+	// modeProcess: a KPN process on its own goroutine.
+	modeProcess
+)
+
+// fifoRec is one FIFO: an output port and every channel it feeds
+// (broadcast: one reader per channel).
+type fifoRec struct {
+	f        *fifo.FIFO
+	port     *graph.Port
+	producer *unit
+	chans    []*chanRec
+	live     atomic.Int32 // readers still attached
+}
+
+// chanRec is one channel: a reader of its output port's FIFO.
+type chanRec struct {
+	c        *graph.Channel
+	fr       *fifoRec
+	reader   int
+	consumer *unit
+	leftSet  atomic.Bool
+	leftN    atomic.Int64 // tokens left when the consumer finished
+}
+
+// left returns the tokens the channel holds (or held when its consumer
+// detached).
+func (c *chanRec) left() int64 {
+	if c.leftSet.Load() {
+		return c.leftN.Load()
+	}
+	return int64(c.fr.f.Writer().Position() - c.fr.f.Reader(c.reader).Position())
+}
+
+// uport is one port of a unit with its rate table.
+type uport struct {
+	p      *graph.Port
+	phases []int
+	cum    []int64 // cum[i] = tokens over phases [0, i)
+	sum    int64
+	max    int
+	tsize  int
+	r      *fifo.Reader // inputs
+	w      *fifo.Writer // outputs
+	ch     *chanRec     // inputs
+	fr     *fifoRec     // outputs
+}
+
+// tokensAt returns the tokens moved by firings [0, m).
+func (p *uport) tokensAt(m int64) int64 {
+	n := int64(len(p.phases))
+	if n == 1 {
+		return m * p.sum
+	}
+	return m/n*p.sum + p.cum[m%n]
+}
+
+// tokens returns the tokens moved by firings [a, a+k).
+func (p *uport) tokens(a, k int64) int {
+	if len(p.phases) == 1 {
+		return int(k * p.sum)
+	}
+	return int(p.tokensAt(a+k) - p.tokensAt(a))
+}
+
+// firingsFor returns how many firings from firing a, at most k, fit in n
+// tokens.
+func (p *uport) firingsFor(a int64, n int, k int64) int64 {
+	if len(p.phases) == 1 {
+		if p.sum == 0 {
+			return k
+		}
+		return min(k, int64(n)/p.sum)
+	}
+	if p.sum == 0 {
+		return k
+	}
+	np := int64(len(p.phases))
+	// whole cycles first, then phase by phase
+	var done int64
+	if c := int64(n) / p.sum; c > 1 {
+		done = (c - 1) * np
+		if done >= k {
+			return k
+		}
+	}
+	for done < k && int64(p.tokens(a, done+1)) <= int64(n) {
+		done++
+	}
+	return done
+}
+
+func newUport(p *graph.Port) uport {
+	ph := p.Rate.List()
+	if len(ph) == 0 {
+		ph = []int{0}
+	}
+	up := uport{p: p, phases: ph, cum: make([]int64, len(ph)+1), tsize: p.Type.Size}
+	for i, r := range ph {
+		up.cum[i+1] = up.cum[i] + int64(r)
+		up.max = max(up.max, r)
+	}
+	up.sum = up.cum[len(ph)]
+	return up
+}
+
+// setup resolves implementations, computes targets and capacities, and
+// creates the FIFOs and units.
+func (r *run) setup() error {
+	g, opts := r.g, r.opts
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = defaultWorkers()
+	}
+	ioWorkers := opts.IOWorkers
+	if ioWorkers <= 0 {
+		ioWorkers = 4
+	}
+	for _, b := range g.Inputs {
+		return fmt.Errorf("runtime: graph %q has an open input %q (bound to %s.%s): expected a closed graph, with every input fed by a channel", g.Name, b.Name, b.Actor, b.Port)
+	}
+	for _, b := range g.Outputs {
+		if a := g.Actor(b.Actor); a != nil {
+			if p := a.Port(b.Port); p != nil && len(g.ChannelsOf(p)) == 0 {
+				return fmt.Errorf("runtime: graph %q has an open output %q (bound to %s.%s): expected a closed graph, with every output feeding a channel", g.Name, b.Name, b.Actor, b.Port)
+			}
+		}
+	}
+
+	var rv map[*graph.Actor]int64
+	if opts.Iterations > 0 {
+		var err error
+		if rv, err = repetitions(g); err != nil {
+			return err
+		}
+	} else if opts.Iterations < 0 {
+		return fmt.Errorf("runtime: Options.Iterations is %d: expected 0 (until end of stream) or more", opts.Iterations)
+	}
+
+	byActor := map[*graph.Actor]*unit{}
+	for i, a := range g.Actors {
+		u := &unit{r: r, idx: i, a: a, name: a.Name, replicas: 1, target: -1}
+		var pl *graph.Placement
+		if opts.Mapping != nil {
+			pl = opts.Mapping.Actors[a.Name]
+		}
+		if pl != nil {
+			switch strings.ToLower(pl.Device) {
+			case "", "cpu", "cpu:0", "host":
+			default:
+				return fmt.Errorf("runtime: actor %s is mapped to device %q: this runtime runs CPU actors only (expected device \"cpu\" or none)", a.Name, pl.Device)
+			}
+			if pl.Impl != "" && pl.Impl != graph.ImplGo && pl.Impl != graph.ImplBuiltin {
+				return fmt.Errorf("runtime: actor %s is mapped with implementation %q: this runtime runs Go and built-in implementations only", a.Name, pl.Impl)
+			}
+			if pl.Replicas > 1 {
+				u.replicas = pl.Replicas
+			}
+			u.prio = pl.Priority
+			u.affinity = append([]int(nil), pl.Affinity...)
+		}
+		if opts.Priority != nil {
+			u.prio = opts.Priority(a)
+		}
+		impl, err := Resolve(a)
+		if err != nil {
+			return fmt.Errorf("runtime: %w", err)
+		}
+		u.impl = impl
+		switch f := impl.(type) {
+		case FireFunc:
+			u.fire = f
+		case ProcessFunc:
+			u.proc = f
+		case Actor:
+			u.fire = f.Fire
+		}
+		if a.Dynamic() {
+			if u.proc == nil {
+				return fmt.Errorf("runtime: actor %s has dynamic-rate ports: expected a ProcessFunc (a KPN process), found a firing function", a.Name)
+			}
+			u.mode = modeProcess
+			if u.replicas > 1 {
+				return fmt.Errorf("runtime: actor %s is a KPN process and cannot be replicated (mapping asks for %d replicas)", a.Name, u.replicas)
+			}
+		} else if u.proc != nil {
+			u.mode = modeProcess
+			if u.replicas > 1 {
+				return fmt.Errorf("runtime: actor %s is a KPN process and cannot be replicated (mapping asks for %d replicas)", a.Name, u.replicas)
+			}
+		}
+		if a.Stateful && u.replicas > 1 {
+			return fmt.Errorf("runtime: actor %s is stateful and cannot be replicated (mapping asks for %d replicas)", a.Name, u.replicas)
+		}
+		if rv != nil && u.mode != modeProcess {
+			if q, ok := rv[a]; ok {
+				u.target = q * opts.Iterations
+			}
+		}
+		u.phases = int64(a.Phases())
+		for _, p := range a.Inputs {
+			u.ins = append(u.ins, newUport(p))
+		}
+		for _, p := range a.Outputs {
+			u.outs = append(u.outs, newUport(p))
+		}
+		byActor[a] = u
+		r.units = append(r.units, u)
+	}
+
+	// Capacities and FIFOs: one per output port.
+	mins := minimalBuffers(g, rv)
+	for _, u := range r.units {
+		for oi := range u.outs {
+			op := &u.outs[oi]
+			cs := g.ChannelsOf(op.p)
+			if len(cs) == 0 {
+				continue
+			}
+			fr := &fifoRec{port: op.p, producer: u}
+			capTok, initial := 0, cs[0].Initial
+			var initData []byte
+			for _, c := range cs {
+				if c.Initial != initial {
+					return fmt.Errorf("runtime: output %s broadcasts to channels with different initial tokens (%s: %d, %s: %d): a broadcast is one FIFO, expected equal initial tokens", op.p.FullName(), cs[0].Name, initial, c.Name, c.Initial)
+				}
+				if c.InitialData != nil {
+					initData = c.InitialData
+				}
+				capTok = max(capTok, r.capacity(c, byActor, mins))
+			}
+			if initData != nil && len(initData) != initial*op.tsize {
+				initData = nil
+			}
+			f, err := fifo.New(fifo.Options{
+				Name: fifoName(op.p, cs), TokenSize: op.tsize, Capacity: capTok, Readers: len(cs),
+				Wait: opts.Wait, Initial: initial, InitialData: initData,
+			})
+			if err != nil {
+				return fmt.Errorf("runtime: channel %s: %w", cs[0].Name, err)
+			}
+			fr.f = f
+			fr.live.Store(int32(len(cs)))
+			op.w = f.Writer()
+			op.fr = fr
+			r.fifos = append(r.fifos, fr)
+			for i, c := range cs {
+				cr := &chanRec{c: c, fr: fr, reader: i, consumer: byActor[c.To.Actor]}
+				fr.chans = append(fr.chans, cr)
+				r.chans = append(r.chans, cr)
+				cu := cr.consumer
+				for ii := range cu.ins {
+					if cu.ins[ii].p == c.To {
+						cu.ins[ii].r = f.Reader(i)
+						cu.ins[ii].ch = cr
+					}
+				}
+			}
+		}
+	}
+	// Check rates against capacities, and link neighbours.
+	for _, u := range r.units {
+		for _, ip := range u.ins {
+			if ip.r == nil {
+				return fmt.Errorf("runtime: input %s has no channel", ip.p.FullName())
+			}
+			if u.mode != modeProcess && ip.max > ip.ch.fr.f.Capacity() {
+				return fmt.Errorf("runtime: channel %s has capacity %d tokens but %s consumes %d per firing: expected a capacity ≥ the rate", ip.ch.c.Name, ip.ch.fr.f.Capacity(), ip.p.FullName(), ip.max)
+			}
+			u.addNeighbour(ip.ch.fr.producer)
+		}
+		for _, op := range u.outs {
+			if u.mode != modeProcess && op.fr != nil && op.max > op.fr.f.Capacity() {
+				return fmt.Errorf("runtime: channel %s has capacity %d tokens but %s produces %d per firing: expected a capacity ≥ the rate", op.fr.chans[0].c.Name, op.fr.f.Capacity(), op.p.FullName(), op.max)
+			}
+			if op.fr != nil {
+				for _, c := range op.fr.chans {
+					u.addNeighbour(c.consumer)
+				}
+			}
+		}
+	}
+	// Modes: actors next to a KPN process, or pinned to CPUs, run on their
+	// own goroutine; the others on the pools.
+	for _, u := range r.units {
+		if u.mode == modeProcess {
+			continue
+		}
+		if len(u.affinity) > 0 {
+			u.mode = modeDedicated
+			continue
+		}
+		for _, n := range u.neigh {
+			if n.mode == modeProcess {
+				u.mode = modeDedicated
+			}
+		}
+	}
+	ncpu, nio := 0, 0
+	for _, u := range r.units {
+		if u.mode == modeDedicated && u.replicas > 1 {
+			u.replicas = 1 // a dedicated actor fires in order on its goroutine
+		}
+		if u.mode != modePooled {
+			continue
+		}
+		if u.a.IO {
+			nio += u.replicas
+		} else {
+			ncpu += u.replicas
+		}
+		u.maxRound = u.roundLimit()
+	}
+	r.cpu = newQueue(min(workers, max(ncpu, 0)))
+	r.io = newQueue(min(ioWorkers, nio))
+	for _, u := range r.units {
+		if u.mode == modePooled {
+			if u.a.IO {
+				u.q = r.io
+			} else {
+				u.q = r.cpu
+			}
+		}
+		u.maxPorts = max(len(u.ins), len(u.outs))
+		u.inWin = make([][]byte, len(u.ins))
+		u.outWin = make([][]byte, len(u.outs))
+	}
+	return nil
+}
+
+func fifoName(p *graph.Port, cs []*graph.Channel) string {
+	if len(cs) == 1 {
+		return cs[0].Name
+	}
+	return p.FullName() + " (broadcast)"
+}
+
+// pageBytes is the floor of the default capacity: a channel holds at least
+// this many bytes of tokens, so that rate-1 actors fire in batches.
+const pageBytes = 16 << 10
+
+// capacity returns a channel's capacity in tokens: its own, Options'
+// DefaultCapacity's, or max(minimal buffer, initial + 2×max(prod, cons
+// rate)×replicas, 16 KiB worth of tokens).
+func (r *run) capacity(c *graph.Channel, by map[*graph.Actor]*unit, mins map[*graph.Channel]int) int {
+	if c.Capacity > 0 {
+		return c.Capacity
+	}
+	if r.opts.DefaultCapacity != nil {
+		if n := r.opts.DefaultCapacity(c); n > 0 {
+			return max(n, c.Initial)
+		}
+	}
+	prod, cons := c.From.Rate.Max(), c.To.Rate.Max()
+	reps := max(by[c.From.Actor].replicas, by[c.To.Actor].replicas)
+	n := c.Initial + 2*max(prod, cons)*reps
+	n = max(n, mins[c])
+	if ts := c.From.Type.Size; ts > 0 {
+		n = max(n, pageBytes/ts)
+	}
+	return max(n, 1)
+}

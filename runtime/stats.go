@@ -1,0 +1,278 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"math/bits"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Stats are a run's statistics.
+type Stats struct {
+	// Elapsed is the run's wall-clock time.
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Actors in graph order (flattened names).
+	Actors []ActorStats `json:"actors"`
+	// Channels in graph order.
+	Channels []ChannelStats `json:"channels"`
+}
+
+// ActorStats are one actor's statistics.
+type ActorStats struct {
+	// Name is the flattened actor name.
+	Name string `json:"name"`
+	// Kind is "sdf", "csdf" or "process" (KPN).
+	Kind string `json:"kind"`
+	// Firings is the number of committed firings (0 for a process).
+	Firings int64 `json:"firings"`
+	// Busy is the time spent firing (for a process: its life time less the
+	// time it was blocked on its FIFOs).
+	Busy time.Duration `json:"busy_ns"`
+	// BlockedIn is the time the actor waited for input tokens; BlockedOut
+	// the time it waited for room on an output. For pooled actors it is the
+	// time between finding the actor not ready and firing it again.
+	BlockedIn  time.Duration `json:"blocked_in_ns"`
+	BlockedOut time.Duration `json:"blocked_out_ns"`
+	// Tokens and bytes consumed and produced.
+	TokensIn  int64 `json:"tokens_in"`
+	TokensOut int64 `json:"tokens_out"`
+	BytesIn   int64 `json:"bytes_in"`
+	BytesOut  int64 `json:"bytes_out"`
+	// Replicas is the team size (1 when not replicated).
+	Replicas int `json:"replicas"`
+	// Mean, Min, Max and P50 are firing times; P50 comes from a log-linear
+	// histogram (within 12.5%).
+	Mean time.Duration `json:"mean_ns"`
+	Min  time.Duration `json:"min_ns"`
+	Max  time.Duration `json:"max_ns"`
+	P50  time.Duration `json:"p50_ns"`
+}
+
+// ChannelStats are one channel's statistics. Channels fed by one output
+// port share one FIFO (broadcast): they report the same capacity, peak fill
+// and copied bytes.
+type ChannelStats struct {
+	// Name is the channel's name.
+	Name string `json:"name"`
+	// Capacity in tokens.
+	Capacity int `json:"capacity"`
+	// PeakFill is the most tokens the FIFO held.
+	PeakFill int `json:"peak_fill"`
+	// CopiedBytes are the bytes moved by copy access (Read/Write) rather
+	// than windows.
+	CopiedBytes int64 `json:"copied_bytes"`
+	// Left is the number of tokens the channel held at the end.
+	Left int64 `json:"left"`
+}
+
+// histN is the number of buckets of the firing-time histogram: values 0..3,
+// then 4 buckets per power of two.
+const histN = 256
+
+// unitAcc accumulates one unit's firing times in one execution context.
+type unitAcc struct {
+	n    int64
+	busy int64
+	min  int64
+	max  int64
+	hist [histN]uint64
+}
+
+func histBucket(v int64) int {
+	if v < 4 {
+		return int(max(v, 0))
+	}
+	e := bits.Len64(uint64(v)) - 1
+	m := int(v>>(e-2)) & 3
+	return 4 + (e-2)*4 + m
+}
+
+// histMid returns the middle of bucket i.
+func histMid(i int) int64 {
+	if i < 4 {
+		return int64(i)
+	}
+	e := (i-4)/4 + 2
+	m := int64((i - 4) % 4)
+	lo := (4 + m) << (e - 2)
+	hi := (5 + m) << (e - 2)
+	return (lo + hi) / 2
+}
+
+func (a *unitAcc) add(d int64) {
+	a.n++
+	a.busy += d
+	if a.min < 0 || d < a.min {
+		a.min = d
+	}
+	if d > a.max {
+		a.max = d
+	}
+	a.hist[histBucket(d)]++
+}
+
+func (a *unitAcc) merge(b *unitAcc) {
+	a.n += b.n
+	a.busy += b.busy
+	if b.min >= 0 && (a.min < 0 || b.min < a.min) {
+		a.min = b.min
+	}
+	a.max = max(a.max, b.max)
+	for i := range a.hist {
+		a.hist[i] += b.hist[i]
+	}
+}
+
+func (a *unitAcc) p50() int64 {
+	if a.n == 0 {
+		return 0
+	}
+	half := (a.n + 1) / 2
+	var s uint64
+	for i, c := range a.hist {
+		s += c
+		if int64(s) >= half {
+			return min(max(histMid(i), a.min), a.max)
+		}
+	}
+	return a.max
+}
+
+// stats gathers the statistics once every goroutine has ended.
+func (r *run) stats() *Stats {
+	st := &Stats{}
+	if !r.start.IsZero() {
+		st.Elapsed = time.Since(r.start)
+	}
+	for _, u := range r.units {
+		acc := unitAcc{min: -1}
+		for _, c := range r.ctxs {
+			if a := c.acc[u.idx]; a != nil {
+				acc.merge(a)
+			}
+		}
+		as := ActorStats{Name: u.name, Kind: "sdf", Firings: u.firings.Load(), Replicas: u.replicas}
+		if u.mode == modeProcess {
+			as.Kind = "process"
+		} else if u.phases > 1 {
+			as.Kind = "csdf"
+		}
+		var fifoIn, fifoOut time.Duration
+		for i := range u.ins {
+			p := &u.ins[i]
+			if p.r == nil {
+				continue
+			}
+			t := int64(p.r.Position())
+			as.TokensIn += t
+			as.BytesIn += t * int64(p.tsize)
+			fifoIn += p.r.BlockedTime()
+		}
+		for i := range u.outs {
+			p := &u.outs[i]
+			if p.w == nil {
+				continue
+			}
+			t := int64(p.w.Position()) - int64(p.fr.chans[0].c.Initial)
+			as.TokensOut += t
+			as.BytesOut += t * int64(p.tsize)
+			fifoOut += p.w.BlockedTime()
+		}
+		switch u.mode {
+		case modePooled:
+			as.BlockedIn = time.Duration(u.blockedIn)
+			as.BlockedOut = time.Duration(u.blockedOu)
+		default:
+			as.BlockedIn, as.BlockedOut = fifoIn, fifoOut
+		}
+		as.Busy = time.Duration(acc.busy)
+		if u.mode == modeProcess {
+			as.Busy = max(0, as.Busy-fifoIn-fifoOut)
+		}
+		if acc.n > 0 {
+			as.Mean = time.Duration(acc.busy / acc.n)
+			as.Min = time.Duration(acc.min)
+			as.Max = time.Duration(acc.max)
+			as.P50 = time.Duration(acc.p50())
+		}
+		st.Actors = append(st.Actors, as)
+	}
+	for _, c := range r.chans {
+		st.Channels = append(st.Channels, ChannelStats{
+			Name: c.c.Name, Capacity: c.fr.f.Capacity(), PeakFill: c.fr.f.PeakFill(),
+			CopiedBytes: c.fr.f.CopiedBytes(), Left: c.left(),
+		})
+	}
+	return st
+}
+
+// Actor returns the statistics of the named actor, or nil.
+func (s *Stats) Actor(name string) *ActorStats {
+	for i := range s.Actors {
+		if s.Actors[i].Name == name {
+			return &s.Actors[i]
+		}
+	}
+	return nil
+}
+
+// WriteTable writes the statistics as two aligned text tables (actors,
+// then channels).
+func (s *Stats) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "actor\tkind\tfirings\tmean\tbusy\tblocked in\tblocked out\ttokens in\ttokens out\tbytes in\tbytes out\treplicas\t\n")
+	for _, a := range s.Actors {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%v\t%v\t%d\t%d\t%d\t%d\t%d\t\n", a.Name, a.Kind, a.Firings,
+			a.Mean, a.Busy.Round(time.Microsecond), a.BlockedIn.Round(time.Microsecond), a.BlockedOut.Round(time.Microsecond),
+			a.TokensIn, a.TokensOut, a.BytesIn, a.BytesOut, a.Replicas)
+	}
+	fmt.Fprintf(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\n")
+	fmt.Fprintf(tw, "channel\tcapacity\tpeak fill\tcopied bytes\tleft\t\n")
+	for _, c := range s.Channels {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", c.Name, c.Capacity, c.PeakFill, c.CopiedBytes, c.Left)
+	}
+	fmt.Fprintf(tw, "elapsed\t%v\t\n", s.Elapsed.Round(time.Microsecond))
+	return tw.Flush()
+}
+
+// WriteProfile writes the measured firing times as a YAML profile for the
+// mapping and the simulator:
+//
+//	# sluice actor profile: measured CPU firing times (ns)
+//	device: cpu
+//	actors:
+//	  "scale":
+//	    firings: 1000
+//	    mean_ns: 20113
+//	    min_ns: 19870
+//	    max_ns: 40211
+//	    p50_ns: 20480
+//
+// Actors that never fired (and KPN processes) are left out.
+func (s *Stats) WriteProfile(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# sluice actor profile: measured CPU firing times (ns)\n")
+	b.WriteString("device: cpu\n")
+	b.WriteString("actors:\n")
+	n := 0
+	for _, a := range s.Actors {
+		if a.Firings == 0 || a.Kind == "process" {
+			continue
+		}
+		n++
+		fmt.Fprintf(&b, "  %s:\n", strconv.Quote(a.Name))
+		fmt.Fprintf(&b, "    firings: %d\n", a.Firings)
+		fmt.Fprintf(&b, "    mean_ns: %d\n", a.Mean.Nanoseconds())
+		fmt.Fprintf(&b, "    min_ns: %d\n", a.Min.Nanoseconds())
+		fmt.Fprintf(&b, "    max_ns: %d\n", a.Max.Nanoseconds())
+		fmt.Fprintf(&b, "    p50_ns: %d\n", a.P50.Nanoseconds())
+	}
+	if n == 0 {
+		b.WriteString("  {}\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

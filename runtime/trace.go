@@ -1,0 +1,85 @@
+package runtime
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+)
+
+// traceEvent is one recorded firing (firing -1: a process's life time).
+type traceEvent struct {
+	unit   int32
+	firing int64
+	ts     int64 // ns since the run started
+	dur    int64 // ns
+}
+
+// writeTrace writes the Chrome Trace Event JSON: process 1, one thread per
+// execution context (thread_name metadata), one complete ("X") event per
+// firing with the actor's name and the firing's index, in microseconds.
+func (r *run) writeTrace(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	buf := make([]byte, 0, 256)
+	buf = append(buf, `{"displayTimeUnit":"ns","otherData":{"graph":`...)
+	buf = strconv.AppendQuote(buf, r.g.Name)
+	buf = append(buf, `},"traceEvents":[`...)
+	buf = append(buf, `{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":`...)
+	buf = strconv.AppendQuote(buf, "sluice "+r.g.Name)
+	buf = append(buf, `}}`...)
+	bw.Write(buf)
+	for _, c := range r.ctxs {
+		buf = append(buf[:0], `,`+"\n"+`{"name":"thread_name","ph":"M","pid":1,"tid":`...)
+		buf = strconv.AppendInt(buf, int64(c.id), 10)
+		buf = append(buf, `,"args":{"name":`...)
+		buf = strconv.AppendQuote(buf, c.name)
+		buf = append(buf, `}},`+"\n"+`{"name":"thread_sort_index","ph":"M","pid":1,"tid":`...)
+		buf = strconv.AppendInt(buf, int64(c.id), 10)
+		buf = append(buf, `,"args":{"sort_index":`...)
+		buf = strconv.AppendInt(buf, int64(c.id), 10)
+		buf = append(buf, `}}`...)
+		bw.Write(buf)
+	}
+	names := make([][]byte, len(r.units))
+	for i, u := range r.units {
+		names[i] = strconv.AppendQuote(nil, u.name)
+	}
+	for _, c := range r.ctxs {
+		for _, e := range c.trace {
+			buf = append(buf[:0], ",\n"+`{"name":`...)
+			buf = append(buf, names[e.unit]...)
+			if e.firing < 0 {
+				buf = append(buf, `,"cat":"process","ph":"X","pid":1,"tid":`...)
+			} else {
+				buf = append(buf, `,"cat":"firing","ph":"X","pid":1,"tid":`...)
+			}
+			buf = strconv.AppendInt(buf, int64(c.id), 10)
+			buf = append(buf, `,"ts":`...)
+			buf = appendMicros(buf, e.ts)
+			buf = append(buf, `,"dur":`...)
+			buf = appendMicros(buf, e.dur)
+			if e.firing >= 0 {
+				buf = append(buf, `,"args":{"firing":`...)
+				buf = strconv.AppendInt(buf, e.firing, 10)
+				buf = append(buf, '}')
+			}
+			buf = append(buf, '}')
+			if _, err := bw.Write(buf); err != nil {
+				return err
+			}
+		}
+	}
+	bw.WriteString("\n]}\n")
+	return bw.Flush()
+}
+
+// appendMicros appends ns as microseconds with three decimals.
+func appendMicros(b []byte, ns int64) []byte {
+	if ns < 0 {
+		b = append(b, '-')
+		ns = -ns
+	}
+	b = strconv.AppendInt(b, ns/1000, 10)
+	f := ns % 1000
+	b = append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+	return b
+}

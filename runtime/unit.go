@@ -1,0 +1,550 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluicehq/sluice/graph"
+)
+
+// Unit states.
+const (
+	stateIdle = iota // not ready, nobody runs it; a notifier may claim it
+	stateBusy        // queued or running (or a team round in flight)
+	stateDone        // finished
+)
+
+// Why a pooled unit cannot fire.
+const (
+	whyNone = iota
+	whyIn   // an input lacks tokens
+	whyOut  // an output lacks room
+	whyDone // finished: target reached, input ended, or outputs abandoned
+)
+
+// claimBits is the number of low bits of unit.claim holding the next
+// firing of a team round; the high bits hold the round's number.
+const claimBits = 24
+
+// maxRoundFirings bounds the firings of one round.
+const maxRoundFirings = 1 << 20
+
+// unit is the runtime's view of one actor: its ports, its scheduling state
+// and its counters.
+type unit struct {
+	r        *run
+	idx      int
+	a        *graph.Actor
+	name     string
+	mode     int
+	impl     any
+	fire     FireFunc
+	proc     ProcessFunc
+	ins      []uport
+	outs     []uport
+	phases   int64
+	replicas int
+	prio     int
+	affinity []int
+	target   int64 // firings to do; -1 = until end of stream
+	q        *queue
+	maxRound int64
+	maxPorts int
+	neigh    []*unit
+
+	state   atomic.Int32
+	firings atomic.Int64 // committed firings (read by progress and stats)
+
+	// Owned by whoever runs the unit (hand-offs are ordered by the state
+	// CAS, the queue, or the team round's counters).
+	next      int64 // index of the next firing
+	inWin     [][]byte
+	outWin    [][]byte
+	waitKind  int
+	waitSince int64
+	blockedIn int64 // pooled: ns spent not ready for lack of input
+	blockedOu int64 // pooled: ns spent not ready for lack of room
+
+	// Team rounds (replicas > 1).
+	roundID   uint64
+	claim     atomic.Uint64
+	roundK    atomic.Int64
+	roundBase atomic.Int64
+	doneN     atomic.Int64
+	stopAt    atomic.Int64
+	errMu     sync.Mutex
+	errAt     int64
+	roundErr  error
+}
+
+func (u *unit) addNeighbour(n *unit) {
+	if n == nil || n == u {
+		return
+	}
+	for _, m := range u.neigh {
+		if m == n {
+			return
+		}
+	}
+	u.neigh = append(u.neigh, n)
+}
+
+// roundLimit returns the most firings one round may take: half of every
+// channel's capacity (so producer and consumer overlap), at least one.
+func (u *unit) roundLimit() int64 {
+	k := int64(maxRoundFirings)
+	lim := func(capTok int, p *uport) {
+		if p.max == 0 {
+			return
+		}
+		perFiring := (p.sum + int64(len(p.phases)) - 1) / int64(len(p.phases))
+		k = min(k, max(1, int64(capTok)/2/max(perFiring, 1)))
+	}
+	for i := range u.ins {
+		lim(u.ins[i].ch.fr.f.Capacity(), &u.ins[i])
+	}
+	for i := range u.outs {
+		if u.outs[i].fr != nil {
+			lim(u.outs[i].fr.f.Capacity(), &u.outs[i])
+		}
+	}
+	return k
+}
+
+// schedule queues a pooled unit that is idle. Callers call it after they
+// moved a stream the unit uses (commit, release, close, detach).
+func (u *unit) schedule() {
+	if u.mode != modePooled || u.state.Load() != stateIdle {
+		return
+	}
+	if u.state.CompareAndSwap(stateIdle, stateBusy) {
+		u.q.push(task{u: u})
+	}
+}
+
+func (u *unit) notify() {
+	for _, n := range u.neigh {
+		n.schedule()
+	}
+}
+
+// abandoned reports whether every output's readers have all finished.
+func (u *unit) abandoned() bool {
+	if len(u.outs) == 0 {
+		return false
+	}
+	for i := range u.outs {
+		if fr := u.outs[i].fr; fr != nil && fr.live.Load() > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// prepare finds how many firings can run now (at most maxRound) and
+// acquires their windows. It returns 0 and the reason when none can.
+// Only the unit's runner calls it.
+func (u *unit) prepare() (int64, int) {
+	k := u.maxRound
+	if u.target >= 0 {
+		rem := u.target - u.next
+		if rem <= 0 {
+			return 0, whyDone
+		}
+		k = min(k, rem)
+	}
+	if u.abandoned() {
+		return 0, whyDone
+	}
+	next := u.next
+	for i := range u.ins {
+		p := &u.ins[i]
+		if p.sum == 0 {
+			continue
+		}
+		n := p.firingsFor(next, p.r.Available(), k)
+		if n == 0 {
+			if !p.ch.fr.f.Writer().Closed() {
+				return 0, whyIn
+			}
+			// Closed: what is there now is all there will be.
+			if n = p.firingsFor(next, p.r.Available(), k); n == 0 {
+				return 0, whyDone
+			}
+		}
+		k = n
+	}
+	for i := range u.outs {
+		p := &u.outs[i]
+		if p.sum == 0 || p.fr == nil {
+			continue
+		}
+		n := p.firingsFor(next, p.w.Room(), k)
+		if n == 0 {
+			return 0, whyOut
+		}
+		k = n
+	}
+	for i := range u.ins {
+		p := &u.ins[i]
+		if n := p.tokens(next, k); n > 0 {
+			u.inWin[i] = p.r.TryAcquire(n)
+		} else {
+			u.inWin[i] = nil
+		}
+	}
+	for i := range u.outs {
+		p := &u.outs[i]
+		if n := p.tokens(next, k); n > 0 && p.w != nil {
+			u.outWin[i] = p.w.TryAcquire(n)
+		} else {
+			u.outWin[i] = nil
+		}
+	}
+	return k, whyNone
+}
+
+// readyAtomic reports, from atomic state only, whether the unit may be able
+// to make progress (fire, or finish) from firing next. It is the re-check
+// after the unit went idle; it may be called while another worker runs the
+// unit, so it touches no reader or writer state.
+func (u *unit) readyAtomic(next int64) bool {
+	if u.target >= 0 && next >= u.target {
+		return true
+	}
+	if u.abandoned() {
+		return true
+	}
+	for i := range u.ins {
+		p := &u.ins[i]
+		need := p.tokens(next, 1)
+		if need == 0 {
+			continue
+		}
+		w := p.ch.fr.f.Writer()
+		if w.Closed() {
+			return true
+		}
+		if int(w.Position()-p.r.Position()) < need {
+			return false
+		}
+	}
+	for i := range u.outs {
+		p := &u.outs[i]
+		need := p.tokens(next, 1)
+		if need == 0 || p.fr == nil {
+			continue
+		}
+		if room, _ := p.fr.room(); room < need {
+			return false
+		}
+	}
+	return true
+}
+
+// room returns the FIFO's room for the writer and its fill, from atomic
+// positions (readers whose consumer finished do not count).
+func (fr *fifoRec) room() (room, fill int) {
+	w := fr.f.Writer().Position()
+	m := w
+	for _, c := range fr.chans {
+		if c.leftSet.Load() {
+			continue
+		}
+		if p := fr.f.Reader(c.reader).Position(); p < m {
+			m = p
+		}
+	}
+	fill = int(w - m)
+	return fr.f.Capacity() - fill, fill
+}
+
+// runPooled runs a unit taken from a queue: rounds of firings while it is
+// ready, then back to idle. It returns when the unit is idle, finished,
+// requeued, or handed to a team round.
+func (u *unit) runPooled(c *execCtx) {
+	r := u.r
+	for {
+		if r.stopped.Load() {
+			return
+		}
+		k, why := u.prepare()
+		switch why {
+		case whyNone:
+			if u.waitKind != whyNone {
+				d := c.now() - u.waitSince
+				if u.waitKind == whyIn {
+					u.blockedIn += d
+				} else {
+					u.blockedOu += d
+				}
+				u.waitKind = whyNone
+			}
+			if u.replicas > 1 && k > 1 {
+				if !u.teamRound(c, k) {
+					return
+				}
+			} else if !u.fireSeq(c, k) {
+				return
+			}
+			if u.q.pending() > 0 {
+				// Let the other ready actors have a turn.
+				u.q.push(task{u: u})
+				return
+			}
+		case whyDone:
+			u.finish()
+			return
+		default:
+			if u.waitKind == whyNone {
+				u.waitKind = why
+				u.waitSince = c.now()
+			}
+			next := u.next
+			u.state.Store(stateIdle)
+			if !u.readyAtomic(next) || !u.state.CompareAndSwap(stateIdle, stateBusy) {
+				return
+			}
+		}
+	}
+}
+
+// fireSeq runs k firings in order on the acquired windows, then commits
+// them. It reports false when the unit stopped (error or end of stream).
+func (u *unit) fireSeq(c *execCtx, k int64) bool {
+	f := c.firingFor(u)
+	base := u.next
+	ins, outs := f.ins, f.outs
+	inOff, outOff := c.inOff[:len(u.ins)], c.outOff[:len(u.outs)]
+	clear(inOff)
+	clear(outOff)
+	t0 := c.now()
+	var (
+		err  error
+		done = k
+	)
+	for j := int64(0); j < k; j++ {
+		idx := base + j
+		for i := range u.ins {
+			p := &u.ins[i]
+			n := p.phases[idx%int64(len(p.phases))] * p.tsize
+			o := inOff[i]
+			ins[i] = u.inWin[i][o : o+n : o+n]
+			inOff[i] = o + n
+		}
+		for i := range u.outs {
+			p := &u.outs[i]
+			n := p.phases[idx%int64(len(p.phases))] * p.tsize
+			o := outOff[i]
+			if u.outWin[i] == nil {
+				outs[i] = nil
+				continue
+			}
+			outs[i] = u.outWin[i][o : o+n : o+n]
+			outOff[i] = o + n
+		}
+		f.index = idx
+		f.phase = int(idx % u.phases)
+		f.replica = int(idx % int64(u.replicas))
+		err = u.call(f)
+		t1 := c.now()
+		if err != nil {
+			done = j
+			break
+		}
+		c.record(u, idx, t0, t1)
+		t0 = t1
+	}
+	u.commit(base, done)
+	if err != nil {
+		u.stopWith(base+done, err)
+		return false
+	}
+	return true
+}
+
+// commit publishes firings [base, base+done): commits outputs, releases
+// inputs, and wakes the neighbours.
+func (u *unit) commit(base, done int64) {
+	if done > 0 {
+		for i := range u.outs {
+			p := &u.outs[i]
+			if p.w != nil {
+				if n := p.tokens(base, done); n > 0 {
+					p.w.Commit(n)
+				}
+			}
+		}
+		for i := range u.ins {
+			p := &u.ins[i]
+			if n := p.tokens(base, done); n > 0 {
+				p.r.Release(n)
+			}
+		}
+		u.next = base + done
+		u.firings.Add(done)
+	}
+	u.notify()
+}
+
+// stopWith ends the unit after firing idx returned err: end of stream
+// finishes it, anything else fails the run.
+func (u *unit) stopWith(idx int64, err error) {
+	if errors.Is(err, ErrEndOfStream) {
+		u.finish()
+		return
+	}
+	u.r.fail(fmt.Errorf("actor %s firing %d: %w", u.name, idx, err))
+	u.finish()
+}
+
+// call runs one firing, turning a panic into an error.
+func (u *unit) call(f *Firing) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v}
+		}
+	}()
+	return u.fire(f)
+}
+
+// PanicError is the error of a firing or process that panicked.
+type PanicError struct {
+	// Value is what was passed to panic.
+	Value any
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
+}
+
+// teamRound starts a round of k firings shared by the unit's replicas:
+// helpers are queued, and this worker claims firings too. It reports
+// whether this worker finished the round and so goes on running the unit.
+func (u *unit) teamRound(c *execCtx, k int64) bool {
+	u.roundID++
+	id := u.roundID
+	u.roundK.Store(k)
+	u.roundBase.Store(u.next)
+	u.stopAt.Store(k)
+	u.doneN.Store(0)
+	u.roundErr = nil
+	u.errAt = k
+	u.claim.Store(id << claimBits)
+	for h := min(int64(u.replicas), k) - 1; h > 0; h-- {
+		u.q.push(task{u: u, round: id})
+	}
+	return u.claimLoop(c, id)
+}
+
+// claimLoop claims and runs firings of round id until none is left. The
+// goroutine that completes the round's last firing commits the round and
+// reports true: it becomes the unit's runner.
+func (u *unit) claimLoop(c *execCtx, id uint64) bool {
+	const mask = 1<<claimBits - 1
+	for {
+		v := u.claim.Load()
+		if v>>claimBits != id {
+			return false
+		}
+		k := u.roundK.Load()
+		j := int64(v & mask)
+		if j >= k {
+			return false
+		}
+		if !u.claim.CompareAndSwap(v, v+1) {
+			continue
+		}
+		u.fireTeam(c, u.roundBase.Load(), j)
+		if u.doneN.Add(1) == k {
+			u.endRound()
+			return u.state.Load() != stateDone
+		}
+	}
+}
+
+// fireTeam runs firing base+j of a team round on its sub-windows.
+func (u *unit) fireTeam(c *execCtx, base, j int64) {
+	f := c.firingFor(u)
+	idx := base + j
+	for i := range u.ins {
+		p := &u.ins[i]
+		o := p.tokens(base, j) * p.tsize
+		n := p.phases[idx%int64(len(p.phases))] * p.tsize
+		f.ins[i] = u.inWin[i][o : o+n : o+n]
+	}
+	for i := range u.outs {
+		p := &u.outs[i]
+		if u.outWin[i] == nil {
+			f.outs[i] = nil
+			continue
+		}
+		o := p.tokens(base, j) * p.tsize
+		n := p.phases[idx%int64(len(p.phases))] * p.tsize
+		f.outs[i] = u.outWin[i][o : o+n : o+n]
+	}
+	f.index = idx
+	f.phase = int(idx % u.phases)
+	f.replica = int(idx % int64(u.replicas))
+	f.replicas = u.replicas
+	t0 := c.now()
+	err := u.call(f)
+	if err == nil {
+		c.record(u, idx, t0, c.now())
+	} else {
+		u.errMu.Lock()
+		if j < u.errAt {
+			u.errAt, u.roundErr = j, err
+		}
+		u.errMu.Unlock()
+		for {
+			s := u.stopAt.Load()
+			if j >= s || u.stopAt.CompareAndSwap(s, j) {
+				break
+			}
+		}
+	}
+}
+
+// endRound commits a finished team round, in firing order: the windows are
+// consecutive, so one commit per port merges the replicas' outputs.
+func (u *unit) endRound() {
+	base := u.roundBase.Load()
+	done := u.stopAt.Load()
+	u.commit(base, done)
+	if u.roundErr != nil {
+		u.stopWith(base+done, u.roundErr)
+	}
+}
+
+// finish ends a unit: its outputs close, its inputs detach (recording what
+// they still held), and its neighbours are woken. Only its runner calls it.
+func (u *unit) finish() {
+	if u.state.Swap(stateDone) == stateDone {
+		return
+	}
+	for i := range u.outs {
+		if w := u.outs[i].w; w != nil {
+			w.Close()
+		}
+	}
+	for i := range u.ins {
+		p := &u.ins[i]
+		ch := p.ch
+		w := ch.fr.f.Writer().Position()
+		ch.leftN.Store(int64(w - p.r.Position()))
+		ch.leftSet.Store(true)
+		p.r.Close()
+		ch.fr.live.Add(-1)
+	}
+	u.notify()
+	u.r.unitDone()
+}
