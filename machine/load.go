@@ -388,7 +388,9 @@ func (p *parser) processor(e kv) *Processor {
 		case "kind":
 			pr.Kind, _ = p.str(f.v, w)
 		case "clock":
-			pr.ClockHz, _ = p.clock(f.v, w)
+			if hz, ok := p.clock(f.v, w); ok {
+				pr.ClockHz = hz
+			}
 		case "units":
 			u, _ := p.count(f.v, w)
 			pr.Units = int(min(u, 1<<20))
@@ -459,7 +461,9 @@ func (p *parser) memory(e kv) *Memory {
 		w := what + ": " + f.k.Value
 		switch f.key {
 		case "clock":
-			m.ClockHz, _ = p.clock(f.v, w)
+			if hz, ok := p.clock(f.v, w); ok {
+				m.ClockHz = hz
+			}
 		case "size":
 			m.Size, _ = p.bytes(f.v, w)
 		case "latency":
@@ -490,7 +494,9 @@ func (p *parser) interconnect(e kv) *Interconnect {
 				}
 			}
 		case "clock":
-			ic.ClockHz, _ = p.clock(f.v, w)
+			if hz, ok := p.clock(f.v, w); ok {
+				ic.ClockHz = hz
+			}
 		case "duplex":
 			if f.v.Kind == yaml.ScalarNode {
 				if b, ok := p.boolean(f.v, w); ok && !b {

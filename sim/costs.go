@@ -267,7 +267,9 @@ func describe(n *yaml.Node) string {
 
 var durRE = regexp.MustCompile(`^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|µs|ns|ps|cycles?|c)?\s*$`)
 
-var unitSeconds = map[string]float64{"s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12}
+// unitPerSecond divides a value in the unit to give seconds (division keeps
+// "7ns" exactly 7e-9).
+var unitPerSecond = map[string]float64{"s": 1, "ms": 1e3, "us": 1e6, "µs": 1e6, "ns": 1e9, "ps": 1e12}
 
 // parseCost reads "3", "2.5ms", "3000 cycles", "never"; bare numbers are in
 // unit ("cycles" or a time unit).
@@ -294,7 +296,7 @@ func parseCost(s, unit string) (Cost, error) {
 		}
 		return Cost{Cycles: int64(v), IsCycles: true}, nil
 	}
-	return Cost{Seconds: v * unitSeconds[u]}, nil
+	return Cost{Seconds: v / unitPerSecond[u]}, nil
 }
 
 // ParseCosts reads a cost file from bytes; file names it in errors. A
@@ -309,7 +311,7 @@ func ParseCosts(file string, data []byte) (*Costs, error) {
 	for _, p := range ps {
 		if p.k.Value == "unit" {
 			u := p.v.Value
-			if _, ok := unitSeconds[u]; !ok && u != "cycles" {
+			if _, ok := unitPerSecond[u]; !ok && u != "cycles" {
 				r.errorf(p.v, "unit: expected cycles, s, ms, us or ns, found %s", describe(p.v))
 				continue
 			}
@@ -447,7 +449,7 @@ func ParseProfile(file string, data []byte) (map[string]float64, error) {
 				r.errorf(f.v, "profile of %s: mean_ns: expected a non-negative number of nanoseconds, found %s", p.k.Value, describe(f.v))
 				continue
 			}
-			out[p.k.Value] = v * 1e-9
+			out[p.k.Value] = v / 1e9
 			found = true
 		}
 		if !found && len(r.errs) == 0 {
