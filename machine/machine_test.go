@@ -65,7 +65,7 @@ func TestStaircase(t *testing.T) {
 			t.Errorf("Cycles(%d) = %d, want %d", tc.n, got, tc.want)
 		}
 	}
-	if (Staircase{Fixed: 5}).Cycles(1 << 20) != 5 {
+	if (Staircase{Fixed: 5}).Cycles(1<<20) != 5 {
 		t.Error("no unit: fixed cost expected")
 	}
 }
