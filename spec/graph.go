@@ -154,10 +154,15 @@ type gctx struct {
 
 // parseGraph reads a graph mapping (a file's root or an inline composite).
 func (p *yp) parseGraph(n *yaml.Node, defName string) *graph.Graph {
-	if !p.enter(n, "graph") {
+	p.st.graphs++
+	if p.st.graphs > maxGraphs || p.st.gdepth >= maxDepth {
+		if nn := p.node(n); nn != nil {
+			p.errorf(nn, "graph %s: too many composite graphs (at most %d, nested at most %d deep)", defName, maxGraphs, maxDepth)
+		}
 		return graph.New(defName)
 	}
-	defer p.leave()
+	p.st.gdepth++
+	defer func() { p.st.gdepth-- }()
 	fs := p.fields(n, "graph", graphKeys)
 	m := index(fs)
 	name := defName
@@ -495,10 +500,6 @@ func (p *yp) parseSub(n *yaml.Node, actor, what string) *graph.Graph {
 			p.errorf(n, "%s: graph file %q includes itself (%s → %s)", what, clip(n.Value), strings.Join(p.st.loading, " → "), clean)
 			return nil
 		}
-	}
-	if len(p.st.loading) > maxDepth {
-		p.errorf(n, "%s: composite graphs nested more than %d deep", what, maxDepth)
-		return nil
 	}
 	data, err := readFile(path)
 	if err != nil {

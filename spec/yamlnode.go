@@ -12,7 +12,8 @@ import (
 
 // Limits that keep malformed or hostile input from exhausting memory.
 const (
-	maxNodes       = 1 << 20 // YAML nodes visited, aliases expanded (alias bombs)
+	maxNodes       = 1 << 18 // YAML nodes visited, aliases expanded (alias bombs)
+	maxGraphs      = 1024    // composite bodies (inline or by file) in one load
 	maxRate        = math.MaxInt32
 	maxPhases      = 1 << 16
 	maxTokenSize   = 1 << 30 // bytes in one token
@@ -30,6 +31,8 @@ type state struct {
 	quiet   map[string]bool // origin+"|class" of validation problems already explained
 	loading []string        // composite graph files being read (cycle check)
 	depth   int             // current nesting of recursive reads (values, merges, graphs)
+	graphs  int             // graphs read so far
+	gdepth  int             // current nesting of graphs
 }
 
 // enter guards a recursive read against self-referencing aliases; leave
