@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func openCL(t testing.TB) (*opencl.Device, device.Queue) {
 		if !r.Available() {
 			t.Skipf("OpenCL unavailable on this machine: %s (scripts/install-pocl.sh installs PoCL)", r.Reason)
 		}
-		d, err := device.Open(ctx, r.Devices[0].ID)
+		d, err := device.Open(ctx, pickDevice(r.Devices))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,6 +47,21 @@ func openCL(t testing.TB) (*opencl.Device, device.Queue) {
 	}
 	t.Skip("the opencl backend is not registered")
 	return nil, nil
+}
+
+// must returns v, or panics with err (failing the test binary loudly).
+// pickDevice chooses the device the tests run on: $SLUICE_OPENCL_DEVICE
+// when set (e.g. "opencl:1:0"), else the first GPU, else the first device.
+func pickDevice(ds []device.Info) string {
+	if id := os.Getenv("SLUICE_OPENCL_DEVICE"); id != "" {
+		return id
+	}
+	for _, d := range ds {
+		if d.Kind == device.GPU {
+			return d.ID
+		}
+	}
+	return ds[0].ID
 }
 
 // must returns v, or panics with err (failing the test binary loudly).

@@ -3,6 +3,7 @@ package cl
 import (
 	"errors"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 	"unsafe"
@@ -23,11 +24,14 @@ func setup(t testing.TB) *env {
 	if err != nil {
 		t.Skipf("no OpenCL platform on this machine (%v): install pocl-opencl-icd (scripts/install-pocl.sh) to run this test", err)
 	}
+	// Prefer a GPU: on a GPU machine with PoCL also installed, test the GPU.
+	sort.SliceStable(ps, func(i, j int) bool { return hasGPU(ps[i]) && !hasGPU(ps[j]) })
 	for _, p := range ps {
 		ds, err := p.Devices()
 		if err != nil || len(ds) == 0 {
 			continue
 		}
+		sort.SliceStable(ds, func(i, j int) bool { return ds[i].Type&DeviceTypeGPU > ds[j].Type&DeviceTypeGPU })
 		ctx, err := CreateContext(p, []uintptr{ds[0].ID})
 		if err != nil {
 			t.Fatal(err)
@@ -49,6 +53,16 @@ func setup(t testing.TB) *env {
 	}
 	t.Skip("OpenCL platforms found but no device: install pocl-opencl-icd to run this test")
 	return nil
+}
+
+func hasGPU(p Platform) bool {
+	ds, _ := p.Devices()
+	for _, d := range ds {
+		if d.Type&DeviceTypeGPU != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func TestStatusErrors(t *testing.T) {
