@@ -13,7 +13,7 @@ import (
 // enough initial tokens). With csdf, some actors are cyclo-static.
 func randGraph(r *rand.Rand, shape string, n int, csdf bool) *graph.Graph {
 	g := graph.New(shape)
-	cyc := make([]int, n)   // intended cycles per iteration
+	cyc := make([]int, n)    // intended cycles per iteration
 	phases := make([]int, n) // phase count
 	actors := make([]*graph.Actor, n)
 	for i := range n {

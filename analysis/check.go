@@ -1,0 +1,143 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/graph"
+)
+
+// CheckOptions tunes Check.
+type CheckOptions struct {
+	// NoThroughput skips the throughput figures even when costs are given.
+	NoThroughput bool
+	// NoSchedule skips the looped single-processor schedule.
+	NoSchedule bool
+}
+
+// Report is everything `sluice check` prints, ready for JSON.
+type Report struct {
+	Graph  string   `json:"graph"`
+	Valid  bool     `json:"valid"`
+	Errors []string `json:"errors"`
+	// Consistent is true when the balance equations have a solution.
+	Consistent  bool             `json:"consistent"`
+	Repetitions map[string]int64 `json:"repetitions"`
+	// Skipped lists dynamic (KPN) actors left out of the analysis.
+	Skipped []string `json:"skipped,omitempty"`
+	// Deadlock is true when one iteration cannot complete with the given
+	// capacities and initial tokens; Cycles, Initialize, Enlarge and
+	// Blocked then say where and what to change (see DeadlockResult).
+	Deadlock   bool           `json:"deadlock"`
+	Cycles     [][]string     `json:"cycles,omitempty"`
+	Initialize map[string]int `json:"initialize,omitempty"`
+	Enlarge    map[string]int `json:"enlarge,omitempty"`
+	Blocked    []string       `json:"blocked,omitempty"`
+	// Buffers are locally minimal deadlock-free capacities (see
+	// MinimalBuffers). When the graph deadlocks for lack of initial tokens
+	// they are computed for the graph with Initialize applied (a warning
+	// says so).
+	Buffers map[string]int `json:"buffers"`
+	// ThroughputBuffers reach the unbounded-capacity period; PeriodNS and
+	// IterationsPerSecond are that period, given only when actors have
+	// costs.
+	ThroughputBuffers   map[string]int `json:"throughput_buffers,omitempty"`
+	PeriodNS            float64        `json:"period_ns,omitempty"`
+	IterationsPerSecond float64        `json:"iterations_per_second,omitempty"`
+	// Critical lists the actors of the part that sets the period.
+	Critical []string `json:"critical,omitempty"`
+	// Schedule is a looped single-processor schedule of one iteration.
+	Schedule []Loop   `json:"schedule,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Check validates g and runs the analyses in order: balance equations,
+// deadlock with the given capacities, minimal buffers, a single-processor
+// schedule and, when some actor has a cost, the throughput and the
+// throughput-optimal buffers. It stops at the first failing stage
+// (invalid graph, inconsistent rates); every problem is a string in
+// Errors saying what was expected, what was found and where.
+func Check(g *graph.Graph, opts CheckOptions) *Report {
+	r := &Report{Errors: []string{}}
+	if g == nil {
+		r.Errors = append(r.Errors, "no graph")
+		return r
+	}
+	r.Graph = g.Name
+	if err := g.Validate(); err != nil {
+		var ve *graph.ValidationError
+		if errors.As(err, &ve) {
+			for _, p := range ve.Problems {
+				r.Errors = append(r.Errors, p.String())
+			}
+		} else {
+			r.Errors = append(r.Errors, err.Error())
+		}
+		return r
+	}
+	r.Valid = true
+	rv, err := RepetitionVector(g)
+	if err != nil {
+		r.Errors = append(r.Errors, err.Error())
+		return r
+	}
+	r.Consistent = true
+	r.Repetitions = rv.Firings
+	r.Skipped = rv.Skipped
+	if len(rv.Skipped) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("dynamic (KPN) actors left out of the static analysis: %v; channels touching them are unconstrained: %v", rv.Skipped, rv.Unconstrained))
+	}
+	m, err := build(g)
+	if err != nil {
+		r.Errors = append(r.Errors, err.Error())
+		return r
+	}
+	q, err := m.targets(rv)
+	if err != nil {
+		r.Errors = append(r.Errors, err.Error())
+		return r
+	}
+	d, err := m.deadlock(q)
+	if err != nil {
+		r.Errors = append(r.Errors, err.Error())
+		return r
+	}
+	r.Deadlock, r.Cycles, r.Initialize, r.Enlarge, r.Blocked = d.Deadlock, d.Cycles, d.Initialize, d.Enlarge, d.Blocked
+	add := make([]int64, len(m.chans))
+	if len(d.Initialize) > 0 {
+		for i, c := range m.chans {
+			add[i] = int64(d.Initialize[c.name])
+		}
+		r.Warnings = append(r.Warnings, "buffers are given for the graph with the suggested initial tokens added")
+	}
+	init := m.initOf(add)
+	caps, err := m.minimalBuffers(q, init)
+	if err != nil {
+		r.Errors = append(r.Errors, err.Error())
+		return r
+	}
+	r.Buffers = m.capMap(caps)
+	if r.Deadlock {
+		return r
+	}
+	if !opts.NoSchedule {
+		if ls, err := LoopedSchedule(g, rv); err == nil {
+			r.Schedule = ls
+		} else {
+			r.Warnings = append(r.Warnings, "schedule: "+err.Error())
+		}
+	}
+	if _, unit := m.costs(); !unit && !opts.NoThroughput {
+		tb, th, err := ThroughputBuffers(g, rv)
+		if err != nil {
+			r.Warnings = append(r.Warnings, "throughput: "+err.Error())
+			if th0, err := ThroughputBound(g, rv, nil); err == nil {
+				r.PeriodNS, r.IterationsPerSecond, r.Critical = th0.PeriodNS, th0.IterationsPerSecond, th0.Critical
+			}
+		} else {
+			r.ThroughputBuffers = tb
+			r.PeriodNS, r.IterationsPerSecond, r.Critical = th.PeriodNS, th.IterationsPerSecond, th.Critical
+		}
+	}
+	return r
+}

@@ -1,0 +1,390 @@
+package analysis
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+
+	"github.com/sluicehq/sluice/graph"
+)
+
+// DefaultStateBudget bounds the states stored by one throughput exploration.
+const DefaultStateBudget = 1 << 20
+
+// Throughput is the outcome of a throughput analysis.
+type Throughput struct {
+	// PeriodNS is the time of one iteration in the periodic regime, in
+	// nanoseconds (in firings' cost units when Unit is true).
+	PeriodNS float64
+	// PeriodNum/PeriodDen is the exact period as a fraction.
+	PeriodNum, PeriodDen int64
+	// IterationsPerSecond is 1e9/PeriodNS (0 when the period is 0 or Unit).
+	IterationsPerSecond float64
+	// Unit is true when no actor has a cost: every firing counted as 1.
+	Unit bool
+	// Critical lists the actors of the strongly connected part that sets
+	// the period.
+	Critical []string
+}
+
+// ThroughputBound gives the iteration period of the self-timed execution of
+// g, where each firing of an actor takes Actor.Cost (1 unit for every
+// actor when no cost is given) and each actor runs one firing at a time.
+// capacities maps channel name → capacity (nil or 0 = unbounded).
+//
+// Method: channels with a capacity also constrain backwards (room), so
+// the graph splits into strongly connected parts; a part of one actor
+// without constraints on itself has period q·cost; every other part is
+// explored as a state space (tokens, room, phases, remaining times) until a
+// state repeats: the period is the time between the repetitions divided by
+// the iterations done. The graph's period is the largest; unbounded
+// channels between parts let faster parts run ahead.
+func ThroughputBound(g *graph.Graph, rv *Repetitions, capacities map[string]int) (Throughput, error) {
+	m, err := build(g)
+	if err != nil {
+		return Throughput{}, err
+	}
+	q, err := m.targets(rv)
+	if err != nil {
+		return Throughput{}, err
+	}
+	caps, err := m.capsFrom(capacities)
+	if err != nil {
+		return Throughput{}, err
+	}
+	th, _, err := m.throughput(q, caps, DefaultStateBudget)
+	return th, err
+}
+
+func (m *model) costs() ([]int64, bool) {
+	c := make([]int64, len(m.actors))
+	unit := true
+	for i, a := range m.actors {
+		c[i] = int64(a.Cost)
+		if c[i] > 0 {
+			unit = false
+		}
+	}
+	if unit {
+		for i := range c {
+			c[i] = 1
+		}
+	}
+	return c, unit
+}
+
+// throughput returns the period and the channels that blocked for room in
+// the periodic regime of the part(s) with the largest period.
+func (m *model) throughput(q, caps []int64, budget int) (Throughput, []int, error) {
+	cost, unit := m.costs()
+	var es []wedge
+	for i, c := range m.chans {
+		es = append(es, wedge{c.src, c.dst, i})
+		if caps[i] < inf {
+			es = append(es, wedge{c.dst, c.src, i})
+		}
+	}
+	comp := scc(len(m.actors), es)
+	parts := map[int][]int{}
+	for a, c := range comp {
+		parts[c] = append(parts[c], a)
+	}
+	keys := make([]int, 0, len(parts))
+	for k := range parts {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	best := big.NewRat(0, 1)
+	var bestPart []int
+	var blocked []int
+	for _, k := range keys {
+		as := parts[k]
+		set := map[int]bool{}
+		for _, a := range as {
+			set[a] = true
+		}
+		internal := false
+		for _, a := range as {
+			for _, ci := range m.outs[a] {
+				if set[m.chans[ci].dst] {
+					internal = true
+				}
+			}
+		}
+		var p *big.Rat
+		var bl []int
+		if !internal {
+			x, ok := mul(q[as[0]], cost[as[0]])
+			if !ok {
+				return Throughput{}, nil, fmt.Errorf("analysis: period of %s: %w", m.actors[as[0]].Name, ErrOverflow)
+			}
+			p = big.NewRat(x, 1)
+		} else {
+			var err error
+			p, bl, err = m.explore(as, set, q, caps, cost, budget)
+			if err != nil {
+				return Throughput{}, nil, err
+			}
+		}
+		switch p.Cmp(best) {
+		case 1:
+			best, bestPart, blocked = p, as, bl
+		case 0:
+			blocked = append(blocked, bl...)
+			if bestPart == nil {
+				bestPart = as
+			}
+		}
+	}
+	th := Throughput{Unit: unit, PeriodNum: best.Num().Int64(), PeriodDen: best.Denom().Int64()}
+	th.PeriodNS, _ = best.Float64()
+	if !unit && th.PeriodNS > 0 {
+		th.IterationsPerSecond = 1e9 / th.PeriodNS
+	}
+	for _, a := range bestPart {
+		th.Critical = append(th.Critical, m.actors[a].Name)
+	}
+	return th, blocked, nil
+}
+
+// ErrStateBudget is wrapped when a state-space exploration exceeds its budget.
+var ErrStateBudget = errors.New("state-space exploration budget exceeded")
+
+// explore runs the self-timed execution of the actors in set (channels
+// among them only) until a state repeats.
+func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budget int) (*big.Rat, []int, error) {
+	var chs []int
+	for _, a := range as {
+		for _, ci := range m.outs[a] {
+			if set[m.chans[ci].dst] {
+				chs = append(chs, ci)
+			}
+		}
+	}
+	tok := map[int]int64{} // tokens available
+	occ := map[int]int64{} // room taken
+	for _, ci := range chs {
+		tok[ci], occ[ci] = m.chans[ci].init, m.chans[ci].init
+		if m.chans[ci].init > caps[ci] {
+			return nil, nil, fmt.Errorf("analysis: channel %s holds %d initial tokens but has capacity %d", m.chans[ci].name, m.chans[ci].init, caps[ci])
+		}
+	}
+	fired := map[int]int64{}
+	rem := map[int]int64{} // remaining time of the running firing; absent = idle
+	inside := func(ci int) bool { _, ok := tok[ci]; return ok }
+	ref := as[0]
+	type mark struct {
+		t, f int64
+		step int
+	}
+	seen := map[string]mark{}
+	var blockLog [][]int
+	var t int64
+	buf := make([]byte, 0, 64)
+	finish := func(a int) {
+		k := int(fired[a])
+		for _, ci := range m.ins[a] {
+			if inside(ci) {
+				occ[ci] -= int64(m.chans[ci].cons.At(k))
+			}
+		}
+		for _, ci := range m.outs[a] {
+			if inside(ci) {
+				tok[ci] += int64(m.chans[ci].prod.At(k))
+			}
+		}
+		fired[a]++
+		delete(rem, a)
+	}
+	for step := 0; ; step++ {
+		// Start every firing that can start (zero-cost ones finish at once).
+		var bl []int
+		for changed := true; changed; {
+			changed = false
+			bl = bl[:0]
+			for _, a := range as {
+				if _, busy := rem[a]; busy {
+					continue
+				}
+				k := int(fired[a])
+				ok := true
+				for _, ci := range m.ins[a] {
+					if inside(ci) && tok[ci] < int64(m.chans[ci].cons.At(k)) {
+						ok = false
+					}
+				}
+				if !ok {
+					continue
+				}
+				for _, ci := range m.outs[a] {
+					if inside(ci) && occ[ci]+int64(m.chans[ci].prod.At(k)) > caps[ci] {
+						ok = false
+						bl = append(bl, ci)
+					}
+				}
+				if !ok {
+					continue
+				}
+				for _, ci := range m.ins[a] {
+					if inside(ci) {
+						tok[ci] -= int64(m.chans[ci].cons.At(k))
+					}
+				}
+				for _, ci := range m.outs[a] {
+					if inside(ci) {
+						occ[ci] += int64(m.chans[ci].prod.At(k))
+					}
+				}
+				rem[a] = cost[a]
+				if cost[a] == 0 {
+					finish(a)
+				}
+				changed = true
+			}
+		}
+		blockLog = append(blockLog, append([]int(nil), bl...))
+		buf = buf[:0]
+		for _, ci := range chs {
+			buf = binary.AppendVarint(buf, tok[ci])
+			buf = binary.AppendVarint(buf, occ[ci])
+		}
+		for _, a := range as {
+			buf = binary.AppendVarint(buf, fired[a]%int64(m.phases[a]))
+			r, busy := rem[a]
+			if !busy {
+				r = -1
+			}
+			buf = binary.AppendVarint(buf, r)
+		}
+		if prev, ok := seen[string(buf)]; ok {
+			df := fired[ref] - prev.f
+			if df == 0 {
+				return nil, nil, fmt.Errorf("analysis: self-timed execution of %s makes no progress", m.actors[ref].Name)
+			}
+			// period = dt · q[ref] / df
+			p := new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(t-prev.t), big.NewInt(q[ref])), big.NewInt(df))
+			var blocked []int
+			for _, b := range blockLog[prev.step:] {
+				blocked = append(blocked, b...)
+			}
+			return p, blocked, nil
+		}
+		if len(seen) >= budget {
+			return nil, nil, fmt.Errorf("analysis: throughput of the part with %s: %d states explored: %w", m.actors[ref].Name, len(seen), ErrStateBudget)
+		}
+		seen[string(buf)] = mark{t, fired[ref], step}
+		if len(rem) == 0 {
+			return nil, nil, fmt.Errorf("analysis: self-timed execution deadlocks in the part with %s (check Deadlock)", m.actors[ref].Name)
+		}
+		dt := int64(-1)
+		for _, r := range rem {
+			if dt < 0 || r < dt {
+				dt = r
+			}
+		}
+		t += dt
+		for _, a := range as {
+			if r, busy := rem[a]; busy {
+				rem[a] = r - dt
+				if r-dt == 0 {
+					finish(a)
+				}
+			}
+		}
+	}
+}
+
+// ThroughputBuffers returns capacities with which the graph reaches the
+// period it has with unbounded channels, and that throughput. It starts
+// from MinimalBuffers and, SDF3-style, repeatedly enlarges the channels
+// that blocked a firing for lack of room in the periodic regime of the
+// slowest part, by gcd(p, c) tokens, until the period is reached; then it
+// lowers each enlarged channel as far as the period holds. It fails with
+// an error wrapping ErrStateBudget when more than 500 evaluations or a
+// state space beyond DefaultStateBudget would be needed.
+func ThroughputBuffers(g *graph.Graph, rv *Repetitions) (map[string]int, Throughput, error) {
+	m, err := build(g)
+	if err != nil {
+		return nil, Throughput{}, err
+	}
+	q, err := m.targets(rv)
+	if err != nil {
+		return nil, Throughput{}, err
+	}
+	init := m.initOf(nil)
+	target, _, err := m.throughput(q, unbounded(len(m.chans)), DefaultStateBudget)
+	if err != nil {
+		return nil, Throughput{}, err
+	}
+	caps, err := m.minimalBuffers(q, init)
+	if err != nil {
+		return nil, Throughput{}, err
+	}
+	tgt := big.NewRat(target.PeriodNum, target.PeriodDen)
+	evals := 0
+	eval := func() (Throughput, []int, bool, error) {
+		evals++
+		if evals > 500 {
+			return Throughput{}, nil, false, fmt.Errorf("analysis: throughput buffers: 500 evaluations: %w", ErrStateBudget)
+		}
+		th, bl, err := m.throughput(q, caps, DefaultStateBudget)
+		if err != nil {
+			return th, nil, false, err
+		}
+		return th, bl, big.NewRat(th.PeriodNum, th.PeriodDen).Cmp(tgt) <= 0, nil
+	}
+	step := func(ci int) int64 {
+		c := m.chans[ci]
+		if c.prod.Phases() == 1 && c.cons.Phases() == 1 {
+			return max(1, gcd64(c.prodMax, c.consMax))
+		}
+		return 1
+	}
+	grown := map[int]bool{}
+	for {
+		th, bl, ok, err := eval()
+		if err != nil {
+			return nil, Throughput{}, err
+		}
+		if ok {
+			break
+		}
+		if len(bl) == 0 {
+			return nil, th, fmt.Errorf("analysis: throughput buffers: period %.6g above the unbounded %.6g but no channel blocks for room", th.PeriodNS, target.PeriodNS)
+		}
+		done := map[int]bool{}
+		for _, ci := range bl {
+			if !done[ci] {
+				done[ci] = true
+				grown[ci] = true
+				caps[ci] += step(ci)
+			}
+		}
+	}
+	var order []int
+	for ci := range grown {
+		order = append(order, ci)
+	}
+	sort.Ints(order)
+	for _, ci := range order {
+		for caps[ci]-step(ci) >= max(init[ci], 1) {
+			caps[ci] -= step(ci)
+			_, _, ok, err := eval()
+			if err == nil && ok && completes(m, q, init, caps) {
+				continue
+			}
+			caps[ci] += step(ci)
+			if err != nil && errors.Is(err, ErrStateBudget) {
+				return nil, Throughput{}, err
+			}
+			break
+		}
+	}
+	th, _, err := m.throughput(q, caps, DefaultStateBudget)
+	if err != nil {
+		return nil, Throughput{}, err
+	}
+	return m.capMap(caps), th, nil
+}
