@@ -10,6 +10,17 @@ if ! command -v go >/dev/null 2>&1; then
   exit 2
 fi
 
+echo "== OpenCL on the CPU (PoCL)"
+if ./scripts/install-pocl.sh; then
+  # PoCL is there: the OpenCL tests must run, not skip.
+  export SLUICE_REQUIRE_OPENCL=1
+elif [ "${SLUICE_ALLOW_NO_OPENCL:-}" = 1 ]; then
+  echo "PoCL could not be installed: OpenCL tests will skip (SLUICE_ALLOW_NO_OPENCL=1)" >&2
+else
+  echo "PoCL could not be installed; set SLUICE_ALLOW_NO_OPENCL=1 to run the other tests anyway" >&2
+  exit 1
+fi
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

@@ -28,7 +28,7 @@ func openCL(t testing.TB) (*opencl.Device, device.Queue) {
 			continue
 		}
 		if !r.Available() {
-			t.Skipf("OpenCL unavailable on this machine: %s (scripts/install-pocl.sh installs PoCL)", r.Reason)
+			skipOrFail(t, "OpenCL unavailable on this machine: %s (scripts/install-pocl.sh installs PoCL)", r.Reason)
 		}
 		d, err := device.Open(ctx, pickDevice(r.Devices))
 		if err != nil {
@@ -45,7 +45,7 @@ func openCL(t testing.TB) (*opencl.Device, device.Queue) {
 		})
 		return d.(*opencl.Device), q
 	}
-	t.Skip("the opencl backend is not registered")
+	skipOrFail(t, "the opencl backend is not registered")
 	return nil, nil
 }
 
@@ -507,4 +507,15 @@ func TestNoLeaks(t *testing.T) {
 	if after := cl.LiveObjects(); after != before {
 		t.Fatalf("leaked OpenCL objects: before %+v, after %+v", before, after)
 	}
+}
+
+// skipOrFail skips the test, or fails it when SLUICE_REQUIRE_OPENCL=1 (set
+// by scripts/test.sh after installing PoCL, so CI cannot silently skip the
+// OpenCL tests).
+func skipOrFail(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("SLUICE_REQUIRE_OPENCL") == "1" {
+		t.Fatalf("SLUICE_REQUIRE_OPENCL=1 but: "+format, args...)
+	}
+	t.Skipf(format, args...)
 }

@@ -3,6 +3,7 @@ package cl
 import (
 	"errors"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func setup(t testing.TB) *env {
 	t.Helper()
 	ps, err := Platforms()
 	if err != nil {
-		t.Skipf("no OpenCL platform on this machine (%v): install pocl-opencl-icd (scripts/install-pocl.sh) to run this test", err)
+		skipOrFail(t, "no OpenCL platform on this machine (%v): install pocl-opencl-icd (scripts/install-pocl.sh) to run this test", err)
 	}
 	// Prefer a GPU: on a GPU machine with PoCL also installed, test the GPU.
 	sort.SliceStable(ps, func(i, j int) bool { return hasGPU(ps[i]) && !hasGPU(ps[j]) })
@@ -51,7 +52,7 @@ func setup(t testing.TB) *env {
 		})
 		return e
 	}
-	t.Skip("OpenCL platforms found but no device: install pocl-opencl-icd to run this test")
+	skipOrFail(t, "OpenCL platforms found but no device: install pocl-opencl-icd to run this test")
 	return nil
 }
 
@@ -333,4 +334,15 @@ func BenchmarkCallOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// skipOrFail skips the test, or fails it when SLUICE_REQUIRE_OPENCL=1 (set
+// by scripts/test.sh after installing PoCL, so CI cannot silently skip the
+// OpenCL tests).
+func skipOrFail(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("SLUICE_REQUIRE_OPENCL") == "1" {
+		t.Fatalf("SLUICE_REQUIRE_OPENCL=1 but: "+format, args...)
+	}
+	t.Skipf(format, args...)
 }
