@@ -1,0 +1,295 @@
+package actors
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+// Text (CSV) sources and sinks: one token per line, one column per element
+// of the token (f32: 1 column, [3]f32: 3, c64: 2 — real and imaginary part).
+// csv.read and stdin (format text) accept fields separated by commas,
+// semicolons, tabs or spaces, skip blank lines and lines starting with '#',
+// and optionally a header line; csv.write and stdout (format text) write
+// comma-separated shortest round-trip decimals.
+
+// textPorts checks that a port carries numeric tokens and returns their layout.
+func textToken(p *graph.Port) (tokenInfo, error) {
+	ti, ok := parseToken(p.Type)
+	if !ok {
+		return tokenInfo{}, fmt.Errorf("port %s: token type %s has no text form: expected a numeric type (u8 … f64, c64, c128 or a vector of them)", p.FullName(), p.Type)
+	}
+	return ti, nil
+}
+
+// textSource reads tokens from CSV lines.
+type textSource struct {
+	path   string // "" for stdin
+	name   string
+	header bool
+	count  int64
+	ti     tokenInfo
+	tname  string
+	file   *os.File
+	sc     *bufio.Scanner
+	line   int
+	done   bool
+	fired  int64
+	fields [][]byte // reused
+}
+
+func newCSVRead(a *graph.Actor, p runtime.Params) (any, error) {
+	if err := p.Only("path", "header", "count"); err != nil {
+		return nil, err
+	}
+	if err := sourcePorts(a); err != nil {
+		return nil, err
+	}
+	path, err := pathParam(p)
+	if err != nil {
+		return nil, err
+	}
+	count, err := countParam(p, 0)
+	if err != nil {
+		return nil, err
+	}
+	return newTextSource(a, p, path, count)
+}
+
+func newTextSource(a *graph.Actor, p runtime.Params, path string, count int64) (any, error) {
+	ti, err := textToken(a.Outputs[0])
+	if err != nil {
+		return nil, err
+	}
+	header, err := p.Bool("header", false)
+	if err != nil {
+		return nil, err
+	}
+	name := path
+	if path == "" {
+		name = "stdin"
+	}
+	return &textSource{path: path, name: name, header: header, count: count, ti: ti, tname: a.Outputs[0].Type.Name,
+		fields: make([][]byte, 0, ti.width+1)}, nil
+}
+
+// Start opens the file.
+func (s *textSource) Start(context.Context) error {
+	var r io.Reader = os.Stdin
+	if s.path != "" {
+		f, err := os.Open(s.path)
+		if err != nil {
+			return err
+		}
+		s.file, r = f, f
+	}
+	s.sc = bufio.NewScanner(r)
+	s.sc.Buffer(make([]byte, 64<<10), 16<<20)
+	return nil
+}
+
+// Fire parses one line per token. When the input ends inside a window, the
+// rest of the window is zero tokens and the next firing returns end of stream.
+func (s *textSource) Fire(f *runtime.Firing) error {
+	if err := solo(f); err != nil {
+		return err
+	}
+	if s.done || s.count > 0 && s.fired >= s.count {
+		return runtime.ErrEndOfStream
+	}
+	out := f.Out(0)
+	ts := s.ti.size * s.ti.width
+	for t := 0; (t+1)*ts <= len(out); t++ {
+		ok, err := s.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if t == 0 {
+				return runtime.ErrEndOfStream
+			}
+			clear(out[t*ts:])
+			s.done = true
+			break
+		}
+		if len(s.fields) != s.ti.width {
+			return fmt.Errorf("%s:%d: expected %d column%s (token type %s), found %d", s.name, s.line, s.ti.width, plural(s.ti.width), s.tname, len(s.fields))
+		}
+		tok := out[t*ts : (t+1)*ts]
+		for i, fld := range s.fields {
+			if err := parseElem(tok[i*s.ti.size:], fld, s.ti.elem); err != nil {
+				return fmt.Errorf("%s:%d: column %d: %w", s.name, s.line, i+1, err)
+			}
+		}
+	}
+	s.fired++
+	return nil
+}
+
+// next reads the next data line into s.fields; false at end of input.
+func (s *textSource) next() (bool, error) {
+	for s.sc.Scan() {
+		s.line++
+		b := s.sc.Bytes()
+		s.fields = splitFields(s.fields[:0], b)
+		if len(s.fields) == 0 || s.fields[0][0] == '#' {
+			continue
+		}
+		if s.header {
+			s.header = false
+			continue
+		}
+		return true, nil
+	}
+	if err := s.sc.Err(); err != nil {
+		return false, fmt.Errorf("read %s: %w", s.name, err)
+	}
+	return false, nil
+}
+
+// splitFields appends the non-empty fields of line, separated by commas,
+// semicolons, tabs, spaces or carriage returns.
+func splitFields(dst [][]byte, line []byte) [][]byte {
+	start := -1
+	for i, c := range line {
+		sep := c == ',' || c == ';' || c == ' ' || c == '\t' || c == '\r'
+		switch {
+		case sep && start >= 0:
+			dst = append(dst, line[start:i])
+			start = -1
+		case !sep && start < 0:
+			start = i
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, line[start:])
+	}
+	return dst
+}
+
+// Stop closes the file.
+func (s *textSource) Stop() error {
+	if s.file == nil {
+		return nil
+	}
+	err := s.file.Close()
+	s.file = nil
+	return err
+}
+
+// textSink writes tokens as CSV lines.
+type textSink struct {
+	path   string // "" for stdout
+	name   string
+	header string
+	ti     tokenInfo
+	file   *os.File
+	w      *bufio.Writer
+	buf    []byte // one line, reused
+	flush  bool
+}
+
+func newCSVWrite(a *graph.Actor, p runtime.Params) (any, error) {
+	if err := p.Only("path", "header"); err != nil {
+		return nil, err
+	}
+	if err := sinkPorts(a); err != nil {
+		return nil, err
+	}
+	path, err := pathParam(p)
+	if err != nil {
+		return nil, err
+	}
+	return newTextSink(a, p, path)
+}
+
+func newTextSink(a *graph.Actor, p runtime.Params, path string) (any, error) {
+	ti, err := textToken(a.Inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	header, err := p.String("header", "")
+	if err != nil {
+		return nil, err
+	}
+	name := path
+	if path == "" {
+		name = "stdout"
+	}
+	return &textSink{path: path, name: name, header: header, ti: ti, flush: path == "",
+		buf: make([]byte, 0, 32*ti.width)}, nil
+}
+
+// Start creates the file and writes the header line, if any.
+func (s *textSink) Start(context.Context) error {
+	var w io.Writer = os.Stdout
+	if s.path != "" {
+		f, err := os.Create(s.path)
+		if err != nil {
+			return err
+		}
+		s.file, w = f, f
+	}
+	s.w = bufio.NewWriterSize(w, 1<<16)
+	if s.header != "" {
+		if _, err := s.w.WriteString(s.header + "\n"); err != nil {
+			return fmt.Errorf("write %s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// Fire writes one line per token.
+func (s *textSink) Fire(f *runtime.Firing) error {
+	if err := solo(f); err != nil {
+		return err
+	}
+	in := f.In(0)
+	es, w := s.ti.size, s.ti.width
+	ts := es * w
+	for t := 0; (t+1)*ts <= len(in); t++ {
+		tok := in[t*ts : (t+1)*ts]
+		b := s.buf[:0]
+		for i := 0; i < w; i++ {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendElem(b, tok[i*es:], s.ti.elem)
+		}
+		b = append(b, '\n')
+		s.buf = b
+		if _, err := s.w.Write(b); err != nil {
+			return fmt.Errorf("write %s: %w", s.name, err)
+		}
+	}
+	if s.flush {
+		if err := s.w.Flush(); err != nil {
+			return fmt.Errorf("write %s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// Stop flushes and closes the file.
+func (s *textSink) Stop() error {
+	if s.w == nil {
+		return nil
+	}
+	err := s.w.Flush()
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", s.name, err)
+	}
+	s.w = nil
+	if s.file != nil {
+		if cerr := s.file.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s: %w", s.name, cerr)
+		}
+		s.file = nil
+	}
+	return err
+}

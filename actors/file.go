@@ -1,0 +1,292 @@
+package actors
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+// Byte-stream sources and sinks (file.read, file.write, stdin, stdout in
+// binary format) move raw tokens: the bytes of each window as they lie in
+// memory (machine byte order). They accept any token type and any fixed or
+// cyclo-static rate, and keep state (a file position), so they need
+// stateful: true.
+
+// pathParam returns the required "path" parameter.
+func pathParam(p runtime.Params) (string, error) {
+	if !p.Has("path") {
+		return "", fmt.Errorf("parameter \"path\" is missing: expected a file name")
+	}
+	path, err := p.String("path", "")
+	if err != nil {
+		return "", err
+	}
+	if path == "" {
+		return "", fmt.Errorf("parameter \"path\" is empty: expected a file name")
+	}
+	return path, nil
+}
+
+// byteSource reads raw tokens from a file (or stdin).
+type byteSource struct {
+	path  string // "" for stdin
+	name  string // for messages: the path or "stdin"
+	loop  bool
+	count int64
+	r     io.Reader
+	file  *os.File
+	done  bool // the last (padded) window was produced
+	fired int64
+}
+
+func newFileRead(a *graph.Actor, p runtime.Params) (any, error) {
+	if err := p.Only("path", "loop", "count"); err != nil {
+		return nil, err
+	}
+	if err := sourcePorts(a); err != nil {
+		return nil, err
+	}
+	path, err := pathParam(p)
+	if err != nil {
+		return nil, err
+	}
+	loop, err := p.Bool("loop", false)
+	if err != nil {
+		return nil, err
+	}
+	count, err := countParam(p, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &byteSource{path: path, name: path, loop: loop, count: count}, nil
+}
+
+// sourcePorts checks for no input and one output with a static rate.
+func sourcePorts(a *graph.Actor) error {
+	if err := checkPorts(a, 0, 0, 1); err != nil {
+		return err
+	}
+	return staticRate(a.Outputs[0])
+}
+
+// sinkPorts checks for one input with a static rate and no output.
+func sinkPorts(a *graph.Actor) error {
+	if err := checkPorts(a, 1, 1, 0); err != nil {
+		return err
+	}
+	return staticRate(a.Inputs[0])
+}
+
+// Start opens the file.
+func (s *byteSource) Start(context.Context) error {
+	if s.path == "" {
+		s.r = os.Stdin
+		return nil
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return err // *PathError names the path
+	}
+	s.file, s.r = f, f
+	return nil
+}
+
+// Fire fills the output window with the next bytes of the file. The last
+// window, when the file ends inside it, is padded with zero bytes; the next
+// firing returns end of stream. With loop, the file restarts from its
+// beginning instead (the window continues with the file's first bytes).
+func (s *byteSource) Fire(f *runtime.Firing) error {
+	if err := solo(f); err != nil {
+		return err
+	}
+	if s.done || s.count > 0 && s.fired >= s.count {
+		return runtime.ErrEndOfStream
+	}
+	b := f.Out(0)
+	n := 0
+	rewound := false
+	for n < len(b) {
+		m, err := io.ReadFull(s.r, b[n:])
+		n += m
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("read %s: %w", s.name, err)
+		}
+		if s.loop && s.file != nil {
+			if m == 0 && rewound {
+				return fmt.Errorf("read %s: file is empty: loop needs at least one byte", s.name)
+			}
+			if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+				return fmt.Errorf("read %s: rewind for loop: %w", s.name, err)
+			}
+			rewound = true
+			continue
+		}
+		if n == 0 {
+			return runtime.ErrEndOfStream
+		}
+		clear(b[n:])
+		s.done = true
+		break
+	}
+	s.fired++
+	return nil
+}
+
+// Stop closes the file.
+func (s *byteSource) Stop() error {
+	if s.file == nil {
+		return nil
+	}
+	err := s.file.Close()
+	s.file = nil
+	return err
+}
+
+// byteSink writes raw tokens to a file (or stdout).
+type byteSink struct {
+	path   string // "" for stdout
+	name   string
+	append bool
+	file   *os.File
+	w      *bufio.Writer
+	flush  bool // flush after every firing (stdout)
+}
+
+func newFileWrite(a *graph.Actor, p runtime.Params) (any, error) {
+	if err := p.Only("path", "append"); err != nil {
+		return nil, err
+	}
+	if err := sinkPorts(a); err != nil {
+		return nil, err
+	}
+	path, err := pathParam(p)
+	if err != nil {
+		return nil, err
+	}
+	app, err := p.Bool("append", false)
+	if err != nil {
+		return nil, err
+	}
+	return &byteSink{path: path, name: path, append: app}, nil
+}
+
+// Start creates (or truncates, or opens for append) the file.
+func (s *byteSink) Start(context.Context) error {
+	if s.path == "" {
+		s.w = bufio.NewWriterSize(os.Stdout, 1<<16)
+		return nil
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if s.append {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(s.path, flags, 0o666)
+	if err != nil {
+		return err
+	}
+	s.file, s.w = f, bufio.NewWriterSize(f, 1<<16)
+	return nil
+}
+
+// Fire writes the input window.
+func (s *byteSink) Fire(f *runtime.Firing) error {
+	if err := solo(f); err != nil {
+		return err
+	}
+	if _, err := s.w.Write(f.In(0)); err != nil {
+		return fmt.Errorf("write %s: %w", s.name, err)
+	}
+	if s.flush {
+		if err := s.w.Flush(); err != nil {
+			return fmt.Errorf("write %s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// Stop flushes and closes the file.
+func (s *byteSink) Stop() error {
+	if s.w == nil {
+		return nil
+	}
+	err := s.w.Flush()
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", s.name, err)
+	}
+	s.w = nil
+	if s.file != nil {
+		if cerr := s.file.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s: %w", s.name, cerr)
+		}
+		s.file = nil
+	}
+	return err
+}
+
+// formatParam reads "format": text (the default) or binary.
+func formatParam(p runtime.Params) (bool, error) {
+	f, err := p.String("format", "text")
+	if err != nil {
+		return false, err
+	}
+	switch f {
+	case "text", "csv":
+		return false, nil
+	case "binary", "raw":
+		return true, nil
+	}
+	return false, fmt.Errorf("parameter \"format\": expected text or binary, found %q", f)
+}
+
+func newStdin(a *graph.Actor, p runtime.Params) (any, error) {
+	if err := p.Only("format", "count", "header"); err != nil {
+		return nil, err
+	}
+	if err := sourcePorts(a); err != nil {
+		return nil, err
+	}
+	binary, err := formatParam(p)
+	if err != nil {
+		return nil, err
+	}
+	count, err := countParam(p, 0)
+	if err != nil {
+		return nil, err
+	}
+	if binary {
+		if p.Has("header") {
+			return nil, fmt.Errorf("parameter \"header\" applies to format text only")
+		}
+		return &byteSource{name: "stdin", count: count}, nil
+	}
+	return newTextSource(a, p, "", count)
+}
+
+func newStdout(a *graph.Actor, p runtime.Params) (any, error) {
+	if err := p.Only("format", "header"); err != nil {
+		return nil, err
+	}
+	if err := sinkPorts(a); err != nil {
+		return nil, err
+	}
+	binary, err := formatParam(p)
+	if err != nil {
+		return nil, err
+	}
+	if binary {
+		if p.Has("header") {
+			return nil, fmt.Errorf("parameter \"header\" applies to format text only")
+		}
+		return &byteSink{name: "stdout", flush: true}, nil
+	}
+	return newTextSink(a, p, "")
+}
