@@ -93,8 +93,9 @@ var (
 )
 
 type parser struct {
-	file string
-	errs ErrorList
+	file  string
+	errs  ErrorList
+	depth int
 }
 
 func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
@@ -131,6 +132,11 @@ func (p *parser) fields(n *yaml.Node, what string, allowed []string) []kv {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
+			if p.depth > 16 {
+				p.errorf(k, "%s: merge keys nested too deep", what)
+				continue
+			}
+			p.depth++
 			for v != nil && v.Kind == yaml.AliasNode {
 				v = v.Alias
 			}
@@ -141,6 +147,7 @@ func (p *parser) fields(n *yaml.Node, what string, allowed []string) []kv {
 			} else {
 				merged = append(merged, p.fields(v, what, allowed)...)
 			}
+			p.depth--
 			continue
 		}
 		if k.Kind != yaml.ScalarNode {

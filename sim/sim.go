@@ -296,6 +296,9 @@ func Run(p *Program, cfg Config) (*Result, error) {
 	if cfg.Iterations <= 0 {
 		cfg.Iterations = 100
 	}
+	if cfg.Iterations > 1<<26 {
+		return nil, fmt.Errorf("sim: %d iterations: expected at most %d (the period converges long before)", cfg.Iterations, 1<<26)
+	}
 	if cfg.MaxEvents <= 0 {
 		cfg.MaxEvents = 1 << 34
 	}
