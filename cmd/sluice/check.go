@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/spec"
+)
+
+func newCheck() *cobra.Command {
+	var asJSON bool
+	var mappingFile string
+	cmd := &cobra.Command{
+		Use:   "check FILE",
+		Short: "Validate and analyse a graph: rates, deadlock, buffer sizes, throughput",
+		Long: `check loads a graph file (YAML, or ETH XML) and reports whether it is valid, whether
+its rates are consistent (with the repetition vector), whether one iteration deadlocks
+(naming the blocked cycles and the channels that need initial tokens), the minimal
+deadlock-free buffer sizes, and the throughput bound when actors have costs.
+It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, order := checkFile(args[0], mappingFile)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				writeReport(out, args[0], rep, order)
+			}
+			if !rep.Valid || !rep.Consistent || rep.Deadlock {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of the readable report")
+	cmd.Flags().StringVar(&mappingFile, "mapping", "", "also check a mapping file (YAML or ETH XML) against the graph")
+	return cmd
+}
+
+// checkFile loads and analyses a graph; load errors become an invalid
+// report. It also returns the actors' names in declaration order.
+func checkFile(path, mappingFile string) (*analysis.Report, []string) {
+	g, err := spec.Load(path)
+	if err != nil {
+		return &analysis.Report{Graph: path, Valid: false, Errors: errorLines(err)}, nil
+	}
+	var order []string
+	if f, err := g.Flatten(); err == nil {
+		for _, a := range f.Actors {
+			order = append(order, a.Name)
+		}
+	}
+	rep := analysis.Check(g, analysis.CheckOptions{})
+	if mappingFile != "" && rep.Valid {
+		m, err := spec.LoadMapping(mappingFile)
+		if err == nil {
+			err = m.Check(g)
+		}
+		if err != nil {
+			rep.Valid = false
+			rep.Errors = append(rep.Errors, errorLines(err)...)
+		}
+	}
+	return rep, order
+}
+
+// errorLines splits an error listing several problems into one line each.
+func errorLines(err error) []string {
+	var ve *graph.ValidationError
+	if errors.As(err, &ve) {
+		out := make([]string, len(ve.Problems))
+		for i, p := range ve.Problems {
+			out[i] = p.String()
+		}
+		return out
+	}
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+func writeReport(w io.Writer, file string, r *analysis.Report, order []string) {
+	name := r.Graph
+	if name == "" || name == file {
+		name = file
+	} else {
+		name = fmt.Sprintf("%s (%s)", name, file)
+	}
+	fmt.Fprintf(w, "graph %s\n", name)
+	if !r.Valid {
+		fmt.Fprintf(w, "✗ invalid: %d problem(s)\n", len(r.Errors))
+		for _, e := range r.Errors {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+		return
+	}
+	fmt.Fprintln(w, "✓ valid")
+	if !r.Consistent {
+		fmt.Fprintln(w, "✗ inconsistent rates")
+		for _, e := range r.Errors {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+		return
+	}
+	fmt.Fprintf(w, "✓ consistent rates; repetition vector (firings per iteration):\n")
+	writeCounts(w, order, r.Repetitions)
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "  not analysed (KPN processes with dynamic rates): %s\n", strings.Join(r.Skipped, ", "))
+	}
+	if r.Deadlock {
+		fmt.Fprintln(w, "✗ deadlock: one iteration cannot complete")
+		for _, cy := range r.Cycles {
+			fmt.Fprintf(w, "  blocked cycle: %s\n", strings.Join(cy, " ⇒ "))
+		}
+		for _, b := range r.Blocked {
+			fmt.Fprintf(w, "  %s\n", b)
+		}
+		if len(r.Initialize) > 0 {
+			fmt.Fprintln(w, "  to remove it, add initial tokens:")
+			for _, k := range sortedKeys(r.Initialize) {
+				fmt.Fprintf(w, "    %-30s +%d\n", k, r.Initialize[k])
+			}
+		}
+		if len(r.Enlarge) > 0 {
+			fmt.Fprintln(w, "  to remove it, enlarge these channels to (tokens):")
+			for _, k := range sortedKeys(r.Enlarge) {
+				fmt.Fprintf(w, "    %-30s %d\n", k, r.Enlarge[k])
+			}
+		}
+	} else {
+		fmt.Fprintln(w, "✓ no deadlock")
+	}
+	if len(r.Buffers) > 0 {
+		fmt.Fprintln(w, "minimal deadlock-free capacities (tokens):")
+		for _, k := range sortedKeys(r.Buffers) {
+			extra := ""
+			if t, ok := r.ThroughputBuffers[k]; ok {
+				extra = fmt.Sprintf("   (for maximal throughput: %d)", t)
+			}
+			fmt.Fprintf(w, "  %-30s %d%s\n", k, r.Buffers[k], extra)
+		}
+	}
+	if r.PeriodNS > 0 {
+		fmt.Fprintf(w, "throughput bound: one iteration every %s (%.4g iterations/s)\n", fmtNS(r.PeriodNS), r.IterationsPerSecond)
+		if len(r.Critical) > 0 {
+			fmt.Fprintf(w, "  set by: %s\n", strings.Join(r.Critical, ", "))
+		}
+	}
+	if len(r.Schedule) > 0 {
+		parts := make([]string, len(r.Schedule))
+		for i, l := range r.Schedule {
+			parts[i] = l.String()
+		}
+		fmt.Fprintf(w, "single-processor schedule of one iteration: %s\n", strings.Join(parts, " "))
+	}
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+}
+
+func writeCounts(w io.Writer, order []string, m map[string]int64) {
+	if len(order) == 0 {
+		for k := range m {
+			order = append(order, k)
+		}
+		sort.Strings(order)
+	}
+	var parts []string
+	for _, k := range order {
+		if v, ok := m[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+		}
+	}
+	// Wrap at about 100 columns.
+	line := " "
+	for _, p := range parts {
+		if len(line)+len(p) > 100 {
+			fmt.Fprintln(w, line)
+			line = " "
+		}
+		line += " " + p
+	}
+	fmt.Fprintln(w, line)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func fmtNS(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.3g s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.3g ns", ns)
+}

@@ -1,0 +1,47 @@
+// Command sluice checks, draws and runs dataflow graphs of actors joined by
+// streams. See docs/cli.md for every command and flag.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// exitError carries an exit status without printing anything more.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sluice",
+		Short: "Program heterogeneous computers as graphs of actors joined by streams",
+		Long: `sluice describes dataflow graphs (SDF, CSDF and Kahn process networks) in YAML,
+checks them before running (rate consistency, deadlock, buffer sizes, throughput),
+draws them, and runs them.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newCheck(), newDot(), newRun(), newBuiltins(), newDevices(), newSimulate(), newMap())
+	return root
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRoot().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		fmt.Fprintln(os.Stderr, "sluice:", err)
+		os.Exit(2)
+	}
+}

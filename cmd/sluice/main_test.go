@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sluice runs the CLI in-process from the repository root and returns its
+// standard output, standard error and exit status.
+func sluice(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	wd, _ := os.Getwd()
+	if err := os.Chdir("../.."); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	var out, errb bytes.Buffer
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetIn(strings.NewReader(stdin))
+	err := root.ExecuteContext(context.Background())
+	code := 0
+	if err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		} else {
+			errb.WriteString(err.Error())
+			code = 2
+		}
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestCheckJSONRepetitionVector(t *testing.T) {
+	out, errs, code := sluice(t, "", "check", "--json", "examples/cd2dat.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	var rep struct {
+		Valid       bool             `json:"valid"`
+		Errors      []string         `json:"errors"`
+		Consistent  bool             `json:"consistent"`
+		Repetitions map[string]int64 `json:"repetitions"`
+		Deadlock    bool             `json:"deadlock"`
+		Initialize  map[string]int   `json:"initialize"`
+		Buffers     map[string]int   `json:"buffers"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, out)
+	}
+	want := map[string]int64{"A": 147, "B": 147, "C": 98, "D": 28, "E": 32, "F": 160}
+	for k, v := range want {
+		if rep.Repetitions[k] != v {
+			t.Errorf("repetitions[%s] = %d, want %d", k, rep.Repetitions[k], v)
+		}
+	}
+	if !rep.Valid || !rep.Consistent || rep.Deadlock || len(rep.Buffers) != 5 || rep.Errors == nil {
+		t.Errorf("report = %+v", rep)
+	}
+}
+
+func TestCheckDeadlockNamesChannels(t *testing.T) {
+	out, _, code := sluice(t, "", "check", "--json", "examples/feedback-deadlock.yaml")
+	if code != 1 {
+		t.Fatalf("check on a deadlocking graph exited %d, want 1:\n%s", code, out)
+	}
+	var rep struct {
+		Deadlock   bool           `json:"deadlock"`
+		Initialize map[string]int `json:"initialize"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Deadlock || len(rep.Initialize) == 0 {
+		t.Fatalf("deadlock report = %+v", rep)
+	}
+	text, _, _ := sluice(t, "", "check", "examples/feedback-deadlock.yaml")
+	for ch, n := range rep.Initialize {
+		if !strings.Contains(text, ch) || n <= 0 {
+			t.Errorf("readable report does not name channel %s (+%d):\n%s", ch, n, text)
+		}
+	}
+	if out, _, code := sluice(t, "", "check", "examples/feedback.yaml"); code != 0 {
+		t.Errorf("check on feedback.yaml exited %d:\n%s", code, out)
+	}
+}
+
+func TestCheckInvalidFile(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: bad\nactors:\n  a: {out: {y: {type: f33, rate: 1}}}\n"), 0o644)
+	out, _, code := sluice(t, "", "check", "--json", bad)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if !strings.Contains(out, `"valid": false`) || !strings.Contains(out, "bad.yaml:3:") {
+		t.Errorf("invalid report lacks valid=false or file:line:\n%s", out)
+	}
+}
+
+func TestDot(t *testing.T) {
+	out, errs, code := sluice(t, "", "dot", "examples/feedback-deadlock.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.HasPrefix(out, "digraph") || !strings.Contains(out, "initial") || !strings.Contains(out, "color=red") {
+		t.Errorf("DOT lacks the highlighted channel to initialise:\n%s", out)
+	}
+}
+
+func TestRunStdinSaxpy(t *testing.T) {
+	// stdin sinks and sources use the process's standard streams; run a
+	// graph that writes a file instead.
+	dir := t.TempDir()
+	g := filepath.Join(dir, "g.yaml")
+	out := filepath.Join(dir, "out.f32")
+	os.WriteFile(g, []byte(`name: ramp-scale
+actors:
+  src:  {use: gen.ramp, with: {start: 0, step: 1, count: 4}, out: {y: {type: f32, rate: 256}}, stateful: true}
+  gain: {use: scale, with: {gain: 2}, in: {x: {type: f32, rate: 256}}, out: {y: {type: f32, rate: 256}}}
+  sink: {use: file.write, with: {path: `+out+`}, in: {x: {type: f32, rate: 256}}, stateful: true}
+channels:
+  - {from: src.y, to: gain.x}
+  - {from: gain.y, to: sink.x}
+`), 0o644)
+	prof := filepath.Join(dir, "p.yaml")
+	_, errs, code := sluice(t, "", "run", g, "--stats", "--progress", "off", "--profile", prof)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || len(b) != 4*256*4 {
+		t.Fatalf("output file: %d bytes, %v; want %d", len(b), err, 4*256*4)
+	}
+	if !strings.Contains(errs, "gain") || !strings.Contains(errs, "firings") {
+		t.Errorf("stats table missing:\n%s", errs)
+	}
+	if p, _ := os.ReadFile(prof); !strings.Contains(string(p), "mean_ns") {
+		t.Errorf("profile lacks mean_ns:\n%s", p)
+	}
+}
+
+func TestRunRefusesDeadlock(t *testing.T) {
+	_, errs, code := sluice(t, "", "run", "examples/feedback-deadlock.yaml", "--progress", "off")
+	if code == 0 || !strings.Contains(errs, "refusing to run") {
+		t.Fatalf("run of a deadlocking graph: exit %d, stderr:\n%s", code, errs)
+	}
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+
+	_ "github.com/sluicehq/sluice/actors" // registers the built-in actors
+	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/fifo"
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/runtime"
+	"github.com/sluicehq/sluice/spec"
+)
+
+type runFlags struct {
+	iterations   int64
+	stats        bool
+	statsJSON    string
+	trace        string
+	profile      string
+	mapping      string
+	wait         string
+	workers      int
+	watchdog     time.Duration
+	checkEmpty   bool
+	progress     string
+	skipAnalysis bool
+}
+
+func newRun() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run a graph on the CPU",
+		Long: `run loads a graph file, checks it (it refuses a graph that is invalid, has
+inconsistent rates or provably deadlocks), and runs it on the host CPU: for
+--iterations N iterations of the repetition vector, or until its sources end.
+The graph's own output (stdout sinks) goes to standard output; progress and
+statistics go to standard error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.Int64VarP(&f.iterations, "iterations", "n", 0, "run this many iterations (0: until the sources end their streams)")
+	fl.BoolVar(&f.stats, "stats", false, "print per-actor and per-channel statistics at the end (standard error)")
+	fl.StringVar(&f.statsJSON, "stats-json", "", "write the statistics as JSON to this file")
+	fl.StringVar(&f.trace, "trace", "", "write a Chrome Trace Event JSON timeline (opens in Perfetto) to this file")
+	fl.StringVar(&f.profile, "profile", "", "write measured per-actor firing times (YAML) to this file")
+	fl.StringVar(&f.mapping, "mapping", "", "mapping file (replicas, priority, affinity per actor)")
+	fl.StringVar(&f.wait, "wait", "spin-park", "FIFO wait strategy: spin, spin-park or park")
+	fl.IntVar(&f.workers, "workers", 0, "CPU worker pool size (0: one per core)")
+	fl.DurationVar(&f.watchdog, "watchdog", 0, "report a run-time deadlock after this long without progress (0: 500ms, negative: off)")
+	fl.BoolVar(&f.checkEmpty, "check-empty", false, "fail if a channel holds tokens other than its initial ones at the end")
+	fl.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal, lines otherwise), bars, lines, off")
+	fl.BoolVar(&f.skipAnalysis, "no-check", false, "skip the static analysis before running")
+	return cmd
+}
+
+func runGraph(cmd *cobra.Command, path string, f runFlags) error {
+	g, err := spec.Load(path)
+	if err != nil {
+		return err
+	}
+	wait, err := fifo.ParseWaitStrategy(f.wait)
+	if err != nil {
+		return err
+	}
+	if !f.skipAnalysis {
+		rep := analysis.Check(g, analysis.CheckOptions{NoThroughput: true, NoSchedule: true})
+		if !rep.Valid || !rep.Consistent || rep.Deadlock {
+			writeReport(cmd.ErrOrStderr(), path, rep, nil)
+			return fmt.Errorf("refusing to run %s: the analysis above shows it cannot run (use --no-check to run anyway)", path)
+		}
+	}
+	opts := runtime.Options{
+		Iterations: f.iterations,
+		Wait:       wait,
+		Workers:    f.workers,
+		Watchdog:   f.watchdog,
+		CheckEmpty: f.checkEmpty,
+	}
+	if f.mapping != "" {
+		if opts.Mapping, err = spec.LoadMapping(f.mapping); err != nil {
+			return err
+		}
+		if err := opts.Mapping.Check(g); err != nil {
+			return err
+		}
+	}
+	var traceFile *os.File
+	if f.trace != "" {
+		if traceFile, err = os.Create(f.trace); err != nil {
+			return err
+		}
+		defer traceFile.Close()
+		opts.Trace = traceFile
+	}
+	stderr := cmd.ErrOrStderr()
+	mode := f.progress
+	if mode == "auto" {
+		mode = "lines"
+		if isTerminal(stderr) {
+			mode = "bars"
+		}
+	}
+	var display *progressDisplay
+	switch mode {
+	case "bars":
+		display = newBars(stderr)
+		opts.Progress = display.update
+	case "lines":
+		opts.Progress = linePrinter(stderr)
+		opts.ProgressInterval = time.Second
+	case "off":
+	default:
+		return fmt.Errorf("--progress %q: expected auto, bars, lines or off", f.progress)
+	}
+
+	stats, runErr := runtime.Run(cmd.Context(), g, opts)
+	if display != nil {
+		display.finish(runErr == nil)
+	}
+	if runErr != nil {
+		return fmt.Errorf("run %s: %w", path, runErr)
+	}
+	if f.stats {
+		fmt.Fprintf(stderr, "\n%s: %s\n", g.Name, stats.Elapsed.Round(time.Microsecond))
+		if err := stats.WriteTable(stderr); err != nil {
+			return err
+		}
+	}
+	if f.statsJSON != "" {
+		if err := writeFile(f.statsJSON, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(stats)
+		}); err != nil {
+			return err
+		}
+	}
+	if f.profile != "" {
+		if err := writeFile(f.profile, stats.WriteProfile); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(fh); err != nil {
+		fh.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return fh.Close()
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	fh, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := fh.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressDisplay shows one bar per actor: firings done (of the target when
+// the run has one) and the average firing rate.
+type progressDisplay struct {
+	p    *mpb.Progress
+	bars map[string]*mpb.Bar
+	out  io.Writer
+}
+
+func newBars(w io.Writer) *progressDisplay {
+	return &progressDisplay{
+		p:    mpb.New(mpb.WithOutput(w), mpb.WithRefreshRate(150*time.Millisecond), mpb.WithWidth(40)),
+		bars: map[string]*mpb.Bar{},
+		out:  w,
+	}
+}
+
+func (d *progressDisplay) update(s runtime.Snapshot) {
+	width := 0
+	for _, a := range s.Actors {
+		width = max(width, len(a.Name))
+	}
+	for _, a := range s.Actors {
+		b, ok := d.bars[a.Name]
+		if !ok {
+			total := a.Target
+			style := mpb.BarStyle()
+			var filler mpb.BarFillerBuilder = style
+			if total <= 0 {
+				total = 0
+				filler = mpb.SpinnerStyle()
+			}
+			b = d.p.New(total, filler,
+				mpb.PrependDecorators(decor.Name(a.Name, decor.WC{W: width + 1, C: decor.DindentRight})),
+				mpb.AppendDecorators(
+					decor.CurrentNoUnit(" %d firings", decor.WCSyncSpace),
+					decor.AverageSpeed(nil, " %.0f/s", decor.WCSyncSpace),
+				))
+			d.bars[a.Name] = b
+		}
+		b.SetCurrent(a.Firings)
+		if a.Done && !b.Completed() {
+			b.SetTotal(-1, true)
+		}
+	}
+}
+
+func (d *progressDisplay) finish(ok bool) {
+	for _, b := range d.bars {
+		if !b.Completed() {
+			if ok {
+				b.SetTotal(-1, true)
+			} else {
+				b.Abort(false)
+			}
+		}
+	}
+	d.p.Wait()
+}
+
+// linePrinter prints one progress line per interval when not on a terminal.
+func linePrinter(w io.Writer) func(runtime.Snapshot) {
+	return func(s runtime.Snapshot) {
+		var parts []string
+		for _, a := range s.Actors {
+			parts = append(parts, fmt.Sprintf("%s=%d", a.Name, a.Firings))
+		}
+		fmt.Fprintf(w, "[%6.1fs] firings: %s\n", s.Elapsed.Seconds(), strings.Join(parts, " "))
+	}
+}
+
+func newBuiltins() *cobra.Command {
+	return &cobra.Command{
+		Use:   "builtins",
+		Short: "List the built-in actors (use: NAME in a graph file)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			for _, b := range runtime.Builtins() {
+				fmt.Fprintf(out, "%-14s %s\n", b.Name, b.Doc)
+			}
+			return nil
+		},
+	}
+}
+
+var _ = graph.ImplBuiltin
