@@ -212,6 +212,11 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 		taskOf[a] = len(p.Tasks)
 		p.Tasks = append(p.Tasks, t)
 	}
+	for _, name := range sortedNames(opt.Capacity) {
+		if g.Channel(name) == nil {
+			return nil, fmt.Errorf("sim: capacity given for unknown channel %q (channels are named producer.port->consumer.port)", name)
+		}
+	}
 	var uses []machine.Use
 	for _, c := range g.Channels {
 		if c.From == nil || c.To == nil {

@@ -82,7 +82,7 @@ standard output) in the mapping YAML format. --map pins the actors it names.`,
 				for i, n := range names {
 					parts[i] = fmt.Sprintf("%s=%d", n, best.Capacity[n])
 				}
-				doc += "; channel capacities (tokens) assumed: " + strings.Join(parts, ", ")
+				doc += "; channel capacities assumed (simulate with --capacity " + strings.Join(parts, ",") + ")"
 			}
 			var buf bytes.Buffer
 			if err := mapping.WriteMapping(&buf, best.Mapping, doc); err != nil {

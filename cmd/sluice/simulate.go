@@ -70,6 +70,7 @@ func newSimulate() *cobra.Command {
 		iterations                                                 int64
 		seed                                                       uint64
 		asJSON                                                     bool
+		capacity                                                   map[string]int
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate GRAPH --machine MACHINE",
@@ -95,7 +96,7 @@ Times are reported in seconds. See docs/simulate.md.`,
 				}
 				how = "heft (no --map given)"
 			}
-			prog, err := sim.Build(in.graph, in.mapping, in.machine, in.costs, sim.Options{})
+			prog, err := sim.Build(in.graph, in.mapping, in.machine, in.costs, sim.Options{Capacity: capacity})
 			if err != nil {
 				return err
 			}
@@ -143,6 +144,7 @@ Times are reported in seconds. See docs/simulate.md.`,
 	f.Int64Var(&iterations, "iterations", 100, "graph iterations to simulate")
 	f.Uint64Var(&seed, "seed", 1, "seed of the statistical model")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	f.StringToIntVar(&capacity, "capacity", nil, "channel capacities in tokens overriding the graph's, e.g. 'a.o->b.i=16,b.o->c.i=8' (as sluice map suggests)")
 	f.StringVar(&traceFile, "trace", "", "write the timeline as Chrome Trace Event JSON (opens in Perfetto)")
 	f.StringVar(&paraverFile, "paraver", "", "write the timeline as a Paraver trace (.prv, with .pcf and .row beside it)")
 	return cmd
