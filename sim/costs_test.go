@@ -67,6 +67,11 @@ func TestParseProfile(t *testing.T) {
 	if p["a"] != 1500e-9 || p["b"] != 20e-9 {
 		t.Errorf("profile %v", p)
 	}
+	// The format runtime.Stats.WriteProfile writes.
+	p, err = ParseProfile("p.yaml", []byte("# sluice actor profile\ndevice: cpu\nactors:\n  \"scale\":\n    firings: 1000\n    mean_ns: 20113\n    min_ns: 19870\n    max_ns: 40211\n    p50_ns: 20480\n"))
+	if err != nil || p["scale"] != 20113e-9 {
+		t.Errorf("runtime profile %v %v", p, err)
+	}
 	p, err = ParseProfile("p.yaml", []byte("a: {mean_ns: 7}\n"))
 	if err != nil || p["a"] != 7e-9 {
 		t.Errorf("flat profile %v %v", p, err)
