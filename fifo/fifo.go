@@ -417,8 +417,10 @@ func (ws *waiter) signal() {
 	}
 }
 
-// spinCheck is how many polls pass between checks of the clock, the
-// context, and runtime.Gosched while spinning.
+// spinCheck is how many polls pass between checks of the clock and the
+// context while spinning; each check also yields: runtime.Gosched, and every
+// 16th time sched_yield, so that a spinner lets its partner run on an
+// oversubscribed machine.
 const spinCheck = 64
 
 // block waits until ready returns true, by the FIFO's strategy. need is the
@@ -457,7 +459,11 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start time.Time, need 
 				if f.wait == SpinPark && time.Since(start) >= f.spinTime {
 					break spin
 				}
-				runtime.Gosched()
+				if i%(16*spinCheck) == 0 {
+					osYield()
+				} else {
+					runtime.Gosched()
+				}
 			}
 		}
 	}
@@ -467,6 +473,10 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start time.Time, need 
 		if ready() {
 			ws.parked.Store(false)
 			return nil
+		}
+		if done == nil { // context.Background and the like: a plain receive
+			<-ws.wake
+			continue
 		}
 		select {
 		case <-ws.wake:

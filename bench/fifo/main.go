@@ -1,0 +1,353 @@
+// Command fifo measures sluice's FIFO against the obvious Go baselines, side
+// by side in one run:
+//
+//   - throughput: 4-byte tokens in windows of 1024 (producer and consumer
+//     goroutines, the producer fills each window, the consumer sums it)
+//     versus a buffered chan float32 sending one value per operation;
+//   - 64 KiB windows versus one plain copy of 64 KiB: the producer copies
+//     each block into its window (the same one memmove as the baseline) and
+//     the consumer takes it without copying; and, second figure, the
+//     consumer copies it out too (two memmoves, the data crossing cores);
+//   - hop latency: a token ping-pongs between two goroutines through two
+//     FIFOs of capacity 1, with Park, Spin and SpinPark (and two channels for
+//     reference); a hop is half a round trip;
+//   - peak RSS (getrusage maxrss).
+//
+// Usage:
+//
+//	go run ./bench/fifo            # a readable table
+//	go run ./bench/fifo -json      # one JSON object
+//	go run ./bench/fifo -duration 1s -rounds 5
+//
+// Each figure is the best of -rounds runs of about -duration each; the FIFO
+// and its baseline alternate, so they see the same machine load.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sluicehq/sluice/fifo"
+)
+
+const (
+	window   = 1024
+	block64k = 64 << 10
+)
+
+// Result is the JSON object printed with -json.
+type Result struct {
+	SluiceTokensPerS float64 `json:"sluice_tokens_per_s"`
+	GochanTokensPerS float64 `json:"gochan_tokens_per_s"`
+	Ratio            float64 `json:"ratio"`
+	Window           int     `json:"window_tokens"`
+	TokenBytes       int     `json:"token_bytes"`
+	Wait             string  `json:"wait"`
+
+	Window64KBytesPerS float64 `json:"fifo_64k_bytes_per_s"`
+	Copy64KBytesPerS   float64 `json:"copy_64k_bytes_per_s"`
+	Ratio64K           float64 `json:"ratio_64k_vs_copy"`
+	InOut64KBytesPerS  float64 `json:"fifo_64k_copy_in_out_bytes_per_s"`
+	RatioInOut64K      float64 `json:"ratio_64k_copy_in_out_vs_copy"`
+
+	HopNsParked   float64 `json:"hop_ns_parked"`
+	HopNsSpinning float64 `json:"hop_ns_spinning"`
+	HopNsSpinPark float64 `json:"hop_ns_spin_park"`
+	HopNsGochan   float64 `json:"hop_ns_gochan"`
+
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	Mirrored     bool    `json:"mirrored"`
+	GOMAXPROCS   int     `json:"gomaxprocs"`
+	NumCPU       int     `json:"num_cpu"`
+	CPU          string  `json:"cpu"`
+	GoVersion    string  `json:"go_version"`
+	DurationS    float64 `json:"duration_s_per_run"`
+	Rounds       int     `json:"rounds"`
+	LoadAvg      string  `json:"loadavg,omitempty"`
+}
+
+func main() {
+	asJSON := flag.Bool("json", false, "print one JSON object instead of a table")
+	dur := flag.Duration("duration", 300*time.Millisecond, "approximate duration of one measurement run")
+	rounds := flag.Int("rounds", 3, "runs per figure (the best is kept)")
+	waitName := flag.String("wait", "spin-park", "wait strategy for the throughput runs: spin, spin-park, park")
+	flag.Parse()
+	ws, err := fifo.ParseWaitStrategy(*waitName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if *rounds < 1 || *dur <= 0 {
+		fmt.Fprintln(os.Stderr, "bench/fifo: -rounds must be >= 1 and -duration > 0")
+		os.Exit(2)
+	}
+	start := time.Now()
+	res := Result{Window: window, TokenBytes: 4, Wait: ws.String(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		NumCPU: runtime.NumCPU(), CPU: cpuModel(), GoVersion: runtime.Version(), DurationS: dur.Seconds(), Rounds: *rounds}
+
+	probe, err := fifo.New(fifo.Options{Name: "probe", TokenSize: 4, Capacity: 1})
+	if err != nil {
+		fail(err)
+	}
+	res.Mirrored = probe.Mirrored()
+	_ = probe.Free()
+
+	for range *rounds {
+		res.SluiceTokensPerS = max(res.SluiceTokensPerS, 1e9/measure(*dur, func(n int) { fifoThroughput(n, ws) }))
+		res.GochanTokensPerS = max(res.GochanTokensPerS, 1e9/measure(*dur, chanThroughput))
+	}
+	res.Ratio = res.SluiceTokensPerS / res.GochanTokensPerS
+
+	for range *rounds {
+		res.Window64KBytesPerS = max(res.Window64KBytesPerS, block64k*1e9/measure(*dur, func(n int) { fifo64K(n, false) }))
+		res.Copy64KBytesPerS = max(res.Copy64KBytesPerS, block64k*1e9/measure(*dur, copy64K))
+		res.InOut64KBytesPerS = max(res.InOut64KBytesPerS, block64k*1e9/measure(*dur, func(n int) { fifo64K(n, true) }))
+	}
+	res.Ratio64K = res.Window64KBytesPerS / res.Copy64KBytesPerS
+	res.RatioInOut64K = res.InOut64KBytesPerS / res.Copy64KBytesPerS
+
+	hop := func(old float64, ns float64) float64 {
+		if old == 0 || ns/2 < old {
+			return ns / 2
+		}
+		return old
+	}
+	for range *rounds {
+		res.HopNsParked = hop(res.HopNsParked, measure(*dur, func(n int) { fifoPingPong(n, fifo.Park) }))
+		res.HopNsSpinning = hop(res.HopNsSpinning, measure(*dur, func(n int) { fifoPingPong(n, fifo.Spin) }))
+		res.HopNsSpinPark = hop(res.HopNsSpinPark, measure(*dur, func(n int) { fifoPingPong(n, fifo.SpinPark) }))
+		res.HopNsGochan = hop(res.HopNsGochan, measure(*dur, chanPingPong))
+	}
+
+	res.PeakRSSBytes = peakRSS()
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		res.LoadAvg = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		if err := enc.Encode(res); err != nil {
+			fail(err)
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "measure\tsluice fifo\tbaseline\tratio\t\n")
+	fmt.Fprintf(tw, "tokens/s, 4 B tokens, windows of %d (%s) vs chan float32\t%.3g\t%.3g\t%.1fx\t\n",
+		window, ws, res.SluiceTokensPerS, res.GochanTokensPerS, res.Ratio)
+	fmt.Fprintf(tw, "GB/s, 64 KiB windows (copy in, zero-copy out) vs copy of 64 KiB\t%.2f\t%.2f\t%.2fx\t\n",
+		res.Window64KBytesPerS/1e9, res.Copy64KBytesPerS/1e9, res.Ratio64K)
+	fmt.Fprintf(tw, "GB/s, 64 KiB windows (copy in, copy out: crosses cores) vs copy\t%.2f\t%.2f\t%.2fx\t\n",
+		res.InOut64KBytesPerS/1e9, res.Copy64KBytesPerS/1e9, res.RatioInOut64K)
+	fmt.Fprintf(tw, "hop latency ns, park vs chan\t%.0f\t%.0f\t\t\n", res.HopNsParked, res.HopNsGochan)
+	fmt.Fprintf(tw, "hop latency ns, spin\t%.0f\t\t\t\n", res.HopNsSpinning)
+	fmt.Fprintf(tw, "hop latency ns, spin-park\t%.0f\t\t\t\n", res.HopNsSpinPark)
+	tw.Flush()
+	fmt.Printf("\npeak RSS %.1f MiB; mirrored ring %v; GOMAXPROCS %d, %d CPUs (%s); %s; load %s; %d rounds of ~%v, %.1fs\n",
+		float64(res.PeakRSSBytes)/(1<<20), res.Mirrored, res.GOMAXPROCS, res.NumCPU, res.CPU, res.GoVersion,
+		res.LoadAvg, res.Rounds, *dur, time.Since(start).Seconds())
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench/fifo:", err)
+	os.Exit(1)
+}
+
+// measure runs fn(n) with growing n until one run takes about d and returns
+// the nanoseconds per unit of n.
+func measure(d time.Duration, fn func(n int)) float64 {
+	n := 1
+	for {
+		t0 := time.Now()
+		fn(n)
+		el := time.Since(t0)
+		if el >= d || n >= 1<<40 {
+			return float64(el.Nanoseconds()) / float64(n)
+		}
+		next := n * 100
+		if el > 0 {
+			next = int(float64(n) * 1.2 * float64(d) / float64(el))
+		}
+		n = min(max(next, n+1), 100*n)
+	}
+}
+
+func newFIFO(o fifo.Options) *fifo.FIFO {
+	f, err := fifo.New(o)
+	if err != nil {
+		fail(err)
+	}
+	return f
+}
+
+var sink float32
+
+// fifoThroughput moves n 4-byte tokens (rounded up to whole windows).
+func fifoThroughput(n int, ws fifo.WaitStrategy) {
+	f := newFIFO(fifo.Options{Name: "throughput", TokenSize: 4, Capacity: 16 * window, Wait: ws})
+	defer f.Free()
+	ctx := context.Background()
+	windows := (n + window - 1) / window
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := f.Writer()
+		for i := range windows {
+			win, err := w.Acquire(ctx, window)
+			if err != nil {
+				panic(err)
+			}
+			v := fifo.Tokens[float32](win)
+			base := float32(i * window)
+			for k := range v {
+				v[k] = base + float32(k)
+			}
+			w.Commit(window)
+		}
+	}()
+	r := f.Reader(0)
+	var s float32
+	for range windows {
+		win, err := r.Acquire(ctx, window)
+		if err != nil {
+			panic(err)
+		}
+		for _, x := range fifo.Tokens[float32](win) {
+			s += x
+		}
+		r.Release(window)
+	}
+	<-done
+	sink = s
+}
+
+func chanThroughput(n int) {
+	c := make(chan float32, 16*window)
+	go func() {
+		for i := range n {
+			c <- float32(i)
+		}
+	}()
+	var s float32
+	for range n {
+		s += <-c
+	}
+	sink = s
+}
+
+var src64k, dst64k, dst64kCopy = make([]byte, block64k), make([]byte, block64k), make([]byte, block64k)
+
+// fifo64K moves n blocks of 64 KiB through a FIFO of 4 blocks: the producer
+// copies each block into its window; the consumer takes the window without
+// copying (it reads one token) or, with copyOut, copies it out too.
+func fifo64K(n int, copyOut bool) {
+	const tokens = block64k / 4
+	f := newFIFO(fifo.Options{Name: "64k", TokenSize: 4, Capacity: 4 * tokens})
+	defer f.Free()
+	ctx := context.Background()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := f.Writer()
+		for range n {
+			win, err := w.Acquire(ctx, tokens)
+			if err != nil {
+				panic(err)
+			}
+			copy(win, src64k)
+			w.Commit(tokens)
+		}
+	}()
+	r := f.Reader(0)
+	for range n {
+		win, err := r.Acquire(ctx, tokens)
+		if err != nil {
+			panic(err)
+		}
+		if copyOut {
+			copy(dst64k, win)
+		} else {
+			sink += float32(win[0])
+		}
+		r.Release(tokens)
+	}
+	<-done
+}
+
+func copy64K(n int) {
+	for range n {
+		copy(dst64kCopy, src64k)
+	}
+}
+
+// fifoPingPong makes n round trips of one 8-byte token through two FIFOs of
+// capacity 1.
+func fifoPingPong(n int, ws fifo.WaitStrategy) {
+	there := newFIFO(fifo.Options{Name: "there", TokenSize: 8, Capacity: 1, Wait: ws})
+	back := newFIFO(fifo.Options{Name: "back", TokenSize: 8, Capacity: 1, Wait: ws})
+	defer there.Free()
+	defer back.Free()
+	ctx := context.Background()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r, w := there.Reader(0), back.Writer()
+		for {
+			in, err := r.Acquire(ctx, 1)
+			if err != nil {
+				return
+			}
+			out, _ := w.Acquire(ctx, 1)
+			copy(out, in)
+			r.Release(1)
+			w.Commit(1)
+		}
+	}()
+	w, r := there.Writer(), back.Reader(0)
+	for i := range n {
+		out, _ := w.Acquire(ctx, 1)
+		fifo.Tokens[uint64](out)[0] = uint64(i)
+		w.Commit(1)
+		in, err := r.Acquire(ctx, 1)
+		if err != nil || fifo.Tokens[uint64](in)[0] != uint64(i) {
+			panic(fmt.Sprint("ping-pong: wrong token or ", err))
+		}
+		r.Release(1)
+	}
+	w.Close()
+	<-done
+}
+
+func chanPingPong(n int) {
+	there, back := make(chan uint64, 1), make(chan uint64, 1)
+	go func() {
+		for v := range there {
+			back <- v
+		}
+	}()
+	for i := range n {
+		there <- uint64(i)
+		<-back
+	}
+	close(there)
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
