@@ -9,7 +9,7 @@ import (
 	"github.com/sluicehq/sluice/graph"
 )
 
-// ActorKernel is an SDF actor written against the ETH kernel-actor API (INIT,
+// GeneratedActor is an SDF actor written against the ETH kernel-actor API (INIT,
 // FIRE, CAPTURE, RESERVE, FOREACH over an output port's blocks, PORT_x,
 // TOKEN_X_t) made into OpenCL C: a generated prelude of constants, types and
 // macros for the actor's ports and its placement (G work-groups, I
@@ -28,12 +28,16 @@ import (
 //	    }
 //	}
 //
-// FIRE becomes __kernel void FIRE(__global TOKEN_IN1_t *in1, ..., __global
-// TOKEN_OUT1_t *out1, ...) — inputs then outputs, in declaration order —
-// and INIT (optional) a kernel over the outputs only. Pointers to TOKEN_X_t
-// get the __global qualifier. The rewrite keeps every line where it was, so
-// build errors point at the user's file and line.
-type ActorKernel struct {
+// FIRE becomes __kernel void FIRE(__global TOKEN_IN1_t *in1, ulong
+// in1__off, ..., __global TOKEN_OUT1_t *out1, ulong out1__off, ...) —
+// inputs then outputs, in declaration order, each a buffer and the token
+// offset of the invocation's window in it (device.ActorKernel's argument
+// convention; CAPTURE and RESERVE add the offset, so a port's window may lie
+// anywhere in a ring buffer) — and INIT (optional) a kernel over the
+// outputs only. Pointers to TOKEN_X_t get the __global qualifier. The
+// rewrite keeps every line where it was, so build errors point at the
+// user's file and line.
+type GeneratedActor struct {
 	// Prelude is the generated code placed before the user's source.
 	Prelude string
 	// Text is the user's source, rewritten (line for line).
@@ -49,26 +53,23 @@ type ActorKernel struct {
 	Inputs, Outputs []PortLayout
 }
 
-// PortLayout is how one port's tokens of one invocation lie in its buffer:
-// G consecutive firings of Rate tokens, each of Blocks blocks of Block tokens.
-type PortLayout struct {
-	Port         *graph.Port
-	CType        string // OpenCL C type of one token
-	Rate, Block  int    // tokens per firing; tokens per block (outputs)
-	Blocks       int    // blocks per firing (outputs)
-	Distribution graph.Distribution
-}
+// ActorKernel is the former name of GeneratedActor.
+//
+// Deprecated: use GeneratedActor (device.ActorKernel is the compiled,
+// backend-neutral actor that Device.CompileActor returns).
+type ActorKernel = GeneratedActor
 
-// Bytes returns the buffer size one invocation of g firings needs.
-func (p PortLayout) Bytes(g int) int64 { return int64(g) * int64(p.Rate) * int64(p.Port.Type.Size) }
+// PortLayout is how one port's tokens of one invocation lie in its buffer
+// (the backend-neutral device.PortLayout).
+type PortLayout = device.PortLayout
 
 // Source returns the device.Source to build.
-func (k *ActorKernel) Source() device.Source {
+func (k *GeneratedActor) Source() device.Source {
 	return device.Source{Name: k.Name, Prelude: k.Prelude, Text: k.Text}
 }
 
 // Range returns the launch shape: G work-groups of I work-items.
-func (k *ActorKernel) Range() device.Range { return device.Groups(k.Groups, k.Items) }
+func (k *GeneratedActor) Range() device.Range { return device.Groups(k.Groups, k.Items) }
 
 var cScalar = map[string]string{
 	"u8": "uchar", "i8": "char", "u16": "ushort", "i16": "short", "u32": "uint", "i32": "int",
@@ -104,8 +105,8 @@ var cIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // GenerateActor makes the kernel of actor a, placed by pl (nil: one
 // work-group of one work-item), from the user's Listing-2-style source
 // read from file name.
-func GenerateActor(a *graph.Actor, pl *graph.Placement, name, src string) (*ActorKernel, error) {
-	k := &ActorKernel{Name: name, Groups: 1, Items: 1}
+func GenerateActor(a *graph.Actor, pl *graph.Placement, name, src string) (*GeneratedActor, error) {
+	k := &GeneratedActor{Name: name, Groups: 1, Items: 1}
 	if pl != nil {
 		if pl.WorkGroups > 0 {
 			k.Groups = pl.WorkGroups
@@ -117,8 +118,8 @@ func GenerateActor(a *graph.Actor, pl *graph.Placement, name, src string) (*Acto
 	var b strings.Builder
 	fmt.Fprintf(&b, "// sluice: generated prelude for actor %s (%d work-groups × %d work-items)\n", a.Name, k.Groups, k.Items)
 	b.WriteString("#define IN ,\n")
-	b.WriteString("#define CAPTURE(p) __SL_CAPTURE(p)\n#define __SL_CAPTURE(p) ((p) + (size_t)get_group_id(0) * p##_RATE)\n")
-	b.WriteString("#define RESERVE(p, blk) __SL_RESERVE(p, blk)\n#define __SL_RESERVE(p, blk) ((p) + (size_t)get_group_id(0) * p##_RATE + (size_t)(blk) * p##_BLOCK)\n")
+	b.WriteString("#define CAPTURE(p) __SL_CAPTURE(p)\n#define __SL_CAPTURE(p) ((p) + p##__off + (size_t)get_group_id(0) * p##_RATE)\n")
+	b.WriteString("#define RESERVE(p, blk) __SL_RESERVE(p, blk)\n#define __SL_RESERVE(p, blk) ((p) + p##__off + (size_t)get_group_id(0) * p##_RATE + (size_t)(blk) * p##_BLOCK)\n")
 	b.WriteString("#define FOREACH(spec) __SL_FOREACH(spec)\n#define __SL_FOREACH(v, p) p##_FOREACH(v)\n")
 	b.WriteString("#define BLOCK_COUNT(p) __SL_PASTE(p, _BLOCKS)\n#define __SL_PASTE(a, b) a##b\n")
 	layout := func(p *graph.Port) (PortLayout, error) {
@@ -182,7 +183,7 @@ func GenerateActor(a *graph.Actor, pl *graph.Placement, name, src string) (*Acto
 		var ps []string
 		for _, l := range ls {
 			for _, x := range l {
-				ps = append(ps, fmt.Sprintf("__global TOKEN_%s_t *%s", strings.ToUpper(x.Port.Name), x.Port.Name))
+				ps = append(ps, fmt.Sprintf("__global TOKEN_%s_t *%s, ulong %s__off", strings.ToUpper(x.Port.Name), x.Port.Name, x.Port.Name))
 			}
 		}
 		if len(ps) == 0 {

@@ -98,7 +98,7 @@ func TestActorKernelListing2(t *testing.T) {
 			// INIT writes the initial tokens of every firing's blocks.
 			initK := must(p.Kernel("INIT"))
 			defer initK.Release()
-			if err := errors.Join(initK.SetArg(0, bout), initK.SetArg(1, bwho)); err != nil {
+			if err := ak.Bind(initK, true, []device.Window{{Buf: bout}, {Buf: bwho}}); err != nil {
 				t.Fatal(err)
 			}
 			wait(t, must(q.Launch(initK, ak.Range())))
@@ -112,7 +112,7 @@ func TestActorKernelListing2(t *testing.T) {
 
 			fire := must(p.Kernel("FIRE"))
 			defer fire.Release()
-			if err := errors.Join(fire.SetArg(0, bin), fire.SetArg(1, bout), fire.SetArg(2, bwho)); err != nil {
+			if err := ak.Bind(fire, false, []device.Window{{Buf: bin}, {Buf: bout}, {Buf: bwho}}); err != nil {
 				t.Fatal(err)
 			}
 			w := must(q.Write(bin, 0, f32bytes(in)))
