@@ -113,6 +113,16 @@ type Actor struct {
 	Sub *Graph
 	// Attrs holds free-form attributes (priority, affinity, ...).
 	Attrs map[string]string
+	// Iterations makes one firing iterate the actor's computation that many
+	// times (0 or 1: once), the recursive kernels of Caravela: iteration 0
+	// reads the firing's input windows, the last iteration writes its output
+	// windows, and in between each Swap pair's output of iteration k is the
+	// input of iteration k+1. Device runtimes keep the pair's two buffers on
+	// the device and exchange them (swap) rather than copying.
+	Iterations int
+	// Swap maps output port name → input port name: the swap pairs of an
+	// iterated actor (same token type and rate on both ports).
+	Swap map[string]string
 	// Origin says where the actor was declared, if known.
 	Origin string
 	// Graph is the graph owning the actor.

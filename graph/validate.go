@@ -192,6 +192,9 @@ func (g *Graph) validate(prefix string, ps *[]Problem) {
 			}
 		}
 	}
+	for _, a := range g.Actors {
+		validateSwap(a, where(a.Origin, a.Name), add)
+	}
 }
 
 func (g *Graph) validateComposite(a *Actor, add func(string, string, ...any)) {
@@ -269,4 +272,50 @@ func editDistance(a, b string) int {
 
 func sortProblems(ps []Problem) {
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].String() < ps[j].String() })
+}
+
+// validateSwap checks an actor's iteration count and swap pairs: each pair
+// joins an output to an input of the same token type and fixed rate, and
+// no port is in two pairs.
+func validateSwap(a *Actor, w string, add func(where, format string, args ...any)) {
+	if a.Iterations < 0 {
+		add(w, "actor %s: iterations %d: expected ≥ 0", a.Name, a.Iterations)
+	}
+	if len(a.Swap) > 0 && a.Iterations <= 1 {
+		add(w, "actor %s: swap pairs without iterations: expected iterations ≥ 2 (a swap pair feeds iteration k's output to iteration k+1)", a.Name)
+	}
+	if a.Iterations > 1 && len(a.Swap) == 0 {
+		add(w, "actor %s: iterations %d without a swap pair: expected swap: {output: input}", a.Name, a.Iterations)
+	}
+	if a.Iterations > 1 && a.Sub != nil {
+		add(w, "actor %s: a composite actor cannot iterate: expected iterations on an atomic actor", a.Name)
+	}
+	outs := make([]string, 0, len(a.Swap))
+	for o := range a.Swap {
+		outs = append(outs, o)
+	}
+	sort.Strings(outs)
+	usedIn := map[string]string{}
+	for _, o := range outs {
+		in := a.Swap[o]
+		op, ip := a.Port(o), a.Port(in)
+		if op == nil || op.Dir != Out {
+			add(w, "actor %s: swap %s: %s: expected an output port of %s", a.Name, o, quote(o), a.Name)
+			continue
+		}
+		if ip == nil || ip.Dir != In {
+			add(w, "actor %s: swap %s: %s: expected an input port of %s", a.Name, o, quote(in), a.Name)
+			continue
+		}
+		if prev, dup := usedIn[in]; dup {
+			add(w, "actor %s: swap: input %s is paired with both %s and %s: expected one output per input", a.Name, in, prev, o)
+		}
+		usedIn[in] = o
+		if op.Type.Name != ip.Type.Name {
+			add(w, "actor %s: swap %s: %s: token types differ (%s, %s): expected the same type", a.Name, o, in, op.Type.Name, ip.Type.Name)
+		}
+		if op.Rate.IsDynamic() || op.Rate.IsCSDF() || ip.Rate.IsDynamic() || ip.Rate.IsCSDF() || op.Rate.Sum() != ip.Rate.Sum() {
+			add(w, "actor %s: swap %s: %s: rates %v and %v: expected equal fixed (SDF) rates", a.Name, o, in, op.Rate, ip.Rate)
+		}
+	}
 }

@@ -16,7 +16,7 @@ import (
 
 var (
 	graphKeys   = []string{"name", "doc", "actors", "inputs", "outputs", "channels"}
-	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs"}
+	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs", "iterations", "swap"}
 	portKeys    = []string{"type", "rate", "block", "doc"}
 	kernelKeys  = []string{"opencl", "cuda", "go", "entry"}
 	channelKeys = []string{"from", "to", "name", "capacity", "initial", "values", "doc"}
@@ -260,6 +260,21 @@ func (p *yp) parseActor(c *gctx, f field) {
 					a.Attrs = map[string]string{}
 				}
 				a.Attrs[af.key] = s
+			}
+		}
+	}
+	if f, ok := m["iterations"]; ok {
+		if v, ok := p.integer(f.v, what+": iterations", 0, math.MaxInt32); ok {
+			a.Iterations = int(v)
+		}
+	}
+	if f, ok := m["swap"]; ok { // swap: {output: input}
+		for _, sf := range p.fields(f.v, what+": swap", nil) {
+			if s, ok := p.str(sf.v, what+": swap."+sf.key); ok {
+				if a.Swap == nil {
+					a.Swap = map[string]string{}
+				}
+				a.Swap[sf.key] = s
 			}
 		}
 	}
