@@ -10,7 +10,8 @@
 //     consumer copies it out too (two memmoves, the data crossing cores);
 //   - hop latency: a token ping-pongs between two goroutines through two
 //     FIFOs of capacity 1, with Park, Spin and SpinPark (and two channels for
-//     reference); a hop is half a round trip;
+//     reference, and the hardware floor: one atomic each way); a hop is half
+//     a round trip;
 //   - peak RSS (getrusage maxrss).
 //
 // Usage:
@@ -31,6 +32,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -61,6 +63,7 @@ type Result struct {
 	HopNsSpinning float64 `json:"hop_ns_spinning"`
 	HopNsSpinPark float64 `json:"hop_ns_spin_park"`
 	HopNsGochan   float64 `json:"hop_ns_gochan"`
+	HopNsFloor    float64 `json:"hop_ns_atomic_floor"`
 
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 	Mirrored     bool    `json:"mirrored"`
@@ -124,6 +127,7 @@ func main() {
 		res.HopNsSpinning = hop(res.HopNsSpinning, measure(*dur, func(n int) { fifoPingPong(n, fifo.Spin) }))
 		res.HopNsSpinPark = hop(res.HopNsSpinPark, measure(*dur, func(n int) { fifoPingPong(n, fifo.SpinPark) }))
 		res.HopNsGochan = hop(res.HopNsGochan, measure(*dur, chanPingPong))
+		res.HopNsFloor = hop(res.HopNsFloor, measure(*dur, atomicPingPong))
 	}
 
 	res.PeakRSSBytes = peakRSS()
@@ -149,6 +153,7 @@ func main() {
 	fmt.Fprintf(tw, "hop latency ns, park vs chan\t%.0f\t%.0f\t\t\n", res.HopNsParked, res.HopNsGochan)
 	fmt.Fprintf(tw, "hop latency ns, spin\t%.0f\t\t\t\n", res.HopNsSpinning)
 	fmt.Fprintf(tw, "hop latency ns, spin-park\t%.0f\t\t\t\n", res.HopNsSpinPark)
+	fmt.Fprintf(tw, "hop latency ns, floor: two spinning goroutines, one atomic each way\t\t%.0f\t\t\n", res.HopNsFloor)
 	tw.Flush()
 	fmt.Printf("\npeak RSS %.1f MiB; mirrored ring %v; GOMAXPROCS %d, %d CPUs (%s); %s; load %s; %d rounds of ~%v, %.1fs\n",
 		float64(res.PeakRSSBytes)/(1<<20), res.Mirrored, res.GOMAXPROCS, res.NumCPU, res.CPU, res.GoVersion,
@@ -337,6 +342,40 @@ func chanPingPong(n int) {
 		<-back
 	}
 	close(there)
+}
+
+// paddedCounter is an atomic on its own cache lines.
+type paddedCounter struct {
+	v atomic.Uint64
+	_ [120]byte
+}
+
+// atomicPingPong is the hardware floor of a hop: two goroutines spinning on
+// one atomic each way (one cache line transfer per hop, no data, no
+// capacity check); meaningful only with two free cores.
+func atomicPingPong(n int) {
+	var there, back paddedCounter
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := uint64(1); i <= uint64(n); i++ {
+			for j := 0; there.v.Load() != i; j++ {
+				if j%4096 == 4095 {
+					runtime.Gosched()
+				}
+			}
+			back.v.Store(i)
+		}
+	}()
+	for i := uint64(1); i <= uint64(n); i++ {
+		there.v.Store(i)
+		for j := 0; back.v.Load() != i; j++ {
+			if j%4096 == 4095 {
+				runtime.Gosched()
+			}
+		}
+	}
+	<-done
 }
 
 func cpuModel() string {
