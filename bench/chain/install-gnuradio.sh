@@ -5,4 +5,4 @@
 set -e
 apt-get update
 apt-get install -y gnuradio
-python3 -c "import gnuradio; from gnuradio import gr; print('GNU Radio', gr.version())"
+/usr/bin/python3 -c "import gnuradio; from gnuradio import gr; print('GNU Radio', gr.version())"

@@ -98,7 +98,7 @@ func main() {
 	res["goroutines_per_sample_samples_per_s"] = pr
 	res["goroutines_per_sample_peak_rss_bytes"] = prss
 	res["ratio_per_sample"] = sr / pr
-	if *gr == "yes" || (*gr == "auto" && exec.Command("python3", "-c", "import gnuradio").Run() == nil) {
+	if py := gnuradioPython(); *gr == "yes" || (*gr == "auto" && py != "") {
 		if rate, err := runGNURadio(*n, *stages); err != nil {
 			res["gnuradio_error"] = err.Error()
 		} else {
@@ -263,7 +263,7 @@ func runGNURadio(n int64, stages int) (float64, error) {
 		_, file, _, _ := goruntime.Caller(0)
 		script = filepath.Join(filepath.Dir(file), "gnuradio_chain.py")
 	}
-	out, err := exec.Command("python3", script, "-n", fmt.Sprint(n), "--stages", fmt.Sprint(stages)).Output()
+	out, err := exec.Command(gnuradioPython(), script, "-n", fmt.Sprint(n), "--stages", fmt.Sprint(stages)).Output()
 	if err != nil {
 		return 0, fmt.Errorf("gnuradio_chain.py: %w", err)
 	}
@@ -272,4 +272,16 @@ func runGNURadio(n int64, stages int) (float64, error) {
 		return 0, fmt.Errorf("gnuradio_chain.py printed nothing")
 	}
 	return strconv.ParseFloat(fields[len(fields)-1], 64)
+}
+
+// gnuradioPython returns a Python interpreter that can import gnuradio: the
+// first python3 on PATH, else the system's /usr/bin/python3 (where Debian's
+// gnuradio package installs its module); "" when none can.
+func gnuradioPython() string {
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(py, "-c", "import gnuradio").Run() == nil {
+			return py
+		}
+	}
+	return ""
 }
