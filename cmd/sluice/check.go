@@ -18,6 +18,7 @@ import (
 func newCheck() *cobra.Command {
 	var asJSON bool
 	var mappingFile string
+	var x structureFlags
 	cmd := &cobra.Command{
 		Use:   "check FILE",
 		Short: "Validate and analyse a graph: rates, deadlock, buffer sizes, throughput",
@@ -30,22 +31,34 @@ It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, order := checkFile(args[0], mappingFile)
 			out := cmd.OutOrStdout()
+			if rep.Valid && rep.Consistent && (x.unfold > 0 || x.peast != "") {
+				s, err := structure(args[0], x)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(out, struct {
+						*analysis.Report
+						Structure *structureReport `json:"structure"`
+					}{rep, s})
+				}
+				writeReport(out, args[0], rep, order)
+				s.write(out)
+				return checkStatus(rep)
+			}
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(rep); err != nil {
+				if err := writeJSON(out, rep); err != nil {
 					return err
 				}
 			} else {
 				writeReport(out, args[0], rep, order)
 			}
-			if !rep.Valid || !rep.Consistent || rep.Deadlock {
-				return exitError{1}
-			}
-			return nil
+			return checkStatus(rep)
 		},
 	}
+	cmd.Flags().IntVar(&x.unfold, "unfold", 0, "also expand to single rate (HSDF) with this unfolding factor J: size, critical path, stages")
+	cmd.Flags().StringVar(&x.peast, "peast", "", "also print Caravela's PEA-ST startup/repeat stage matrix from this root actor (\"all\": best root)")
+	cmd.Flags().IntVar(&x.limit, "limit", analysis.DefaultExpandLimit, "largest single-rate expansion (vertices) --unfold may build")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of the readable report")
 	cmd.Flags().StringVar(&mappingFile, "mapping", "", "also check a mapping file (YAML or ETH XML) against the graph")
 	return cmd
@@ -56,7 +69,8 @@ It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
 func checkFile(path, mappingFile string) (*analysis.Report, []string) {
 	g, err := spec.Load(path)
 	if err != nil {
-		return &analysis.Report{Graph: path, Valid: false, Errors: errorLines(err)}, nil
+		return &analysis.Report{Graph: path, Valid: false, Errors: errorLines(err),
+			Repetitions: map[string]int64{}, Buffers: map[string]int{}}, nil
 	}
 	var order []string
 	if f, err := g.Flatten(); err == nil {
@@ -220,4 +234,129 @@ func fmtNS(ns float64) string {
 		return fmt.Sprintf("%.3g µs", ns/1e3)
 	}
 	return fmt.Sprintf("%.3g ns", ns)
+}
+
+// checkStatus is check's exit status: 1 for an invalid, inconsistent or
+// deadlocking graph.
+func checkStatus(r *analysis.Report) error {
+	if !r.Valid || !r.Consistent || r.Deadlock {
+		return exitError{1}
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+type structureFlags struct {
+	unfold int
+	limit  int
+	peast  string
+}
+
+// structureReport is the optional part of check: the single-rate expansion
+// and the PEA-ST stage matrix.
+type structureReport struct {
+	Unfold       int                   `json:"unfold,omitempty"`
+	Vertices     int                   `json:"hsdf_vertices,omitempty"`
+	Edges        int                   `json:"hsdf_edges,omitempty"`
+	CriticalNS   int64                 `json:"critical_path_ns,omitempty"`
+	CriticalUnit bool                  `json:"critical_path_in_firings,omitempty"`
+	Critical     []string              `json:"critical_path,omitempty"`
+	Stages       [][]string            `json:"stages,omitempty"`
+	PEAST        *analysis.StageMatrix `json:"peast,omitempty"`
+}
+
+func structure(path string, x structureFlags) (*structureReport, error) {
+	g, err := spec.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	rv, err := analysis.RepetitionVector(g)
+	if err != nil {
+		return nil, err
+	}
+	s := &structureReport{}
+	if x.unfold > 0 {
+		h, err := analysis.Expand(g, rv, x.unfold, x.limit)
+		if err != nil {
+			return nil, err
+		}
+		s.Unfold, s.Vertices, s.Edges, s.CriticalUnit = h.J, len(h.Vertices), len(h.Edges), h.Unit
+		p, err := h.CriticalPath()
+		if err != nil {
+			return nil, err
+		}
+		s.CriticalNS = int64(p.Length)
+		for _, v := range p.Vertices {
+			s.Critical = append(s.Critical, fmt.Sprintf("%s#%d", v.Actor, v.Firing))
+		}
+		for _, st := range h.Stages() {
+			var names []string
+			for _, v := range st {
+				names = append(names, fmt.Sprintf("%s#%d", v.Actor, v.Firing))
+			}
+			s.Stages = append(s.Stages, names)
+		}
+	}
+	if x.peast != "" {
+		root := x.peast
+		if root == "all" {
+			root = ""
+		}
+		if s.PEAST, err = analysis.PEAST(g, rv, root); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *structureReport) write(w io.Writer) {
+	if s.Unfold > 0 {
+		fmt.Fprintf(w, "single-rate expansion (J=%d): %d firings, %d edges\n", s.Unfold, s.Vertices, s.Edges)
+		length := fmtNS(float64(s.CriticalNS))
+		if s.CriticalUnit {
+			length = fmt.Sprintf("%d firings", len(s.Critical))
+		}
+		fmt.Fprintf(w, "  critical path (%s): %s\n", length, abbreviate(s.Critical, 12, " → "))
+		fmt.Fprintf(w, "  %d stages (levels of firings that may run at once):\n", len(s.Stages))
+		for i, st := range s.Stages {
+			if i == 8 {
+				fmt.Fprintf(w, "    ... %d more\n", len(s.Stages)-i)
+				break
+			}
+			fmt.Fprintf(w, "    %d: %s\n", i, abbreviate(st, 10, ", "))
+		}
+	}
+	if m := s.PEAST; m != nil {
+		fmt.Fprintf(w, "PEA-ST from root %s: %d stages, shift %d, max parallelism %d\n", m.Root, m.Stages, m.Shift, m.MaxParallelism)
+		if len(m.Retreating) > 0 {
+			fmt.Fprintf(w, "  feedback channels: %s\n", strings.Join(m.Retreating, ", "))
+		}
+		fmt.Fprintf(w, "  startup: %s\n", stageRows(m.Startup))
+		fmt.Fprintf(w, "  repeat:  %s\n", stageRows(m.Repeat))
+	}
+}
+
+func stageRows(rows [][]string) string {
+	var parts []string
+	for _, r := range rows {
+		parts = append(parts, "("+strings.Join(r, ",")+")")
+	}
+	if len(parts) == 0 {
+		return "(none)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// abbreviate joins xs with sep, eliding the middle beyond n items.
+func abbreviate(xs []string, n int, sep string) string {
+	if len(xs) <= n {
+		return strings.Join(xs, sep)
+	}
+	return strings.Join(xs[:n/2], sep) + fmt.Sprintf("%s… (%d more)%s", sep, len(xs)-n, sep) + strings.Join(xs[len(xs)-n/2:], sep)
 }

@@ -155,3 +155,36 @@ func TestRunRefusesDeadlock(t *testing.T) {
 		t.Fatalf("run of a deadlocking graph: exit %d, stderr:\n%s", code, errs)
 	}
 }
+
+func TestCheckStructure(t *testing.T) {
+	out, errs, code := sluice(t, "", "check", "--unfold", "1", "--peast", "A", "examples/cd2dat.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"single-rate expansion (J=1): 612 firings", "critical path", "6 stages", "PEA-ST from root A", "repeat:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	js, _, code := sluice(t, "", "check", "--json", "--unfold", "2", "examples/feedback.yaml")
+	var rep struct {
+		Repetitions map[string]int64 `json:"repetitions"`
+		Structure   struct {
+			Vertices int        `json:"hsdf_vertices"`
+			Stages   [][]string `json:"stages"`
+		} `json:"structure"`
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, js)
+	}
+	var firings int64
+	for _, q := range rep.Repetitions {
+		firings += 2 * q
+	}
+	if int64(rep.Structure.Vertices) != firings || len(rep.Structure.Stages) == 0 {
+		t.Errorf("J=2 expansion has %d vertices, want %d (2 × Σ repetitions)", rep.Structure.Vertices, firings)
+	}
+	if _, _, code := sluice(t, "", "check", "--unfold", "1", "--limit", "10", "examples/cd2dat.yaml"); code != 2 {
+		t.Errorf("an expansion over --limit exited %d, want 2 (a clear error)", code)
+	}
+}
