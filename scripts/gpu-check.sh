@@ -17,7 +17,7 @@
 # REPORT_NOTE, a paragraph put under the report's title.
 set -uo pipefail
 
-PACKAGES=${PACKAGES:-"./internal/cl ./device ./device/cpu ./device/opencl ./device/cuda"}
+PACKAGES=${PACKAGES:-"./internal/cl ./device ./device/cpu ./device/opencl ./device/cuda ./internal/cu"}
 BENCHTIME=${BENCHTIME:-1s}
 TEST_TIMEOUT=${TEST_TIMEOUT:-20m}
 

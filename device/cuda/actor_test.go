@@ -168,8 +168,8 @@ func TestCompileActorListing2(t *testing.T) {
 	// A compile error names the user's file and line.
 	_, err := c.CompileActor(context.Background(), workerActor(), nil, graph.Impl{Kind: graph.ImplCUDA, Source: "worker.cu", Func: strings.Replace(workerCU, "float scale = rbuf[0]", "float scale = nosuch", 1)})
 	var be *device.BuildError
-	if !errors.As(err, &be) || !strings.Contains(err.Error(), "worker.cu:16:") {
-		t.Fatalf("want a build error at worker.cu:16, got %v", err)
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "worker.cu:15:") {
+		t.Fatalf("want a build error at worker.cu:15, got %v", err)
 	}
 	t.Log(err)
 	if _, err := c.CompileActor(context.Background(), workerActor(), nil, graph.Impl{Kind: graph.ImplOpenCL, Source: "x.cl", Func: workerCU}); !errors.Is(err, device.ErrUnsupported) {
