@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/fifo"
 	"github.com/sluicehq/sluice/graph"
 )
@@ -54,6 +55,15 @@ type Options struct {
 	// with live statistics, from the goroutine that called Run.
 	Progress         func(Snapshot)
 	ProgressInterval time.Duration
+	// DeviceMode says how kernel actors' invocations are enqueued on their
+	// device: EnqueueAhead (the default) or the Callback baseline.
+	DeviceMode DeviceMode
+	// DeviceDepth is the most invocations of one kernel actor in flight
+	// with EnqueueAhead; 0 means 4.
+	DeviceDepth int
+	// SwapMode says how iterated kernel actors pass their swap pairs
+	// between iterations: Swap (the default), CopyDevice or CopyHost.
+	SwapMode SwapMode
 }
 
 // Snapshot is the live state of a run passed to Options.Progress.
@@ -103,6 +113,12 @@ type run struct {
 	stopped atomic.Bool
 
 	wg sync.WaitGroup
+
+	// Devices of kernel actors: one runtime-manager each.
+	devs      []*devRunner
+	devByName map[string]*devRunner
+	devByID   map[string]*devRunner
+	devBufs   []device.Buffer
 }
 
 // Run executes the graph on the CPU and returns its statistics. It
@@ -131,8 +147,9 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 			return nil, err
 		}
 	}
-	r := &run{opts: opts, g: g, allDone: make(chan struct{}), failed: make(chan struct{})}
-	if err := r.setup(); err != nil {
+	r := &run{opts: opts, g: g, allDone: make(chan struct{}), failed: make(chan struct{}),
+		devByName: map[string]*devRunner{}, devByID: map[string]*devRunner{}}
+	if err := r.setup(ctx); err != nil {
 		r.freeFifos()
 		return nil, err
 	}
@@ -190,6 +207,7 @@ func (r *run) fail(err error) {
 }
 
 func (r *run) freeFifos() {
+	r.freeDevices()
 	for _, f := range r.fifos {
 		_ = f.f.Free()
 	}
@@ -225,6 +243,11 @@ func (r *run) execute() {
 		c := newCtx(fmt.Sprintf("io-%d", i))
 		r.wg.Add(1)
 		go r.worker(c, r.io)
+	}
+	for _, d := range r.devs {
+		d.c = newCtx("device " + d.id)
+		r.wg.Add(1)
+		go d.loop()
 	}
 	for _, u := range r.units {
 		switch u.mode {

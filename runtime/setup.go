@@ -1,8 +1,8 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/fifo"
@@ -38,6 +38,11 @@ type chanRec struct {
 	consumer *unit
 	leftSet  atomic.Bool
 	leftN    atomic.Int64 // tokens left when the consumer finished
+	// ring is the device ring of a channel between two kernel actors of
+	// one device (then fr is nil); devCopied counts the bytes staged
+	// between a host FIFO and a device.
+	ring      *devRing
+	devCopied atomic.Int64
 }
 
 // left returns the tokens the channel holds (or held when its consumer
@@ -45,6 +50,9 @@ type chanRec struct {
 func (c *chanRec) left() int64 {
 	if c.leftSet.Load() {
 		return c.leftN.Load()
+	}
+	if c.ring != nil {
+		return c.ring.avail(c.reader)
 	}
 	return int64(c.fr.f.Writer().Position() - c.fr.f.Reader(c.reader).Position())
 }
@@ -61,6 +69,7 @@ type uport struct {
 	w      *fifo.Writer // outputs
 	ch     *chanRec     // inputs
 	fr     *fifoRec     // outputs
+	ring   *devRing     // kernel actors: the port's device ring, if any
 }
 
 // tokensAt returns the tokens moved by firings [0, m).
@@ -123,7 +132,7 @@ func newUport(p *graph.Port) uport {
 
 // setup resolves implementations, computes targets and capacities, and
 // creates the FIFOs and units.
-func (r *run) setup() error {
+func (r *run) setup(ctx context.Context) error {
 	g, opts := r.g, r.opts
 	workers := opts.Workers
 	if workers <= 0 {
@@ -161,14 +170,13 @@ func (r *run) setup() error {
 		if opts.Mapping != nil {
 			pl = opts.Mapping.Actors[a.Name]
 		}
-		if pl != nil {
-			switch strings.ToLower(pl.Device) {
-			case "", "cpu", "cpu:0", "host":
-			default:
-				return fmt.Errorf("runtime: actor %s is mapped to device %q: this runtime runs CPU actors only (expected device \"cpu\" or none)", a.Name, pl.Device)
+		kernel := pl != nil && (pl.Impl == graph.ImplOpenCL || pl.Impl == graph.ImplCUDA || (pl.Impl == "" && !isHostDevice(pl.Device)))
+		if pl != nil && !kernel {
+			if !isHostDevice(pl.Device) {
+				return fmt.Errorf("runtime: actor %s is mapped to device %q with implementation %q: Go and built-in implementations run on the CPU (expected device \"cpu\", or a kernel implementation: impl opencl or cuda)", a.Name, pl.Device, pl.Impl)
 			}
 			if pl.Impl != "" && pl.Impl != graph.ImplGo && pl.Impl != graph.ImplBuiltin {
-				return fmt.Errorf("runtime: actor %s is mapped with implementation %q: this runtime runs Go and built-in implementations only", a.Name, pl.Impl)
+				return fmt.Errorf("runtime: actor %s is mapped with implementation %q: expected go, builtin, opencl or cuda", a.Name, pl.Impl)
 			}
 			if pl.Replicas > 1 {
 				u.replicas = pl.Replicas
@@ -178,6 +186,26 @@ func (r *run) setup() error {
 		}
 		if opts.Priority != nil {
 			u.prio = opts.Priority(a)
+		}
+		if kernel {
+			if err := r.setupDevice(ctx, u, pl); err != nil {
+				return err
+			}
+			if rv != nil {
+				if q, ok := rv[a]; ok {
+					u.target = q * opts.Iterations
+				}
+			}
+			u.phases = int64(a.Phases())
+			for _, p := range a.Inputs {
+				u.ins = append(u.ins, newUport(p))
+			}
+			for _, p := range a.Outputs {
+				u.outs = append(u.outs, newUport(p))
+			}
+			byActor[a] = u
+			r.units = append(r.units, u)
+			continue
 		}
 		impl, err := Resolve(a)
 		if err != nil {
@@ -191,6 +219,9 @@ func (r *run) setup() error {
 			u.proc = f
 		case Actor:
 			u.fire = f.Fire
+		}
+		if a.Iterations > 1 && u.fire != nil {
+			u.fire = iterated(a, u.fire)
 		}
 		if a.Dynamic() {
 			if u.proc == nil {
@@ -249,6 +280,26 @@ func (r *run) setup() error {
 			if initData != nil && len(initData) != initial*op.tsize {
 				initData = nil
 			}
+			if ringable(u, op, cs, byActor) {
+				g, err := r.newRing(u, op, cs, byActor, capTok)
+				if err != nil {
+					return err
+				}
+				op.ring = g
+				for i, c := range cs {
+					cr := &chanRec{c: c, ring: g, reader: i, consumer: byActor[c.To.Actor]}
+					g.chans = append(g.chans, cr)
+					r.chans = append(r.chans, cr)
+					cu := cr.consumer
+					for ii := range cu.ins {
+						if cu.ins[ii].p == c.To {
+							cu.ins[ii].ring = g
+							cu.ins[ii].ch = cr
+						}
+					}
+				}
+				continue
+			}
 			f, err := fifo.New(fifo.Options{
 				Name: fifoName(op.p, cs), TokenSize: op.tsize, Capacity: capTok, Readers: len(cs),
 				Wait: opts.Wait, Initial: initial, InitialData: initData,
@@ -278,6 +329,10 @@ func (r *run) setup() error {
 	// Check rates against capacities, and link neighbours.
 	for _, u := range r.units {
 		for _, ip := range u.ins {
+			if ip.ring != nil {
+				u.addNeighbour(ip.ring.prod)
+				continue
+			}
 			if ip.r == nil {
 				return fmt.Errorf("runtime: input %s has no channel", ip.p.FullName())
 			}
@@ -287,6 +342,12 @@ func (r *run) setup() error {
 			u.addNeighbour(ip.ch.fr.producer)
 		}
 		for _, op := range u.outs {
+			if op.ring != nil {
+				for _, c := range op.ring.chans {
+					u.addNeighbour(c.consumer)
+				}
+				continue
+			}
 			if u.mode != modeProcess && op.fr != nil && op.max > op.fr.f.Capacity() {
 				return fmt.Errorf("runtime: channel %s has capacity %d tokens but %s produces %d per firing: expected a capacity ≥ the rate", op.fr.chans[0].c.Name, op.fr.f.Capacity(), op.p.FullName(), op.max)
 			}
@@ -300,7 +361,7 @@ func (r *run) setup() error {
 	// Modes: actors next to a KPN process, or pinned to CPUs, run on their
 	// own goroutine; the others on the pools.
 	for _, u := range r.units {
-		if u.mode == modeProcess {
+		if u.mode == modeProcess || u.mode == modeDevice {
 			continue
 		}
 		if len(u.affinity) > 0 {
@@ -341,6 +402,11 @@ func (r *run) setup() error {
 		u.maxPorts = max(len(u.ins), len(u.outs))
 		u.inWin = make([][]byte, len(u.ins))
 		u.outWin = make([][]byte, len(u.outs))
+		if u.mode == modeDevice {
+			if err := r.placeDevice(u); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -370,6 +436,15 @@ func (r *run) capacity(c *graph.Channel, by map[*graph.Actor]*unit, mins map[*gr
 	}
 	prod, cons := c.From.Rate.Max(), c.To.Rate.Max()
 	reps := max(by[c.From.Actor].replicas, by[c.To.Actor].replicas)
+	// Kernel actors move G firings per invocation, several in flight.
+	if pu := by[c.From.Actor]; pu.du != nil {
+		prod *= int(pu.du.G)
+		reps = max(reps, pu.drv.depth)
+	}
+	if cu := by[c.To.Actor]; cu.du != nil {
+		cons *= int(cu.du.G)
+		reps = max(reps, cu.drv.depth)
+	}
 	n := c.Initial + 2*max(prod, cons)*reps
 	n = max(n, mins[c])
 	if ts := c.From.Type.Size; ts > 0 {

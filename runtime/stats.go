@@ -62,10 +62,15 @@ type ChannelStats struct {
 	// PeakFill is the most tokens the FIFO held.
 	PeakFill int `json:"peak_fill"`
 	// CopiedBytes are the bytes moved by copy access (Read/Write) rather
-	// than windows.
+	// than windows, plus those copied between the FIFO and a device.
 	CopiedBytes int64 `json:"copied_bytes"`
 	// Left is the number of tokens the channel held at the end.
 	Left int64 `json:"left"`
+	// Device names the device holding the channel's ring buffer when both
+	// ends are kernel actors of that device (then CopiedBytes is 0: the
+	// kernels read and write the ring in place); empty for host FIFOs,
+	// whose CopiedBytes include the bytes staged to and from devices.
+	Device string `json:"device,omitempty"`
 }
 
 // histN is the number of buckets of the firing-time histogram: values 0..3,
@@ -157,12 +162,20 @@ func (r *run) stats() *Stats {
 		as := ActorStats{Name: u.name, Kind: "sdf", Firings: u.firings.Load(), Replicas: u.replicas}
 		if u.mode == modeProcess {
 			as.Kind = "process"
+		} else if u.mode == modeDevice {
+			as.Kind = "kernel"
 		} else if u.phases > 1 {
 			as.Kind = "csdf"
 		}
 		var fifoIn, fifoOut time.Duration
 		for i := range u.ins {
 			p := &u.ins[i]
+			if p.ring != nil {
+				t := as.Firings * p.sum
+				as.TokensIn += t
+				as.BytesIn += t * int64(p.tsize)
+				continue
+			}
 			if p.r == nil {
 				continue
 			}
@@ -173,6 +186,12 @@ func (r *run) stats() *Stats {
 		}
 		for i := range u.outs {
 			p := &u.outs[i]
+			if p.ring != nil {
+				t := as.Firings * p.sum
+				as.TokensOut += t
+				as.BytesOut += t * int64(p.tsize)
+				continue
+			}
 			if p.w == nil {
 				continue
 			}
@@ -201,9 +220,16 @@ func (r *run) stats() *Stats {
 		st.Actors = append(st.Actors, as)
 	}
 	for _, c := range r.chans {
+		if g := c.ring; g != nil {
+			st.Channels = append(st.Channels, ChannelStats{
+				Name: c.c.Name, Capacity: int(g.cap), PeakFill: int(g.peak), Left: c.left(),
+				Device: g.prod.drv.id,
+			})
+			continue
+		}
 		st.Channels = append(st.Channels, ChannelStats{
 			Name: c.c.Name, Capacity: c.fr.f.Capacity(), PeakFill: c.fr.f.PeakFill(),
-			CopiedBytes: c.fr.f.CopiedBytes(), Left: c.left(),
+			CopiedBytes: c.fr.f.CopiedBytes() + c.devCopied.Load(), Left: c.left(),
 		})
 	}
 	return st

@@ -53,6 +53,8 @@ type unit struct {
 	maxRound int64
 	maxPorts int
 	neigh    []*unit
+	drv      *devRunner // kernel actors: the device's runtime-manager
+	du       *devUnit
 
 	state   atomic.Int32
 	firings atomic.Int64 // committed firings (read by progress and stats)
@@ -116,7 +118,13 @@ func (u *unit) roundLimit() int64 {
 // schedule queues a pooled unit that is idle. Callers call it after they
 // moved a stream the unit uses (commit, release, close, detach).
 func (u *unit) schedule() {
-	if u.mode != modePooled || u.state.Load() != stateIdle {
+	if u.mode != modePooled {
+		if u.mode == modeDevice {
+			u.drv.wake()
+		}
+		return
+	}
+	if u.state.Load() != stateIdle {
 		return
 	}
 	if u.state.CompareAndSwap(stateIdle, stateBusy) {

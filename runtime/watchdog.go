@@ -20,6 +20,12 @@ func (r *run) quiescent() bool {
 		if u.mode == modePooled || u.state.Load() == stateDone {
 			continue
 		}
+		if u.mode == modeDevice {
+			if !u.drv.idle.Load() {
+				return false
+			}
+			continue
+		}
 		if !u.fifoBlocked() {
 			return false
 		}

@@ -28,12 +28,15 @@ import (
 //	    }
 //	}
 //
-// FIRE becomes __kernel void FIRE(__global TOKEN_IN1_t *in1, ulong
-// in1__off, ..., __global TOKEN_OUT1_t *out1, ulong out1__off, ...) —
+// FIRE becomes __kernel void FIRE(__global TOKEN_IN1_t *in1__p, ulong
+// in1__off, ..., __global TOKEN_OUT1_t *out1__p, ulong out1__off, ...) —
 // inputs then outputs, in declaration order, each a buffer and the token
 // offset of the invocation's window in it (device.ActorKernel's argument
 // convention; CAPTURE and RESERVE add the offset, so a port's window may lie
-// anywhere in a ring buffer) — and INIT (optional) a kernel over the
+// anywhere in a ring buffer). Ports are reached only through CAPTURE and
+// RESERVE: the parameters' names are the port's name with a suffix, so a
+// local variable may be named like its port (TOKEN_Y_t *y = RESERVE(PORT_y,
+// b)) — and INIT (optional) a kernel over the
 // outputs only. Pointers to TOKEN_X_t get the __global qualifier. The
 // rewrite keeps every line where it was, so build errors point at the
 // user's file and line.
@@ -118,8 +121,8 @@ func GenerateActor(a *graph.Actor, pl *graph.Placement, name, src string) (*Gene
 	var b strings.Builder
 	fmt.Fprintf(&b, "// sluice: generated prelude for actor %s (%d work-groups × %d work-items)\n", a.Name, k.Groups, k.Items)
 	b.WriteString("#define IN ,\n")
-	b.WriteString("#define CAPTURE(p) __SL_CAPTURE(p)\n#define __SL_CAPTURE(p) ((p) + p##__off + (size_t)get_group_id(0) * p##_RATE)\n")
-	b.WriteString("#define RESERVE(p, blk) __SL_RESERVE(p, blk)\n#define __SL_RESERVE(p, blk) ((p) + p##__off + (size_t)get_group_id(0) * p##_RATE + (size_t)(blk) * p##_BLOCK)\n")
+	b.WriteString("#define CAPTURE(p) __SL_CAPTURE(p)\n#define __SL_CAPTURE(p) (p##__p + p##__off + (size_t)get_group_id(0) * p##_RATE)\n")
+	b.WriteString("#define RESERVE(p, blk) __SL_RESERVE(p, blk)\n#define __SL_RESERVE(p, blk) (p##__p + p##__off + (size_t)get_group_id(0) * p##_RATE + (size_t)(blk) * p##_BLOCK)\n")
 	b.WriteString("#define FOREACH(spec) __SL_FOREACH(spec)\n#define __SL_FOREACH(v, p) p##_FOREACH(v)\n")
 	b.WriteString("#define BLOCK_COUNT(p) __SL_PASTE(p, _BLOCKS)\n#define __SL_PASTE(a, b) a##b\n")
 	layout := func(p *graph.Port) (PortLayout, error) {
@@ -183,7 +186,7 @@ func GenerateActor(a *graph.Actor, pl *graph.Placement, name, src string) (*Gene
 		var ps []string
 		for _, l := range ls {
 			for _, x := range l {
-				ps = append(ps, fmt.Sprintf("__global TOKEN_%s_t *%s, ulong %s__off", strings.ToUpper(x.Port.Name), x.Port.Name, x.Port.Name))
+				ps = append(ps, fmt.Sprintf("__global TOKEN_%s_t *%s__p, ulong %s__off", strings.ToUpper(x.Port.Name), x.Port.Name, x.Port.Name))
 			}
 		}
 		if len(ps) == 0 {

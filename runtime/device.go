@@ -1,0 +1,916 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/graph"
+)
+
+// DeviceMode says how the runtime-manager feeds a device's queue.
+type DeviceMode string
+
+const (
+	// EnqueueAhead (the default) enqueues invocations while the host-side
+	// fill levels say their data and room are there, up to
+	// Options.DeviceDepth invocations of each kernel actor in flight
+	// (seed 002 §VII: the runtime-manager).
+	EnqueueAhead DeviceMode = "enqueue-ahead"
+	// Callback enqueues an invocation only after the device's previous one
+	// completed: the naive baseline of seed 002 Fig. 9 (a completion
+	// callback that enqueues the next kernel).
+	Callback DeviceMode = "callback"
+)
+
+// ParseDeviceMode reads "enqueue-ahead" or "callback" ("" is enqueue-ahead).
+func ParseDeviceMode(s string) (DeviceMode, error) {
+	switch DeviceMode(s) {
+	case "", EnqueueAhead:
+		return EnqueueAhead, nil
+	case Callback:
+		return Callback, nil
+	}
+	return "", fmt.Errorf("device mode %q: expected enqueue-ahead or callback", s)
+}
+
+// SwapMode says how an iterated kernel actor's swap pairs pass iteration
+// k's output to iteration k+1 (seed 000 §5.2).
+type SwapMode string
+
+const (
+	// Swap (the default) exchanges the pair's two device buffers between
+	// iterations: no copy at all.
+	Swap SwapMode = "swap"
+	// CopyDevice copies the output buffer to the input buffer on the device
+	// after every iteration (clEnqueueCopyBuffer).
+	CopyDevice SwapMode = "copy-device"
+	// CopyHost reads the output buffer to the host, copies it there and
+	// writes it back to the input buffer after every iteration.
+	CopyHost SwapMode = "copy-host"
+)
+
+// ParseSwapMode reads "swap", "copy-device" or "copy-host" ("" is swap).
+func ParseSwapMode(s string) (SwapMode, error) {
+	switch SwapMode(s) {
+	case "", Swap:
+		return Swap, nil
+	case CopyDevice, CopyHost:
+		return SwapMode(s), nil
+	}
+	return "", fmt.Errorf("swap mode %q: expected swap, copy-device or copy-host", s)
+}
+
+// modeDevice: a kernel actor run by its device's runtime-manager.
+const modeDevice = 3
+
+// devRing is a channel between two kernel actors of one device: one ring
+// buffer in the device's memory. Its fill levels are kept on the host by
+// the device's manager goroutine, which alone touches it while the run
+// goes: since every command of the device goes to one in-order queue,
+// tokens count as written when the producing kernel is enqueued and as
+// free when the consuming kernel is, so kernels are enqueued back to back.
+type devRing struct {
+	buf    device.Buffer
+	cap    int64 // tokens; a multiple of every rate on the ring
+	tsize  int64
+	wpos   int64   // tokens enqueued for writing
+	rpos   []int64 // per reader: tokens enqueued for reading
+	done   []bool  // per reader: consumer finished
+	closed bool    // the producer will enqueue no more
+	peak   int64
+	prod   *unit
+	chans  []*chanRec
+}
+
+func (g *devRing) avail(i int) int64 { return g.wpos - g.rpos[i] }
+
+func (g *devRing) room() int64 {
+	m := g.wpos
+	for i, p := range g.rpos {
+		if !g.done[i] && p < m {
+			m = p
+		}
+	}
+	return g.cap - (g.wpos - m)
+}
+
+func (g *devRing) abandoned() bool {
+	for _, d := range g.done {
+		if !d {
+			return false
+		}
+	}
+	return true
+}
+
+// devPort is a kernel actor's port: on a device ring, or on a host FIFO
+// staged through device memory.
+type devPort struct {
+	up      *uport
+	ring    *devRing
+	reader  int
+	stage   device.Buffer // host ports: Depth slots of G·rate tokens
+	pending int           // host ports: tokens acquired by invocations in flight
+	rate    int64
+	tsize   int64
+}
+
+// devUnit is the device side of a kernel actor.
+type devUnit struct {
+	ak       device.ActorKernel
+	G        int64
+	ins      []devPort
+	outs     []devPort
+	ws       []device.Window
+	inflight int
+	seq      int64
+	stopped  bool
+	iters    int
+	pairs    [][2]int           // (output index, input index)
+	sbuf     [][2]device.Buffer // per pair: two buffers of G·rate tokens
+	host     [][]byte           // copy-host: per pair, a host buffer
+	scratch  device.Buffer      // for ports that move nothing
+}
+
+// invocation is G or fewer firings of one kernel actor in flight.
+type invocation struct {
+	u    *unit
+	base int64
+	k    int64
+	ev   device.Event
+	tEnq int64
+}
+
+// devRunner is the runtime-manager of one device: one in-order queue, the
+// kernel actors mapped there, and the goroutine that enqueues their
+// invocations and observes completions by polling events.
+type devRunner struct {
+	r        *run
+	id       string
+	dev      device.Device
+	q        device.Queue
+	units    []*unit
+	wakeC    chan struct{}
+	idle     atomic.Bool
+	inflight []*invocation
+	depth    int
+	c        *execCtx
+	lastEnd  int64
+	tmp      []byte // copy-host
+}
+
+func (d *devRunner) wake() {
+	select {
+	case d.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+// openDevice returns the runner of the device named id, opening it once.
+func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
+	if d, ok := r.devByName[id]; ok {
+		return d, nil
+	}
+	dev, err := device.Open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	key := dev.Info().ID
+	if d, ok := r.devByID[key]; ok {
+		_ = dev.Close()
+		r.devByName[id] = d
+		return d, nil
+	}
+	q, err := dev.NewQueue()
+	if err != nil {
+		_ = dev.Close()
+		return nil, fmt.Errorf("device %s: queue: %w", key, err)
+	}
+	depth := r.opts.DeviceDepth
+	if depth <= 0 {
+		depth = 4
+	}
+	if r.opts.DeviceMode == Callback {
+		depth = 1
+	}
+	d := &devRunner{r: r, id: key, dev: dev, q: q, wakeC: make(chan struct{}, 1), depth: depth}
+	r.devByName[id] = d
+	r.devByID[key] = d
+	r.devs = append(r.devs, d)
+	return d, nil
+}
+
+// isHostDevice reports whether a placement's device is the CPU runtime.
+func isHostDevice(s string) bool {
+	switch strings.ToLower(s) {
+	case "", "cpu", "cpu:0", "host":
+		return true
+	}
+	return false
+}
+
+// setupDevice makes u a kernel actor: it opens pl's device, picks the
+// kernel implementation and compiles it there.
+func (r *run) setupDevice(ctx context.Context, u *unit, pl *graph.Placement) error {
+	a := u.a
+	if isHostDevice(pl.Device) {
+		return fmt.Errorf("runtime: actor %s is mapped with implementation %q on device %q: expected an OpenCL or CUDA device for a kernel implementation (e.g. device: opencl)", a.Name, pl.Impl, pl.Device)
+	}
+	if a.Dynamic() {
+		return fmt.Errorf("runtime: actor %s has dynamic-rate ports: a kernel actor needs fixed (SDF) rates", a.Name)
+	}
+	if pl.Replicas > 1 {
+		return fmt.Errorf("runtime: actor %s on device %s asks for %d replicas: a kernel actor runs G firings per invocation instead (set work_groups)", a.Name, pl.Device, pl.Replicas)
+	}
+	var kinds []string
+	hasKernel := false
+	for _, x := range a.Impls {
+		kinds = append(kinds, string(x.Kind))
+		hasKernel = hasKernel || x.Kind == graph.ImplOpenCL || x.Kind == graph.ImplCUDA
+	}
+	if !hasKernel {
+		return fmt.Errorf("runtime: actor %s is mapped to device %q but has no kernel implementation (has: %s): expected an opencl or cuda kernel, or device cpu", a.Name, pl.Device, strings.Join(kinds, ", "))
+	}
+	d, err := r.openDevice(ctx, pl.Device)
+	if err != nil {
+		return fmt.Errorf("runtime: actor %s: %w", a.Name, err)
+	}
+	kind := pl.Impl
+	if kind == "" {
+		kind = graph.ImplKind(d.dev.Info().Backend)
+	}
+	im, ok := a.Impl(kind)
+	if !ok {
+		return fmt.Errorf("runtime: actor %s is mapped to %s but has no %s implementation (has: %s)", a.Name, d.id, kind, strings.Join(kinds, ", "))
+	}
+	comp, ok := d.dev.(device.ActorCompiler)
+	if !ok {
+		return fmt.Errorf("runtime: actor %s: device %s does not run kernel actors: %w", a.Name, d.id, device.ErrUnsupported)
+	}
+	ak, err := comp.CompileActor(ctx, a, pl, im)
+	if err != nil {
+		return fmt.Errorf("runtime: %w", err)
+	}
+	du := &devUnit{ak: ak, G: int64(ak.Groups()), iters: max(1, a.Iterations)}
+	u.mode = modeDevice
+	u.drv = d
+	u.du = du
+	u.impl = nil
+	d.units = append(d.units, u)
+	return nil
+}
+
+// placeDevice allocates a kernel actor's device memory once its channels
+// are known: staging slots for host ports, swap buffers.
+func (r *run) placeDevice(u *unit) error {
+	du, d := u.du, u.drv
+	a := u.a
+	G := du.G
+	port := func(up *uport) devPort {
+		return devPort{up: up, ring: up.ring, rate: int64(up.sum), tsize: int64(up.tsize)}
+	}
+	for i := range u.ins {
+		du.ins = append(du.ins, port(&u.ins[i]))
+		if u.ins[i].ring != nil {
+			du.ins[i].reader = u.ins[i].ch.reader
+		}
+	}
+	for i := range u.outs {
+		du.outs = append(du.outs, port(&u.outs[i]))
+	}
+	alloc := func(what string, n int64) (device.Buffer, error) {
+		b, err := d.dev.Alloc(max(n, 1), device.ReadWrite)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: actor %s: %s: %w", a.Name, what, err)
+		}
+		r.devBufs = append(r.devBufs, b)
+		return b, nil
+	}
+	var err error
+	for _, ps := range [][]devPort{du.ins, du.outs} {
+		for i := range ps {
+			p := &ps[i]
+			if p.ring != nil || p.rate == 0 || (p.up.r == nil && p.up.w == nil) {
+				continue
+			}
+			if p.stage, err = alloc("staging buffer of port "+p.up.p.Name, int64(d.depth)*G*p.rate*p.tsize); err != nil {
+				return err
+			}
+		}
+	}
+	if du.iters > 1 {
+		for o, in := range a.Swap {
+			oi, ii := -1, -1
+			for i, p := range a.Outputs {
+				if p.Name == o {
+					oi = i
+				}
+			}
+			for i, p := range a.Inputs {
+				if p.Name == in {
+					ii = i
+				}
+			}
+			du.pairs = append(du.pairs, [2]int{oi, ii})
+			n := G * du.outs[oi].rate * du.outs[oi].tsize
+			var bs [2]device.Buffer
+			for j := range bs {
+				if bs[j], err = alloc("swap buffer of "+o, n); err != nil {
+					return err
+				}
+			}
+			du.sbuf = append(du.sbuf, bs)
+			du.host = append(du.host, make([]byte, n))
+		}
+	}
+	du.ws = make([]device.Window, len(u.ins)+len(u.outs))
+	if du.scratch, err = alloc("scratch buffer", 64); err != nil {
+		return err
+	}
+	// The outputs' initial tokens on device rings.
+	for i := range u.outs {
+		up := &u.outs[i]
+		if g := up.ring; g != nil && g.wpos > 0 {
+			data := make([]byte, g.wpos*g.tsize)
+			copy(data, g.chans[0].c.InitialData)
+			ev, err := d.q.Write(g.buf, 0, data)
+			if err != nil {
+				return fmt.Errorf("runtime: channel %s: initial tokens: %w", g.chans[0].c.Name, err)
+			}
+			err = ev.Wait(context.Background())
+			ev.Release()
+			if err != nil {
+				return fmt.Errorf("runtime: channel %s: initial tokens: %w", g.chans[0].c.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// newRing creates the device ring of a kernel actor's output whose
+// consumers all run on the same device. Its capacity is the channel's,
+// rounded up to a multiple of every rate on it, so that no firing's window
+// wraps around the end (an invocation that would is split at the end).
+func (r *run) newRing(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Actor]*unit, capTok int) (*devRing, error) {
+	l := int64(op.sum)
+	for _, c := range cs {
+		l = lcm64(l, int64(c.To.Rate.Sum()))
+	}
+	need := int64(cs[0].Initial) + 2*u.du.G*int64(op.sum)
+	for _, c := range cs {
+		need = max(need, int64(cs[0].Initial)+2*by[c.To.Actor].du.G*int64(c.To.Rate.Sum()))
+	}
+	n := int64(capTok)
+	if cs[0].Capacity <= 0 {
+		n = max(n, need)
+	}
+	n = (n + l - 1) / l * l
+	g := &devRing{cap: n, tsize: int64(op.tsize), wpos: int64(cs[0].Initial), prod: u,
+		rpos: make([]int64, len(cs)), done: make([]bool, len(cs)), peak: int64(cs[0].Initial)}
+	b, err := u.drv.dev.Alloc(n*g.tsize, device.ReadWrite)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: channel %s (ring of %d tokens on %s): %w", cs[0].Name, n, u.drv.id, err)
+	}
+	g.buf = b
+	r.devBufs = append(r.devBufs, b)
+	return g, nil
+}
+
+func lcm64(a, b int64) int64 {
+	if a <= 0 {
+		return max(b, 1)
+	}
+	if b <= 0 {
+		return a
+	}
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}
+
+// onDevice reports whether every consumer of an output of kernel actor u
+// runs on u's device, so the channel can be a device ring.
+func ringable(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Actor]*unit) bool {
+	if u.mode != modeDevice || op.sum == 0 || cs[0].Initial%int(op.sum) != 0 {
+		return false
+	}
+	for _, c := range cs {
+		cu := by[c.To.Actor]
+		if cu.mode != modeDevice || cu.drv != u.drv || c.Initial != cs[0].Initial {
+			return false
+		}
+	}
+	return true
+}
+
+// freeDevices releases the kernels, buffers, queues and devices of a run.
+func (r *run) freeDevices() {
+	for _, d := range r.devs {
+		_ = d.q.Finish()
+	}
+	for _, u := range r.units {
+		if u.du != nil && u.du.ak != nil {
+			_ = u.du.ak.Release()
+		}
+	}
+	for _, b := range r.devBufs {
+		_ = b.Release()
+	}
+	r.devBufs = nil
+	for _, d := range r.devs {
+		_ = d.q.Release()
+		_ = d.dev.Close()
+	}
+	r.devs = nil
+}
+
+// deviceLoop is the runtime-manager goroutine of one device.
+func (d *devRunner) loop() {
+	r := d.r
+	defer r.wg.Done()
+	defer d.drain()
+	for _, u := range d.units {
+		u.state.Store(stateBusy)
+	}
+	live := len(d.units)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	backoff := time.Duration(0)
+	for live > 0 {
+		if r.stopped.Load() {
+			return
+		}
+		progressed := false
+		// Completions, oldest first: the queue is in order.
+		for len(d.inflight) > 0 {
+			inv := d.inflight[0]
+			st, err := inv.ev.Status()
+			if err != nil || st == device.Failed {
+				if err == nil {
+					err = inv.ev.Wait(r.ctx)
+				}
+				r.fail(fmt.Errorf("actor %s firings %d–%d on %s: %w", inv.u.name, inv.base, inv.base+inv.k-1, d.id, err))
+				return
+			}
+			if st != device.Complete {
+				break
+			}
+			d.inflight[0] = nil
+			d.inflight = d.inflight[1:]
+			d.retire(inv)
+			progressed = true
+		}
+		// Enqueue what the fill levels allow.
+		for _, u := range d.units {
+			for u.state.Load() != stateDone && d.canEnqueue() {
+				ok, err := d.enqueue(u)
+				if err != nil {
+					r.fail(err)
+					return
+				}
+				if !ok {
+					break
+				}
+				progressed = true
+			}
+			if u.state.Load() != stateDone && u.du.stopped && u.du.inflight == 0 {
+				d.finish(u)
+				live--
+				progressed = true
+			}
+		}
+		if progressed {
+			if err := d.q.Flush(); err != nil {
+				r.fail(fmt.Errorf("device %s: %w", d.id, err))
+				return
+			}
+			backoff = 0
+			continue
+		}
+		if live == 0 {
+			return
+		}
+		// Nothing to do until a completion or a host actor moves a stream.
+		if len(d.inflight) == 0 {
+			d.idle.Store(true)
+			select {
+			case <-d.wakeC:
+			case <-r.ctx.Done():
+			}
+			d.idle.Store(false)
+			continue
+		}
+		// Poll the oldest invocation: spin briefly, then back off.
+		if backoff < 4*time.Microsecond {
+			backoff += time.Microsecond
+			select {
+			case <-d.wakeC:
+			default:
+				goruntime.Gosched()
+			}
+			continue
+		}
+		if timer == nil {
+			timer = time.NewTimer(backoff)
+		} else {
+			timer.Reset(backoff)
+		}
+		select {
+		case <-d.wakeC:
+		case <-timer.C:
+		case <-r.ctx.Done():
+		}
+		backoff = min(2*backoff, 100*time.Microsecond)
+	}
+}
+
+// canEnqueue reports whether the mode lets one more invocation go.
+func (d *devRunner) canEnqueue() bool {
+	return d.r.opts.DeviceMode != Callback || len(d.inflight) == 0
+}
+
+// drain waits for every command of the device and drops what is in flight
+// (the run is stopping, or the manager is done).
+func (d *devRunner) drain() {
+	_ = d.q.Finish()
+	for _, inv := range d.inflight {
+		inv.ev.Release()
+	}
+	d.inflight = nil
+	d.idle.Store(true)
+}
+
+// plan returns how many firings u can enqueue now (0 when none) and
+// whether it will never fire again.
+func (d *devRunner) plan(u *unit) (int64, bool) {
+	du := u.du
+	k := du.G
+	if u.target >= 0 {
+		rem := u.target - u.next
+		if rem <= 0 {
+			return 0, true
+		}
+		k = min(k, rem)
+	}
+	if du.inflight >= d.depth {
+		return 0, false
+	}
+	abandoned := len(du.outs) > 0
+	for i := range du.outs {
+		p := &du.outs[i]
+		if p.ring != nil {
+			if !p.ring.abandoned() {
+				abandoned = false
+			}
+		} else if fr := p.up.fr; fr == nil || fr.live.Load() > 0 {
+			abandoned = false
+		}
+	}
+	if abandoned {
+		return 0, true
+	}
+	for i := range du.ins {
+		p := &du.ins[i]
+		if p.rate == 0 {
+			continue
+		}
+		var avail int64
+		closed := false
+		if g := p.ring; g != nil {
+			avail = g.avail(p.reader)
+			closed = g.closed
+			k = min(k, (g.cap-g.rpos[p.reader]%g.cap)/p.rate)
+		} else {
+			closed = p.up.ch.fr.f.Writer().Closed()
+			avail = int64(p.up.r.Available() - p.pending)
+		}
+		n := avail / p.rate
+		if n == 0 {
+			if closed && p.pending == 0 {
+				// what is there now is all there will be
+				if g := p.ring; g == nil {
+					avail = int64(p.up.r.Available())
+				}
+				if avail/p.rate == 0 {
+					return 0, true
+				}
+			}
+			return 0, false
+		}
+		k = min(k, n)
+	}
+	for i := range du.outs {
+		p := &du.outs[i]
+		if p.rate == 0 {
+			continue
+		}
+		if g := p.ring; g != nil {
+			k = min(k, g.room()/p.rate, (g.cap-g.wpos%g.cap)/p.rate)
+		} else if p.up.w != nil {
+			k = min(k, int64(p.up.w.Room()-p.pending)/p.rate)
+		}
+	}
+	return max(k, 0), false
+}
+
+// enqueue enqueues one invocation of u if it can fire: host inputs' writes
+// into staging slots, the FIRE launch(es) on the windows, host outputs'
+// reads out of staging slots. It reports whether it enqueued anything.
+func (d *devRunner) enqueue(u *unit) (bool, error) {
+	du := u.du
+	if du.stopped {
+		return false, nil
+	}
+	k, done := d.plan(u)
+	if done {
+		du.stopped = true
+		for i := range du.outs {
+			if g := du.outs[i].ring; g != nil {
+				g.closed = true
+			}
+		}
+		// Ring neighbours on this device may now finish.
+		return false, nil
+	}
+	if k == 0 {
+		return false, nil
+	}
+	slot := du.seq % int64(d.depth)
+	ws := du.ws
+	nin := len(du.ins)
+	fail := func(what string, err error) (bool, error) {
+		return false, fmt.Errorf("actor %s firings %d–%d on %s: %s: %w", u.name, u.next, u.next+k-1, d.id, what, err)
+	}
+	var last device.Event
+	keep := func(ev device.Event) {
+		if last != nil {
+			last.Release()
+		}
+		last = ev
+	}
+	defer func() {
+		if last != nil {
+			last.Release()
+		}
+	}()
+	for i := range du.ins {
+		p := &du.ins[i]
+		n := k * p.rate
+		switch {
+		case p.rate == 0:
+			ws[i] = device.Window{Buf: du.sbufAny(d)}
+		case p.ring != nil:
+			g := p.ring
+			ws[i] = device.Window{Buf: g.buf, Off: g.rpos[p.reader] % g.cap}
+			g.rpos[p.reader] += n
+		default:
+			off := slot * du.G * p.rate
+			ws[i] = device.Window{Buf: p.stage, Off: off}
+			have := p.pending * int(p.tsize)
+			win := p.up.r.TryAcquire(p.pending + int(n))
+			if int64(len(win)) < int64(have)+n*p.tsize {
+				return fail("input "+p.up.p.Name, errors.New("host FIFO window shorter than planned"))
+			}
+			ev, err := d.q.Write(p.stage, off*p.tsize, win[have:])
+			if err != nil {
+				return fail("copy to device", err)
+			}
+			keep(ev)
+			p.pending += int(n)
+			p.up.ch.devCopied.Add(n * p.tsize)
+		}
+	}
+	for i := range du.outs {
+		p := &du.outs[i]
+		n := k * p.rate
+		switch {
+		case p.rate == 0:
+			ws[nin+i] = device.Window{Buf: du.sbufAny(d)}
+		case p.ring != nil:
+			g := p.ring
+			ws[nin+i] = device.Window{Buf: g.buf, Off: g.wpos % g.cap}
+			g.wpos += n
+			if f := g.wpos - min(g.wpos, minReader(g)); f > g.peak {
+				g.peak = f
+			}
+		case p.stage != nil:
+			ws[nin+i] = device.Window{Buf: p.stage, Off: slot * du.G * p.rate}
+		default: // unconnected output (open graph output): scratch
+			ws[nin+i] = device.Window{Buf: du.sbufAny(d)}
+		}
+	}
+	// The launches: one, or one per iteration of an iterated actor.
+	fire := du.ak.Fire()
+	rng := du.ak.Range(int(k))
+	N := du.iters
+	mode := d.r.opts.SwapMode
+	var base []device.Window
+	if N > 1 {
+		base = append([]device.Window(nil), ws...)
+	}
+	for it := 0; it < N; it++ {
+		if N > 1 {
+			copy(ws, base)
+			for pi, pr := range du.pairs {
+				o, in := pr[0], pr[1]
+				if mode == Swap || mode == "" {
+					if it > 0 {
+						ws[in] = device.Window{Buf: du.sbuf[pi][(it-1)%2]}
+					}
+					if it < N-1 {
+						ws[nin+o] = device.Window{Buf: du.sbuf[pi][it%2]}
+					}
+				} else {
+					if it > 0 {
+						ws[in] = device.Window{Buf: du.sbuf[pi][0]}
+					}
+					if it < N-1 {
+						ws[nin+o] = device.Window{Buf: du.sbuf[pi][1]}
+					}
+				}
+			}
+		}
+		if err := du.ak.Bind(fire, ws); err != nil {
+			return fail("binding", err)
+		}
+		ev, err := d.q.Launch(fire, rng)
+		if err != nil {
+			return fail("launch", err)
+		}
+		keep(ev)
+		if N > 1 && it < N-1 && mode != Swap && mode != "" {
+			for pi, pr := range du.pairs {
+				nb := k * du.outs[pr[0]].rate * du.outs[pr[0]].tsize
+				if mode == CopyDevice {
+					ev, err := d.q.Copy(du.sbuf[pi][0], 0, du.sbuf[pi][1], 0, nb)
+					if err != nil {
+						return fail("copy-device", err)
+					}
+					keep(ev)
+					continue
+				}
+				// copy-host: to the host, copy there, back to the device.
+				h := du.host[pi][:nb]
+				ev, err := d.q.Read(h, du.sbuf[pi][1], 0)
+				if err != nil {
+					return fail("copy-host read", err)
+				}
+				err = ev.Wait(d.r.ctx)
+				ev.Release()
+				if err != nil {
+					return fail("copy-host read", err)
+				}
+				tmp := d.hostTmp(int(nb))
+				copy(tmp, h)
+				if ev, err = d.q.Write(du.sbuf[pi][0], 0, tmp); err != nil {
+					return fail("copy-host write", err)
+				}
+				keep(ev)
+			}
+		}
+	}
+	for i := range du.outs {
+		p := &du.outs[i]
+		if p.ring != nil || p.stage == nil || p.rate == 0 {
+			continue
+		}
+		n := k * p.rate
+		have := p.pending * int(p.tsize)
+		win := p.up.w.TryAcquire(p.pending + int(n))
+		if int64(len(win)) < int64(have)+n*p.tsize {
+			return fail("output "+p.up.p.Name, errors.New("host FIFO room shorter than planned"))
+		}
+		ev, err := d.q.Read(win[have:have+int(n*p.tsize)], p.stage, slot*du.G*p.rate*p.tsize)
+		if err != nil {
+			return fail("copy to host", err)
+		}
+		keep(ev)
+		p.pending += int(n)
+		for _, c := range p.up.fr.chans {
+			c.devCopied.Add(n * p.tsize)
+		}
+	}
+	inv := &invocation{u: u, base: u.next, k: k, ev: last, tEnq: d.c.now()}
+	last = nil
+	d.inflight = append(d.inflight, inv)
+	du.inflight++
+	du.seq++
+	u.next += k
+	return true, nil
+}
+
+// hostTmp returns a host buffer of n bytes for copy-host.
+func (d *devRunner) hostTmp(n int) []byte {
+	if cap(d.tmp) < n {
+		d.tmp = make([]byte, n)
+	}
+	return d.tmp[:n]
+}
+
+func minReader(g *devRing) int64 {
+	m := g.wpos
+	for i, p := range g.rpos {
+		if !g.done[i] && p < m {
+			m = p
+		}
+	}
+	return m
+}
+
+// sbufAny returns some buffer of the device for a port that moves no
+// tokens (rate 0) or feeds no channel.
+func (du *devUnit) sbufAny(d *devRunner) device.Buffer {
+	for _, ps := range [][]devPort{du.ins, du.outs} {
+		for _, p := range ps {
+			if p.ring != nil {
+				return p.ring.buf
+			}
+			if p.stage != nil {
+				return p.stage
+			}
+		}
+	}
+	if len(du.sbuf) > 0 {
+		return du.sbuf[0][0]
+	}
+	return du.scratch
+}
+
+// retire accounts a completed invocation: host inputs release their
+// tokens, host outputs commit theirs, and the neighbours wake.
+func (d *devRunner) retire(inv *invocation) {
+	u, du := inv.u, inv.u.du
+	for i := range du.ins {
+		p := &du.ins[i]
+		if p.ring == nil && p.stage != nil && p.rate > 0 {
+			n := int(inv.k * p.rate)
+			p.up.r.Release(n)
+			p.pending -= n
+		}
+	}
+	for i := range du.outs {
+		p := &du.outs[i]
+		if p.ring == nil && p.stage != nil && p.rate > 0 {
+			n := int(inv.k * p.rate)
+			p.up.w.Commit(n)
+			p.pending -= n
+		}
+	}
+	inv.ev.Release()
+	du.inflight--
+	u.firings.Add(inv.k)
+	t1 := d.c.now()
+	t0 := max(inv.tEnq, d.lastEnd)
+	d.lastEnd = t1
+	if span := t1 - t0; inv.k > 0 {
+		for j := int64(0); j < inv.k; j++ {
+			d.c.record(u, inv.base+j, t0+span*j/inv.k, t0+span*(j+1)/inv.k)
+		}
+	}
+	u.notify()
+}
+
+// finish ends a kernel actor once it has nothing in flight: host outputs
+// close, host inputs detach, ring inputs stop holding room.
+func (d *devRunner) finish(u *unit) {
+	if u.state.Swap(stateDone) == stateDone {
+		return
+	}
+	du := u.du
+	for i := range du.outs {
+		if g := du.outs[i].ring; g != nil {
+			g.closed = true
+		} else if w := du.outs[i].up.w; w != nil {
+			w.Close()
+		}
+	}
+	for i := range du.ins {
+		p := &du.ins[i]
+		ch := p.up.ch
+		if g := p.ring; g != nil {
+			ch.leftN.Store(g.avail(p.reader))
+			ch.leftSet.Store(true)
+			g.done[p.reader] = true
+			continue
+		}
+		w := ch.fr.f.Writer().Position()
+		ch.leftN.Store(int64(w - p.up.r.Position()))
+		ch.leftSet.Store(true)
+		p.up.r.Close()
+		ch.fr.live.Add(-1)
+	}
+	u.notify()
+	u.r.unitDone()
+}

@@ -1,0 +1,359 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sluicehq/sluice/device"
+	_ "github.com/sluicehq/sluice/device/opencl" // registers the OpenCL backend
+	"github.com/sluicehq/sluice/graph"
+)
+
+// openCLDevices returns the OpenCL device IDs, skipping the test (or
+// failing it with SLUICE_REQUIRE_OPENCL=1) when there are none.
+func openCLDevices(t testing.TB) []string {
+	t.Helper()
+	for _, r := range device.Discover(context.Background()) {
+		if r.Backend != "opencl" {
+			continue
+		}
+		if !r.Available() || len(r.Devices) == 0 {
+			break
+		}
+		var ids []string
+		if id := os.Getenv("SLUICE_OPENCL_DEVICE"); id != "" {
+			ids = append(ids, id)
+		}
+		for _, d := range r.Devices {
+			if len(ids) == 0 || d.ID != ids[0] {
+				ids = append(ids, d.ID)
+			}
+		}
+		return ids
+	}
+	if os.Getenv("SLUICE_REQUIRE_OPENCL") == "1" {
+		t.Fatal("SLUICE_REQUIRE_OPENCL=1 but no OpenCL device (scripts/install-pocl.sh installs PoCL)")
+	}
+	t.Skip("no OpenCL device")
+	return nil
+}
+
+// saxpyCL is y = a·x + b as an ETH-style kernel actor: rate 64, blocks of 8.
+const saxpyCL = `// saxpy.cl
+void FIRE() {
+	TOKEN_X_t *x = CAPTURE(PORT_x);
+	FOREACH(blk IN PORT_y) {
+		TOKEN_Y_t *y = RESERVE(PORT_y, blk);
+		for (int j = 0; j < BLOCK_Y_SIZE; j++)
+			y[j] = A * x[blk * BLOCK_Y_SIZE + j] + B;
+	}
+}
+`
+
+const rate = 64
+
+// addAffine adds actor name: y = a·x + b, with a Go and an OpenCL version.
+func addAffine(g *graph.Graph, name string, a, b float32) *graph.Actor {
+	src := fmt.Sprintf("#define A %.8ef\n#define B %.8ef\n", a, b) + saxpyCL
+	src = strings.Replace(src, "TOKEN_X_t *x", "TOKEN_X_t *xs", 1)
+	src = strings.Replace(src, "x[blk", "xs[blk", 1)
+	act := g.AddActor(name,
+		graph.WithFunc(FireFunc(func(f *Firing) error {
+			x, y := Input[float32](f, 0), Output[float32](f, 0)
+			for i := range x {
+				y[i] = a*x[i] + b
+			}
+			return nil
+		})),
+		graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: name + ".cl", Func: src}))
+	f32 := graph.MustTokenType("f32")
+	act.AddPort("x", graph.In, f32, graph.SDF(rate), "")
+	act.AddPort("y", graph.Out, f32, graph.SDF(rate), "").Block = 8
+	return act
+}
+
+// addRandom adds a Go source of seeded random f32 tokens.
+func addRandom(g *graph.Graph, name string, seed uint64) *graph.Actor {
+	r := rand.New(rand.NewPCG(seed, 7))
+	a := g.AddActor(name, graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
+		for i, out := 0, Output[float32](f, 0); i < len(out); i++ {
+			out[i] = r.Float32()*2 - 1
+		}
+		return nil
+	})))
+	a.AddPort("out", graph.Out, graph.MustTokenType("f32"), graph.SDF(rate), "")
+	return a
+}
+
+type f32sink struct {
+	mu  sync.Mutex
+	got []float32
+}
+
+func addF32Sink(g *graph.Graph, name string) *f32sink {
+	s := &f32sink{}
+	a := g.AddActor(name, graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
+		s.mu.Lock()
+		s.got = append(s.got, Input[float32](f, 0)...)
+		s.mu.Unlock()
+		return nil
+	})))
+	a.AddPort("in", graph.In, graph.MustTokenType("f32"), graph.SDF(rate), "")
+	return s
+}
+
+// chain builds src → a1 → a2 → snk (y = 2(3x+1)-0.5).
+func chain() (*graph.Graph, *f32sink) {
+	g := graph.New("chain")
+	addRandom(g, "src", 42)
+	addAffine(g, "a1", 3, 1)
+	addAffine(g, "a2", 2, -0.5)
+	s := addF32Sink(g, "snk")
+	g.JoinNames("src.out", "a1.x")
+	g.JoinNames("a1.y", "a2.x")
+	g.JoinNames("a2.y", "snk.in")
+	return g, s
+}
+
+func kernelAt(dev string, g, i int) *graph.Placement {
+	return &graph.Placement{Device: dev, Impl: graph.ImplOpenCL, WorkGroups: g, WorkItems: i}
+}
+
+func sameF32(t *testing.T, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d tokens, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if math.Abs(float64(got[i]-want[i])) > 1e-5*math.Max(1, math.Abs(float64(want[i]))) {
+			t.Fatalf("token %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+// Kernel actors agree with the Go implementations, on every placement of
+// the chain's channels, in both device modes.
+func TestKernelActorsPlacements(t *testing.T) {
+	devs := openCLDevices(t)
+	const iters = 50
+	ref, rs := chain()
+	if _, err := Run(context.Background(), ref, Options{Iterations: iters}); err != nil {
+		t.Fatal(err)
+	}
+	want := rs.got
+	if len(want) != iters*rate {
+		t.Fatalf("reference: %d tokens", len(want))
+	}
+	d0 := devs[0]
+	type tc struct {
+		name string
+		m    map[string]*graph.Placement
+		ring bool // a1 → a2 on one device: no copies
+	}
+	cases := []tc{
+		{"go-to-device-to-go", map[string]*graph.Placement{"a1": kernelAt(d0, 4, 8)}, false},
+		{"device-to-go", map[string]*graph.Placement{"a2": kernelAt(d0, 3, 2)}, false},
+		{"same-device", map[string]*graph.Placement{"a1": kernelAt(d0, 4, 8), "a2": kernelAt(d0, 3, 4)}, true},
+		{"same-device-G1", map[string]*graph.Placement{"a1": kernelAt(d0, 1, 1), "a2": kernelAt(d0, 1, 8)}, true},
+		{"backend-name", map[string]*graph.Placement{"a1": {Device: "opencl", WorkGroups: 5}, "a2": kernelAt(d0, 7, 1)}, true},
+	}
+	if len(devs) > 1 {
+		cases = append(cases, tc{"two-devices", map[string]*graph.Placement{"a1": kernelAt(devs[0], 4, 8), "a2": kernelAt(devs[1], 4, 8)}, false})
+	} else {
+		t.Log("one OpenCL device: the across-devices placement is not tested")
+	}
+	for _, c := range cases {
+		for _, mode := range []DeviceMode{EnqueueAhead, Callback} {
+			t.Run(c.name+"/"+string(mode), func(t *testing.T) {
+				g, s := chain()
+				st, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: c.m}, DeviceMode: mode, CheckEmpty: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameF32(t, s.got, want)
+				for _, ch := range st.Channels {
+					onRing := ch.Device != ""
+					if ch.Name == "a1.y->a2.x" || strings.HasPrefix(ch.Name, "a1.y") {
+						if onRing != c.ring {
+							t.Fatalf("channel %s on device %q: want ring %v", ch.Name, ch.Device, c.ring)
+						}
+						if c.ring && ch.CopiedBytes != 0 {
+							t.Fatalf("channel %s copied %d bytes: want 0 on one device", ch.Name, ch.CopiedBytes)
+						}
+					}
+				}
+				for _, a := range []string{"a1", "a2"} {
+					if n := firings(t, st, a); n != iters {
+						t.Fatalf("%s fired %d times, want %d", a, n, iters)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A source ending its stream drains through kernel actors.
+func TestKernelActorsEndOfStream(t *testing.T) {
+	d0 := openCLDevices(t)[0]
+	g := graph.New("eos")
+	n := 0
+	a := g.AddActor("src", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
+		if n == 37 {
+			return ErrEndOfStream
+		}
+		for i, out := 0, Output[float32](f, 0); i < len(out); i++ {
+			out[i] = float32(n*rate + i)
+		}
+		n++
+		return nil
+	})))
+	a.AddPort("out", graph.Out, graph.MustTokenType("f32"), graph.SDF(rate), "")
+	addAffine(g, "a1", 1, 1)
+	addAffine(g, "a2", 1, -1)
+	s := addF32Sink(g, "snk")
+	g.JoinNames("src.out", "a1.x")
+	g.JoinNames("a1.y", "a2.x")
+	g.JoinNames("a2.y", "snk.in")
+	m := &graph.Mapping{Actors: map[string]*graph.Placement{"a1": kernelAt(d0, 8, 4), "a2": kernelAt(d0, 5, 4)}}
+	if _, err := Run(context.Background(), g, Options{Mapping: m}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.got) != 37*rate {
+		t.Fatalf("got %d tokens, want %d", len(s.got), 37*rate)
+	}
+	for i, v := range s.got {
+		if v != float32(i) {
+			t.Fatalf("token %d = %v", i, v)
+		}
+	}
+}
+
+// jacobiCL smooths x (rate 64) once per iteration: y[i] = (x[i-1]+x[i]+x[i+1])/3,
+// ends held. Iterated with a swap pair y→x, it is a Jacobi relaxation.
+const jacobiCL = `// jacobi.cl
+void FIRE() {
+	TOKEN_X_t *xs = CAPTURE(PORT_x);
+	FOREACH(i IN PORT_y) {
+		TOKEN_Y_t *y = RESERVE(PORT_y, i);
+		if (i == 0 || i == TOKEN_X_RATE - 1) y[0] = xs[i];
+		else y[0] = (xs[i - 1] + xs[i] + xs[i + 1]) / 3.0f;
+	}
+}
+`
+
+func jacobiGraph(iters int) (*graph.Graph, *f32sink) {
+	g := graph.New("jacobi")
+	addRandom(g, "src", 9)
+	a := g.AddActor("jac",
+		graph.WithFunc(FireFunc(func(f *Firing) error {
+			x, y := Input[float32](f, 0), Output[float32](f, 0)
+			for i := range x {
+				if i == 0 || i == len(x)-1 {
+					y[i] = x[i]
+				} else {
+					y[i] = (x[i-1] + x[i] + x[i+1]) / 3
+				}
+			}
+			return nil
+		})),
+		graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: "jacobi.cl", Func: jacobiCL}))
+	f32 := graph.MustTokenType("f32")
+	a.AddPort("x", graph.In, f32, graph.SDF(rate), "")
+	a.AddPort("y", graph.Out, f32, graph.SDF(rate), "").Block = 1
+	a.Iterations = iters
+	if iters > 1 {
+		a.Swap = map[string]string{"y": "x"}
+	}
+	s := addF32Sink(g, "snk")
+	g.JoinNames("src.out", "jac.x")
+	g.JoinNames("jac.y", "snk.in")
+	return g, s
+}
+
+// Swap equals copy-device equals copy-host equals the Go version.
+func TestSwapEqualsCopy(t *testing.T) {
+	d0 := openCLDevices(t)[0]
+	const iters = 25
+	ref, rs := jacobiGraph(iters)
+	if _, err := Run(context.Background(), ref, Options{Iterations: 6}); err != nil {
+		t.Fatal(err)
+	}
+	// one iteration differs from 25
+	one, os1 := jacobiGraph(0)
+	if _, err := Run(context.Background(), one, Options{Iterations: 6}); err != nil {
+		t.Fatal(err)
+	}
+	if same := func() bool {
+		for i := range rs.got {
+			if rs.got[i] != os1.got[i] {
+				return false
+			}
+		}
+		return true
+	}(); same {
+		t.Fatal("iterating 25 times gave what iterating once does")
+	}
+	for _, mode := range []SwapMode{Swap, CopyDevice, CopyHost} {
+		for _, gi := range [][2]int{{1, 64}, {3, 16}} {
+			t.Run(fmt.Sprintf("%s/G%d", mode, gi[0]), func(t *testing.T) {
+				g, s := jacobiGraph(iters)
+				m := &graph.Mapping{Actors: map[string]*graph.Placement{"jac": kernelAt(d0, gi[0], gi[1])}}
+				if _, err := Run(context.Background(), g, Options{Iterations: 6, Mapping: m, SwapMode: mode}); err != nil {
+					t.Fatal(err)
+				}
+				sameF32(t, s.got, rs.got)
+			})
+		}
+	}
+}
+
+func TestKernelActorErrors(t *testing.T) {
+	d0 := openCLDevices(t)[0]
+	run := func(g *graph.Graph, m map[string]*graph.Placement) error {
+		_, err := Run(context.Background(), g, Options{Iterations: 3, Mapping: &graph.Mapping{Actors: m}})
+		return err
+	}
+	// A compile error names the user's file and line.
+	g, _ := chain()
+	g.Actor("a1").Impls[1].Func = strings.Replace(g.Actor("a1").Impls[1].Func.(string), "+ B;", "+ nosuch;", 1)
+	err := run(g, map[string]*graph.Placement{"a1": kernelAt(d0, 1, 1)})
+	var be *device.BuildError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "a1.cl:9:") {
+		t.Fatalf("want a build error at a1.cl:9, got %v", err)
+	}
+	// No such device.
+	g, _ = chain()
+	if err := run(g, map[string]*graph.Placement{"a1": kernelAt("opencl:9:9", 1, 1)}); !errors.Is(err, device.ErrNotFound) {
+		t.Fatalf("no such device: %v", err)
+	}
+	// Out of device memory: a ring far beyond the device.
+	g, _ = chain()
+	g.Channels[1].Capacity = 1 << 40
+	err = run(g, map[string]*graph.Placement{"a1": kernelAt(d0, 1, 1), "a2": kernelAt(d0, 1, 1)})
+	if !errors.Is(err, device.ErrOutOfMemory) || !strings.Contains(err.Error(), "a1.y") {
+		t.Fatalf("out of memory: %v", err)
+	}
+	// OpenCL implementation on the CPU, and a Go-only actor on a device.
+	g, _ = chain()
+	if err := run(g, map[string]*graph.Placement{"a1": {Device: "cpu", Impl: graph.ImplOpenCL}}); err == nil || !strings.Contains(err.Error(), "expected an OpenCL or CUDA device") {
+		t.Fatalf("opencl on cpu: %v", err)
+	}
+	g, _ = chain()
+	if err := run(g, map[string]*graph.Placement{"snk": {Device: d0}}); err == nil || !strings.Contains(err.Error(), "no kernel implementation") {
+		t.Fatalf("go on device: %v", err)
+	}
+	// Cancellation stops a run with kernels in flight, leaking nothing.
+	g, _ = chain()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, g, Options{Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"a1": kernelAt(d0, 2, 2)}}}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}
