@@ -69,7 +69,21 @@ func BenchmarkLaunch(b *testing.B) {
 	dev := deviceLaunches(b, q, k, b.N)
 	raw := rawLaunches(b, d, q, k.Function(), b.N)
 	b.StopTimer()
+	// The same with events that do not time (Options.NoTiming).
+	d2, err := cuda.Open(context.Background(), d.Info().ID, cuda.Options{PoolSize: -1, NoTiming: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d2.Close()
+	q2 := must(d2.Queue())
+	defer q2.Release()
+	k2 := emptyKernel(b, d2)
+	deviceLaunches(b, q2, k2, 1000)
+	b.StartTimer()
+	nt := deviceLaunches(b, q2, k2, b.N)
+	b.StopTimer()
 	dn, rn := float64(dev.Nanoseconds())/float64(b.N), float64(raw.Nanoseconds())/float64(b.N)
+	b.ReportMetric(float64(nt.Nanoseconds())/float64(b.N), "notiming-ns/launch")
 	b.ReportMetric(dn, "device-ns/launch")
 	b.ReportMetric(rn, "raw-ns/launch")
 	b.ReportMetric(dn-rn, "extra-ns/launch")

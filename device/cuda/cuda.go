@@ -160,6 +160,10 @@ type Options struct {
 	// sub-allocated by Alloc. 0 means DefaultPoolSize (or the environment
 	// variable SLUICE_CUDA_POOL_MB); a negative value disables the pool.
 	PoolSize int64
+	// NoTiming creates events without timing (CU_EVENT_DISABLE_TIMING):
+	// cheaper to record after every command, but Event.Times then says
+	// device.ErrUnsupported.
+	NoTiming bool
 }
 
 // DefaultPoolSize is the pool allocated at Open when Options.PoolSize is 0,
@@ -193,7 +197,7 @@ func Open(ctx context.Context, id string, opt Options) (*Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", f.info, err)
 	}
-	d := &Device{dev: f.dev, ctx: c, cu: f.cu, info: f.info}
+	d := &Device{dev: f.dev, ctx: c, cu: f.cu, info: f.info, noTiming: opt.NoTiming}
 	size := opt.PoolSize
 	if size == 0 {
 		size = DefaultPoolSize
@@ -217,12 +221,13 @@ func Open(ctx context.Context, id string, opt Options) (*Device, error) {
 
 // Device is one CUDA device (its primary context).
 type Device struct {
-	dev    cu.Device
-	ctx    cu.Context
-	cu     cu.DeviceInfo
-	info   device.Info
-	pool   *pool
-	direct atomic.Int64 // live cuMemAlloc'd buffers outside the pool
+	dev      cu.Device
+	ctx      cu.Context
+	cu       cu.DeviceInfo
+	info     device.Info
+	pool     *pool
+	direct   atomic.Int64 // live cuMemAlloc'd buffers outside the pool
+	noTiming bool
 
 	evMu   sync.Mutex
 	evFree []*evt
@@ -707,7 +712,11 @@ func (d *Device) getEvent() (*evt, error) {
 		return e, nil
 	}
 	d.evMu.Unlock()
-	h, err := d.ctx.EventCreate(cu.EventDefault)
+	flags := uint32(cu.EventDefault)
+	if d.noTiming {
+		flags = cu.EventDisableTiming
+	}
+	h, err := d.ctx.EventCreate(flags)
 	if err != nil {
 		return nil, err
 	}
@@ -961,9 +970,13 @@ func (q *Queue) Launch(k device.Kernel, r device.Range, wait ...device.Event) (d
 	if err != nil {
 		return nil, err
 	}
-	return q.enqueue("launch of kernel "+kk.name, wait, nil, func() error {
+	ev, err := q.enqueue("launch", wait, nil, func() error {
 		return kk.f.Launch(q.s, grid, block, kk.shared, params)
 	})
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", kk.name, err)
+	}
+	return ev, nil
 }
 
 func shape(r device.Range) (grid, block cu.Dim3, err error) {
@@ -1167,6 +1180,9 @@ func (e *Event) Times() (device.Times, error) {
 	}
 	if e.released.Load() {
 		return device.Times{}, device.ErrReleased
+	}
+	if e.e.dev.noTiming {
+		return device.Times{}, fmt.Errorf("event times: %w (the device was opened with NoTiming)", device.ErrUnsupported)
 	}
 	var start, dur float32
 	err := e.e.dev.run(func() error {
