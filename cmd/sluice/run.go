@@ -33,6 +33,8 @@ type runFlags struct {
 	checkEmpty   bool
 	progress     string
 	skipAnalysis bool
+	deviceMode   string
+	swapMode     string
 }
 
 func newRun() *cobra.Command {
@@ -61,6 +63,8 @@ statistics go to standard error.`,
 	fl.BoolVar(&f.checkEmpty, "check-empty", false, "fail if a channel holds tokens other than its initial ones at the end")
 	fl.StringVar(&f.progress, "progress", "auto", "progress display: auto (bars on a terminal, lines otherwise), bars, lines, off")
 	fl.BoolVar(&f.skipAnalysis, "no-check", false, "skip the static analysis before running")
+	fl.StringVar(&f.deviceMode, "device-mode", "enqueue-ahead", "how kernel actors are enqueued on devices: enqueue-ahead or callback (baseline)")
+	fl.StringVar(&f.swapMode, "swap-mode", "swap", "how iterated kernel actors pass swap pairs: swap, copy-device or copy-host (baselines)")
 	return cmd
 }
 
@@ -80,7 +84,17 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 			return fmt.Errorf("refusing to run %s: the analysis above shows it cannot run (use --no-check to run anyway)", path)
 		}
 	}
+	dm, err := runtime.ParseDeviceMode(f.deviceMode)
+	if err != nil {
+		return err
+	}
+	sm, err := runtime.ParseSwapMode(f.swapMode)
+	if err != nil {
+		return err
+	}
 	opts := runtime.Options{
+		DeviceMode: dm,
+		SwapMode:   sm,
 		Iterations: f.iterations,
 		Wait:       wait,
 		Workers:    f.workers,

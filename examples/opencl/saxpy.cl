@@ -1,0 +1,14 @@
+// saxpy.cl: z = 2·x + y, one firing per work-group; each work-item
+// computes blocks of BLOCK_Z_SIZE tokens (the mapping sets G, I and
+// whether a work-item's blocks are strided or consecutive).
+void FIRE() {
+	TOKEN_X_t *x = CAPTURE(PORT_x);
+	TOKEN_Y_t *y = CAPTURE(PORT_y);
+	FOREACH(blk IN PORT_z) {
+		TOKEN_Z_t *z = RESERVE(PORT_z, blk);
+		for (int j = 0; j < BLOCK_Z_SIZE; j++) {
+			int i = blk * BLOCK_Z_SIZE + j;
+			z[j] = 2.0f * x[i] + y[i];
+		}
+	}
+}
