@@ -78,7 +78,8 @@ func Load(path string) (*Machine, error) {
 var (
 	topKeys  = []string{"name", "processors", "memories", "interconnects"}
 	procKeys = []string{"kind", "clock", "units", "io", "address_space", "push_acquire_cost", "push_send_fixed_cost",
-		"push_send_unit", "push_send_unit_cost", "pop_acquire_fixed_cost", "pop_acquire_unit", "pop_acquire_unit_cost", "pop_discard_cost"}
+		"push_send_unit", "push_send_unit_cost", "pop_acquire_fixed_cost", "pop_acquire_unit", "pop_acquire_unit_cost", "pop_discard_cost",
+		"wake_latency"}
 	memKeys = []string{"clock", "size", "latency", "bandwidth"}
 	icKeys  = []string{"elements", "clock", "duplex", "routing", "start_latency", "start_cost", "bandwidth", "finish_cost",
 		"channels", "multiplexable"}
@@ -421,6 +422,8 @@ func (p *parser) processor(e kv) *Processor {
 			pr.PopAcq.UnitCost, _ = p.count(f.v, w)
 		case "pop_discard_cost":
 			pr.PopDisc, _ = p.count(f.v, w)
+		case "wake_latency":
+			pr.WakeLatency, _ = p.count(f.v, w)
 		}
 	}
 	return pr

@@ -93,6 +93,12 @@ type Processor struct {
 	PopAcq Staircase
 	// PopDisc is the cost of discarding a consumer buffer (popDiscCost).
 	PopDisc int64
+	// WakeLatency is the time in cycles an idle unit takes to start a
+	// subtask that became ready while it was idle (a parked pool worker
+	// woken by another); a unit that has just finished a subtask takes
+	// ready work at once. 0 (the ASM's processor) means no latency. An
+	// extension of Figure 14.
+	WakeLatency int64
 	// Origin says where the processor was declared, if known.
 	Origin string
 }
@@ -378,6 +384,7 @@ func (m *Machine) Validate() error {
 		}
 		nonNeg(p.Origin, p.Name, "push acquire cost", p.PushAcq)
 		nonNeg(p.Origin, p.Name, "pop discard cost", p.PopDisc)
+		nonNeg(p.Origin, p.Name, "wake latency", p.WakeLatency)
 		stair(p.Origin, p.Name, "push send", p.PushSend)
 		stair(p.Origin, p.Name, "pop acquire", p.PopAcq)
 		for _, a := range p.AddressSpace {

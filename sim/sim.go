@@ -141,6 +141,7 @@ const (
 	evMsgReady
 	evTransferEnd
 	evChanFree
+	evWake
 )
 
 type event struct {
@@ -229,6 +230,9 @@ type message struct {
 type procState struct {
 	units    []bool
 	free     int
+	wake     float64   // wake latency in seconds (0: every free unit is awake)
+	freeAt   []float64 // per unit: when it last became free (awake until time moves on)
+	wakeAt   []float64 // per unit: when a pending wake ends, -1 when none
 	tasks    []int
 	rot      int
 	busy     float64
@@ -320,7 +324,16 @@ func newEngine(p *Program, cfg Config) (*engine, error) {
 		res: &Result{Utilization: map[string]float64{}, Firings: map[string]int64{}, Notes: append([]string(nil), p.Notes...)}}
 	e.iterT = make([]float64, cfg.Iterations)
 	for _, pr := range m.Processors {
-		e.procs = append(e.procs, procState{units: make([]bool, pr.Units), free: pr.Units, name: pr.Name, clock: pr.ClockHz})
+		ps := procState{units: make([]bool, pr.Units), free: pr.Units, name: pr.Name, clock: pr.ClockHz}
+		if pr.WakeLatency > 0 {
+			ps.wake = pr.Seconds(pr.WakeLatency)
+			ps.freeAt = make([]float64, pr.Units)
+			ps.wakeAt = make([]float64, pr.Units)
+			for k := range ps.wakeAt {
+				ps.wakeAt[k] = -1
+			}
+		}
+		e.procs = append(e.procs, ps)
 		e.res.Processors = append(e.res.Processors, pr.Name)
 		e.res.Units = append(e.res.Units, pr.Units)
 	}
@@ -503,6 +516,13 @@ func (e *engine) run() (*Result, error) {
 			ps := &e.procs[ev.a]
 			ps.units[ev.b] = false
 			ps.free++
+			if ps.wake > 0 {
+				ps.freeAt[ev.b] = e.now
+			}
+			e.markProc(int(ev.a))
+		case evWake:
+			ps := &e.procs[ev.a]
+			ps.freeAt[ev.b], ps.wakeAt[ev.b] = e.now, -1
 			e.markProc(int(ev.a))
 		case evRelease:
 			e.release(int(ev.a))
@@ -651,22 +671,62 @@ func (e *engine) dispatch(pi int) {
 		if pick < 0 {
 			return
 		}
+		lane := e.awakeUnit(ps)
+		if lane < 0 {
+			e.wakeUnits(ps, pi)
+			return
+		}
 		ps.rot = (pick + 1) % n
-		e.start(ps.tasks[pick], pi)
+		e.start(ps.tasks[pick], pi, lane)
+	}
+}
+
+// awakeUnit returns a free unit that can start a subtask now, or -1. With
+// a wake latency, a free unit is awake at the time it became free (it
+// takes what its own release made ready) or when its wake ends; after
+// that it is parked.
+func (e *engine) awakeUnit(ps *procState) int {
+	for l, busy := range ps.units {
+		if !busy && (ps.wake == 0 || ps.freeAt[l] == e.now) {
+			return l
+		}
+	}
+	return -1
+}
+
+// wakeUnits starts waking parked units of a processor, one per ready task
+// that no wake covers yet: each ends WakeLatency later.
+func (e *engine) wakeUnits(ps *procState, pi int) {
+	ready := 0
+	for _, ti := range ps.tasks {
+		if e.ready(ti) {
+			ready++
+		}
+	}
+	for l := range ps.units {
+		if ps.wakeAt[l] >= 0 {
+			ready--
+		}
+	}
+	for l, busy := range ps.units {
+		if ready <= 0 {
+			return
+		}
+		if !busy && ps.wakeAt[l] < 0 {
+			ps.wakeAt[l] = e.now + ps.wake
+			e.schedule(ps.wakeAt[l], evWake, int32(pi), int32(l), 0)
+			ready--
+		}
 	}
 }
 
 // start runs the acquire → process → release of the task's next subtask.
-func (e *engine) start(ti, pi int) {
+func (e *engine) start(ti, pi, lane int) {
 	ts := &e.tasks[ti]
 	ps := &e.procs[pi]
 	pr := e.p.Machine.Processors[pi]
 	st := &ts.t.Subtasks[ts.next]
 	sub := ts.next
-	lane := 0
-	for lane < len(ps.units) && ps.units[lane] {
-		lane++
-	}
 	ps.units[lane] = true
 	ps.free--
 	var acq, rel int64
