@@ -37,7 +37,18 @@ type queue struct {
 	waiting int
 	n       atomic.Int64
 	workers int
+	// done mirrors closed for the lock-free spin in pop.
+	done atomic.Bool
+	// spinning counts workers polling for work before they park.
+	spinning atomic.Int32
 }
+
+// spinTime is how long an idle worker polls the queue before it parks. A
+// parked worker woken by another takes tens of microseconds to run again
+// (the wake-up lands on the signalling worker's processor until another
+// one steals it), longer than many firings: polling a little keeps short
+// firings flowing between workers.
+const spinTime = 30_000 // ns
 
 func newQueue(workers int) *queue {
 	q := &queue{workers: workers, h: make([]qitem, 0, 64)}
@@ -72,8 +83,20 @@ func (q *queue) push(t task) {
 	q.mu.Unlock()
 }
 
-// pop waits for a task; it returns false once the queue is closed.
+// pop waits for a task; it returns false once the queue is closed. An idle
+// worker first polls for spinTime (at most half the workers at once, and at
+// least one), then parks.
 func (q *queue) pop() (task, bool) {
+	if q.n.Load() == 0 && !q.done.Load() && q.spinning.Load() < int32(max(1, q.workers/2)) {
+		q.spinning.Add(1)
+		deadline := nanotime() + spinTime
+		for i := 1; q.n.Load() == 0 && !q.done.Load() && nanotime() < deadline; i++ {
+			if i%32 == 0 {
+				goruntime.Gosched()
+			}
+		}
+		q.spinning.Add(-1)
+	}
 	q.mu.Lock()
 	for len(q.h) == 0 && !q.closed {
 		q.waiting++
@@ -113,6 +136,7 @@ func (q *queue) pending() int64 { return q.n.Load() }
 func (q *queue) close() {
 	q.mu.Lock()
 	q.closed = true
+	q.done.Store(true)
 	q.cond.Broadcast()
 	q.mu.Unlock()
 }
