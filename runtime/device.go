@@ -154,7 +154,9 @@ type devRunner struct {
 	r        *run
 	id       string
 	dev      device.Device
-	q        device.Queue
+	q        device.Queue // kernels, device-ring and swap traffic, in order
+	cq       device.Queue // copies between host FIFOs and staging slots
+	deps     []device.Event
 	units    []*unit
 	wakeC    chan struct{}
 	idle     atomic.Bool
@@ -192,6 +194,12 @@ func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
 		_ = dev.Close()
 		return nil, fmt.Errorf("device %s: queue: %w", key, err)
 	}
+	cq, err := dev.NewQueue()
+	if err != nil {
+		_ = q.Release()
+		_ = dev.Close()
+		return nil, fmt.Errorf("device %s: copy queue: %w", key, err)
+	}
 	depth := r.opts.DeviceDepth
 	if depth <= 0 {
 		depth = 4
@@ -199,7 +207,7 @@ func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
 	if r.opts.DeviceMode == Callback {
 		depth = 1
 	}
-	d := &devRunner{r: r, id: key, dev: dev, q: q, wakeC: make(chan struct{}, 1), depth: depth}
+	d := &devRunner{r: r, id: key, dev: dev, q: q, cq: cq, wakeC: make(chan struct{}, 1), depth: depth}
 	r.devByName[id] = d
 	r.devByID[key] = d
 	r.devs = append(r.devs, d)
@@ -415,6 +423,7 @@ func ringable(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Actor]*unit
 func (r *run) freeDevices() {
 	for _, d := range r.devs {
 		_ = d.q.Finish()
+		_ = d.cq.Finish()
 	}
 	for _, u := range r.units {
 		if u.du != nil && u.du.ak != nil {
@@ -427,6 +436,7 @@ func (r *run) freeDevices() {
 	r.devBufs = nil
 	for _, d := range r.devs {
 		_ = d.q.Release()
+		_ = d.cq.Release()
 		_ = d.dev.Close()
 	}
 	r.devs = nil
@@ -492,7 +502,7 @@ func (d *devRunner) loop() {
 			}
 		}
 		if progressed {
-			if err := d.q.Flush(); err != nil {
+			if err := errors.Join(d.cq.Flush(), d.q.Flush()); err != nil {
 				r.fail(fmt.Errorf("device %s: %w", d.id, err))
 				return
 			}
@@ -544,6 +554,7 @@ func (d *devRunner) canEnqueue() bool {
 // drain waits for every command of the device and drops what is in flight
 // (the run is stopping, or the manager is done).
 func (d *devRunner) drain() {
+	_ = d.cq.Finish()
 	_ = d.q.Finish()
 	for _, inv := range d.inflight {
 		inv.ev.Release()
@@ -683,11 +694,11 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			if int64(len(win)) < int64(have)+n*p.tsize {
 				return fail("input "+p.up.p.Name, errors.New("host FIFO window shorter than planned"))
 			}
-			ev, err := d.q.Write(p.stage, off*p.tsize, win[have:])
+			ev, err := d.cq.Write(p.stage, off*p.tsize, win[have:])
 			if err != nil {
 				return fail("copy to device", err)
 			}
-			keep(ev)
+			d.deps = append(d.deps, ev) // the first launch waits for it
 			p.pending += int(n)
 			p.up.ch.devCopied.Add(n * p.tsize)
 		}
@@ -745,7 +756,11 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		if err := du.ak.Bind(fire, ws); err != nil {
 			return fail("binding", err)
 		}
-		ev, err := d.q.Launch(fire, rng)
+		ev, err := d.q.Launch(fire, rng, d.deps...)
+		for _, e := range d.deps {
+			e.Release()
+		}
+		d.deps = d.deps[:0]
 		if err != nil {
 			return fail("launch", err)
 		}
@@ -781,6 +796,13 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			}
 		}
 	}
+	kev := last // the invocation's last kernel (or copy) on the compute queue
+	var reads []device.Event
+	defer func() {
+		for _, e := range reads {
+			e.Release()
+		}
+	}()
 	for i := range du.outs {
 		p := &du.outs[i]
 		if p.ring != nil || p.stage == nil || p.rate == 0 {
@@ -792,15 +814,23 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		if int64(len(win)) < int64(have)+n*p.tsize {
 			return fail("output "+p.up.p.Name, errors.New("host FIFO room shorter than planned"))
 		}
-		ev, err := d.q.Read(win[have:have+int(n*p.tsize)], p.stage, slot*du.G*p.rate*p.tsize)
+		// on the copy queue, after the last kernel: the next invocation's
+		// kernels overlap this copy
+		ev, err := d.cq.Read(win[have:have+int(n*p.tsize)], p.stage, slot*du.G*p.rate*p.tsize, kev)
 		if err != nil {
 			return fail("copy to host", err)
 		}
-		keep(ev)
+		reads = append(reads, ev)
 		p.pending += int(n)
 		for _, c := range p.up.fr.chans {
 			c.devCopied.Add(n * p.tsize)
 		}
+	}
+	if len(reads) > 0 {
+		// the invocation is done when its last read is (the reads are in
+		// order on the copy queue, after the kernels)
+		keep(reads[len(reads)-1])
+		reads = reads[:len(reads)-1]
 	}
 	inv := &invocation{u: u, base: u.next, k: k, ev: last, tEnq: d.c.now()}
 	last = nil
