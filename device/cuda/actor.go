@@ -22,11 +22,13 @@ import (
 // compute its output blocks, dealt strided (block k to thread k mod I) or
 // in consecutive runs of ⌈B/I⌉.
 //
-// FIRE becomes extern "C" __global__ void FIRE(TOKEN_IN1_t *in1, unsigned
-// long long in1__off, …, TOKEN_OUT1_t *out1, unsigned long long out1__off,
-// …) — inputs then outputs, in declaration order, each a buffer and the
-// token offset of the invocation's window (device.ActorKernel's argument
-// convention) — and INIT (optional) a kernel over the outputs only. The
+// FIRE becomes extern "C" __global__ void FIRE(TOKEN_IN1_t *in1__p, unsigned
+// long long in1__off, …, TOKEN_OUT1_t *out1__p, unsigned long long
+// out1__off, …) — inputs then outputs, in declaration order, each a buffer
+// and the token offset of the invocation's window (device.ActorKernel's
+// argument convention) — and INIT (optional) a kernel over the outputs only.
+// Ports are reached only through CAPTURE and RESERVE (the parameters carry a
+// suffix, as in device/opencl), so a local may be named like its port. The
 // source is built with NVRTC's -default-device, so helper functions need no
 // __device__; get_local_id(0), get_group_id(0), get_local_size(0) and
 // get_num_groups(0) are defined as in OpenCL. The rewrite keeps every line
@@ -124,8 +126,8 @@ func GenerateActor(a *graph.Actor, pl *graph.Placement, name, src string) (*Gene
 	b.WriteString("static __device__ __forceinline__ unsigned get_local_size(int d) { return d == 0 ? blockDim.x : d == 1 ? blockDim.y : blockDim.z; }\n")
 	b.WriteString("static __device__ __forceinline__ unsigned get_num_groups(int d) { return d == 0 ? gridDim.x : d == 1 ? gridDim.y : gridDim.z; }\n")
 	b.WriteString("#define IN ,\n")
-	b.WriteString("#define CAPTURE(p) __SL_CAPTURE(p)\n#define __SL_CAPTURE(p) ((p) + p##__off + (sl_size_t)blockIdx.x * p##_RATE)\n")
-	b.WriteString("#define RESERVE(p, blk) __SL_RESERVE(p, blk)\n#define __SL_RESERVE(p, blk) ((p) + p##__off + (sl_size_t)blockIdx.x * p##_RATE + (sl_size_t)(blk) * p##_BLOCK)\n")
+	b.WriteString("#define CAPTURE(p) __SL_CAPTURE(p)\n#define __SL_CAPTURE(p) (p##__p + p##__off + (sl_size_t)blockIdx.x * p##_RATE)\n")
+	b.WriteString("#define RESERVE(p, blk) __SL_RESERVE(p, blk)\n#define __SL_RESERVE(p, blk) (p##__p + p##__off + (sl_size_t)blockIdx.x * p##_RATE + (sl_size_t)(blk) * p##_BLOCK)\n")
 	b.WriteString("#define FOREACH(spec) __SL_FOREACH(spec)\n#define __SL_FOREACH(v, p) p##_FOREACH(v)\n")
 	b.WriteString("#define BLOCK_COUNT(p) __SL_PASTE(p, _BLOCKS)\n#define __SL_PASTE(a, b) a##b\n")
 	layout := func(p *graph.Port) (device.PortLayout, error) {
@@ -189,7 +191,7 @@ func GenerateActor(a *graph.Actor, pl *graph.Placement, name, src string) (*Gene
 		var ps []string
 		for _, l := range ls {
 			for _, x := range l {
-				ps = append(ps, fmt.Sprintf("TOKEN_%s_t *%s, sl_size_t %s__off", strings.ToUpper(x.Port.Name), x.Port.Name, x.Port.Name))
+				ps = append(ps, fmt.Sprintf("TOKEN_%s_t *%s__p, sl_size_t %s__off", strings.ToUpper(x.Port.Name), x.Port.Name, x.Port.Name))
 			}
 		}
 		return strings.Join(ps, ", ")

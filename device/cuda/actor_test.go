@@ -34,10 +34,10 @@ void FIRE() {
 	float scale = rbuf[0], shift = rbuf[1], tilt = rbuf[2];
 	FOREACH(blk IN PORT_out1) {
 		TOKEN_OUT1_t *wbuf = RESERVE(PORT_out1, blk);
-		TOKEN_OWNER_t *who = RESERVE(PORT_owner, blk);
+		TOKEN_OWNER_t *owner = RESERVE(PORT_owner, blk);
 		for (int j = 0; j < BLOCK_OUT1_SIZE; j++)
 			wbuf[j] = value(scale, shift, tilt, blk, j);
-		who[0] = (int)get_local_id(0);
+		owner[0] = (int)get_local_id(0);
 	}
 }
 `
@@ -83,8 +83,8 @@ func TestGenerateActorPrelude(t *testing.T) {
 			t.Errorf("prelude lacks %q", want)
 		}
 	}
-	if !strings.Contains(ga.Text, `extern "C" __global__ void FIRE(TOKEN_IN1_t *in1, sl_size_t in1__off, TOKEN_OUT1_t *out1, sl_size_t out1__off, TOKEN_OWNER_t *owner, sl_size_t owner__off)`) ||
-		!strings.Contains(ga.Text, `extern "C" __global__ void INIT(TOKEN_OUT1_t *out1, sl_size_t out1__off, TOKEN_OWNER_t *owner`) {
+	if !strings.Contains(ga.Text, `extern "C" __global__ void FIRE(TOKEN_IN1_t *in1__p, sl_size_t in1__off, TOKEN_OUT1_t *out1__p, sl_size_t out1__off, TOKEN_OWNER_t *owner__p, sl_size_t owner__off)`) ||
+		!strings.Contains(ga.Text, `extern "C" __global__ void INIT(TOKEN_OUT1_t *out1__p, sl_size_t out1__off, TOKEN_OWNER_t *owner__p`) {
 		t.Fatalf("entries not rewritten:\n%s", ga.Text)
 	}
 	if strings.Count(ga.Text, "\n") != strings.Count(workerCU, "\n") {
