@@ -14,11 +14,18 @@
 #
 # Environment: BENCHTIME (default 1s) for -test.benchtime; PACKAGES to
 # override the list of packages built; TEST_TIMEOUT (default 20m);
-# REPORT_NOTE, a paragraph put under the report's title.
+# REPORT_NOTE, a paragraph put under the report's title. The runtime
+# package runs only its kernel-actor benchmarks (RUNTIME_BENCH, default
+# the four that print ratios measured side by side: on-device channel vs
+# buffer copy, host channels vs pinned write/read, enqueue-ahead vs
+# callback, swap vs copy-device vs copy-host), RUNTIME_BENCHTIME times
+# (default 3x: each is a whole measurement).
 set -uo pipefail
 
-PACKAGES=${PACKAGES:-"./internal/cl ./device ./device/cpu ./device/opencl ./device/cuda ./internal/cu"}
+PACKAGES=${PACKAGES:-"./internal/cl ./device ./device/cpu ./device/opencl ./device/cuda ./internal/cu ./runtime"}
 BENCHTIME=${BENCHTIME:-1s}
+RUNTIME_BENCH=${RUNTIME_BENCH:-'DeviceChannelVsCopy|HostChannelVsPinned|EnqueueAheadVsCallback|SwapVsCopy'}
+RUNTIME_BENCHTIME=${RUNTIME_BENCHTIME:-3x}
 TEST_TIMEOUT=${TEST_TIMEOUT:-20m}
 
 usage() {
@@ -167,9 +174,11 @@ run() {
       echo
     } >>"$tmp/body.md"
     if "$bin" -test.list '^Benchmark' 2>/dev/null | grep -q .; then
-      (cd "$tmp" && "$bin" -test.run '^$' -test.bench . -test.benchmem -test.benchtime "$BENCHTIME" -test.timeout "$TEST_TIMEOUT") >"$tmp/bench" 2>&1 || status=1
+      local bpat=. btime=$BENCHTIME
+      if [ "$name" = runtime ]; then bpat=$RUNTIME_BENCH; btime=$RUNTIME_BENCHTIME; fi
+      (cd "$tmp" && "$bin" -test.run '^$' -test.bench "$bpat" -test.benchmem -test.benchtime "$btime" -test.timeout "$TEST_TIMEOUT") >"$tmp/bench" 2>&1 || status=1
       {
-        echo "Benchmarks (\`-test.bench . -test.benchmem -test.benchtime $BENCHTIME\`):"
+        echo "Benchmarks (\`-test.bench '$bpat' -test.benchmem -test.benchtime $btime\`):"
         echo
         grep -E '^(Benchmark|goos|goarch|cpu|pkg|PASS|FAIL|ok|---|\s)' "$tmp/bench" | fence
         echo
