@@ -13,6 +13,22 @@ const (
 	Strided Distribution = "strided"
 )
 
+// TeamMode says how the replicas of an actor share its work (ACOTES teams).
+type TeamMode string
+
+const (
+	// TeamSplit (the default) splits the input streams: each firing, with
+	// its rate-sized chunk of every input, goes to one replica. Only
+	// stateless actors may be replicated this way.
+	TeamSplit TeamMode = "split"
+	// TeamReplicate replicates the input streams and the state: every
+	// replica keeps its own state and runs every firing (ACOTES
+	// inputreplicate and teamreplicate), but only the firing's leader,
+	// replica index mod Replicas, writes the outputs. Stateful actors may be
+	// replicated this way; the leaders' outputs are merged in order.
+	TeamReplicate TeamMode = "replicate"
+)
+
 // Placement says where and how one actor runs.
 type Placement struct {
 	// Device names the device: "cpu", "opencl:0:1" (platform:device),
@@ -23,6 +39,9 @@ type Placement struct {
 	Impl ImplKind
 	// Replicas is the number of concurrent firings (a team); 0 or 1 means one.
 	Replicas int
+	// Team says how replicas share the inputs and the state; empty means
+	// TeamSplit.
+	Team TeamMode
 	// WorkGroups (G) is the number of firings per kernel invocation.
 	WorkGroups int
 	// WorkItems (I) is the number of work-items per work-group.
@@ -73,8 +92,14 @@ func (m *Mapping) Check(g *Graph) error {
 		if pl.Replicas < 0 || pl.WorkGroups < 0 || pl.WorkItems < 0 {
 			ps = append(ps, Problem{w, "mapping of " + name + ": replicas, work-groups and work-items must be ≥ 0"})
 		}
-		if pl.Replicas > 1 && a.Stateful {
-			ps = append(ps, Problem{w, "mapping of " + name + " asks for replicas but the actor is stateful: expected 1 replica"})
+		switch pl.Team {
+		case "", TeamSplit:
+			if pl.Replicas > 1 && a.Stateful {
+				ps = append(ps, Problem{w, "mapping of " + name + " asks for replicas but the actor is stateful: expected 1 replica, or team: replicate (each replica keeps its own state)"})
+			}
+		case TeamReplicate:
+		default:
+			ps = append(ps, Problem{w, "mapping of " + name + " has team " + quote(string(pl.Team)) + ": expected split or replicate"})
 		}
 	}
 	if len(ps) == 0 {

@@ -52,6 +52,7 @@ type Firing struct {
 	phase    int
 	replica  int
 	replicas int
+	leader   bool
 	ins      [][]byte
 	outs     [][]byte
 }
@@ -60,7 +61,7 @@ type Firing struct {
 // actor's FireFunc without running a graph. ins[i] and outs[i] are the
 // byte windows of the actor's i-th input and output port.
 func NewFiring(ctx context.Context, a *graph.Actor, index int64, ins, outs [][]byte) *Firing {
-	f := &Firing{ctx: ctx, actor: a, index: index, replicas: 1, ins: ins, outs: outs}
+	f := &Firing{ctx: ctx, actor: a, index: index, replicas: 1, leader: true, ins: ins, outs: outs}
 	if a != nil {
 		f.phase = int(index % int64(a.Phases()))
 	}
@@ -84,6 +85,13 @@ func (f *Firing) Replica() int { return f.replica }
 
 // Replicas returns the actor's number of replicas (team size).
 func (f *Firing) Replicas() int { return f.replicas }
+
+// Leader reports whether this firing's outputs count (ACOTES task_leader).
+// It is false only in a team with replicated state (graph.TeamReplicate)
+// for the replicas that run the firing to keep their state up to date:
+// their output windows are scratch space that is dropped, so an actor may
+// skip the work that only produces outputs.
+func (f *Firing) Leader() bool { return f.leader }
 
 // NumIn returns the number of input windows.
 func (f *Firing) NumIn() int { return len(f.ins) }

@@ -156,17 +156,25 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
 
-	// Start the actors that have a life cycle.
-	started := make([]*unit, 0, len(r.units))
+	// Start the actors that have a life cycle (every replica of a team
+	// with replicated state).
+	type startedImpl struct {
+		u    *unit
+		impl any
+	}
+	started := make([]startedImpl, 0, len(r.units))
 	var startErr error
+start:
 	for _, u := range r.units {
-		if s, ok := u.impl.(Starter); ok {
-			if err := s.Start(r.ctx); err != nil {
-				startErr = fmt.Errorf("actor %s: start: %w", u.name, err)
-				break
+		for _, impl := range u.lifecycle() {
+			if s, ok := impl.(Starter); ok {
+				if err := s.Start(r.ctx); err != nil {
+					startErr = fmt.Errorf("actor %s: start: %w", u.name, err)
+					break start
+				}
 			}
+			started = append(started, startedImpl{u, impl})
 		}
-		started = append(started, u)
 	}
 	if startErr == nil {
 		r.execute()
@@ -174,10 +182,10 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 		r.fail(startErr)
 	}
 	var stopErrs []error
-	for _, u := range started {
-		if s, ok := u.impl.(Stopper); ok {
+	for _, st := range started {
+		if s, ok := st.impl.(Stopper); ok {
 			if err := s.Stop(); err != nil {
-				stopErrs = append(stopErrs, fmt.Errorf("actor %s: stop: %w", u.name, err))
+				stopErrs = append(stopErrs, fmt.Errorf("actor %s: stop: %w", st.u.name, err))
 			}
 		}
 	}

@@ -186,6 +186,7 @@ func (c *execCtx) firingFor(u *unit) *Firing {
 	f.actor = u.a
 	f.replica = 0
 	f.replicas = u.replicas
+	f.leader = true
 	f.ins = c.insBuf[:len(u.ins)]
 	f.outs = c.outBuf[:len(u.outs)]
 	return f

@@ -181,6 +181,11 @@ func (r *run) setup(ctx context.Context) error {
 			if pl.Replicas > 1 {
 				u.replicas = pl.Replicas
 			}
+			switch pl.Team {
+			case "", graph.TeamSplit, graph.TeamReplicate:
+			default:
+				return fmt.Errorf("runtime: actor %s is mapped with team %q: expected split or replicate", a.Name, pl.Team)
+			}
 			u.prio = pl.Priority
 			u.affinity = append([]int(nil), pl.Affinity...)
 		}
@@ -237,8 +242,12 @@ func (r *run) setup(ctx context.Context) error {
 				return fmt.Errorf("runtime: actor %s is a KPN process and cannot be replicated (mapping asks for %d replicas)", a.Name, u.replicas)
 			}
 		}
-		if a.Stateful && u.replicas > 1 {
-			return fmt.Errorf("runtime: actor %s is stateful and cannot be replicated (mapping asks for %d replicas)", a.Name, u.replicas)
+		if pl != nil && pl.Team == graph.TeamReplicate && u.replicas > 1 && u.mode != modeProcess {
+			if err := u.setupTeam(); err != nil {
+				return err
+			}
+		} else if a.Stateful && u.replicas > 1 {
+			return fmt.Errorf("runtime: actor %s is stateful and cannot be replicated (mapping asks for %d replicas): expected 1 replica, or team: replicate (one state per replica)", a.Name, u.replicas)
 		}
 		if rv != nil && u.mode != modeProcess {
 			if q, ok := rv[a]; ok {
@@ -377,6 +386,9 @@ func (r *run) setup(ctx context.Context) error {
 	ncpu, nio := 0, 0
 	for _, u := range r.units {
 		if u.mode == modeDedicated && u.replicas > 1 {
+			if u.team {
+				return fmt.Errorf("runtime: actor %s: a team with replicated state runs on the worker pool, but the actor runs on its own goroutine (next to a KPN process, or pinned to CPUs)", u.name)
+			}
 			u.replicas = 1 // a dedicated actor fires in order on its goroutine
 		}
 		if u.mode != modePooled {

@@ -79,6 +79,13 @@ type unit struct {
 	errMu     sync.Mutex
 	errAt     int64
 	roundErr  error
+
+	// Teams with replicated state (graph.TeamReplicate): one
+	// implementation and scratch output windows per replica.
+	team      bool
+	teamImpls []any
+	teamFires []FireFunc
+	scratch   [][][]byte
 }
 
 func (u *unit) addNeighbour(n *unit) {
@@ -290,7 +297,11 @@ func (u *unit) runPooled(c *execCtx) {
 				}
 				u.waitKind = whyNone
 			}
-			if u.replicas > 1 && k > 1 {
+			if u.team {
+				if !u.replicateRound(c, k) {
+					return
+				}
+			} else if u.replicas > 1 && k > 1 {
 				if !u.teamRound(c, k) {
 					return
 				}
@@ -409,13 +420,16 @@ func (u *unit) stopWith(idx int64, err error) {
 }
 
 // call runs one firing, turning a panic into an error.
-func (u *unit) call(f *Firing) (err error) {
+func (u *unit) call(f *Firing) error { return callFire(u.fire, f) }
+
+// callFire runs fire on f, turning a panic into an error.
+func callFire(fire FireFunc, f *Firing) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v}
 		}
 	}()
-	return u.fire(f)
+	return fire(f)
 }
 
 // PanicError is the error of a firing or process that panicked.
@@ -457,6 +471,9 @@ func (u *unit) teamRound(c *execCtx, k int64) bool {
 // goroutine that completes the round's last firing commits the round and
 // reports true: it becomes the unit's runner.
 func (u *unit) claimLoop(c *execCtx, id uint64) bool {
+	if u.team {
+		return u.replicaClaimLoop(c, id)
+	}
 	const mask = 1<<claimBits - 1
 	for {
 		v := u.claim.Load()
@@ -508,17 +525,7 @@ func (u *unit) fireTeam(c *execCtx, base, j int64) {
 	if err == nil {
 		c.record(u, idx, t0, c.now())
 	} else {
-		u.errMu.Lock()
-		if j < u.errAt {
-			u.errAt, u.roundErr = j, err
-		}
-		u.errMu.Unlock()
-		for {
-			s := u.stopAt.Load()
-			if j >= s || u.stopAt.CompareAndSwap(s, j) {
-				break
-			}
-		}
+		u.failRound(j, err)
 	}
 }
 

@@ -1,0 +1,208 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluicehq/sluice/graph"
+)
+
+// Replicable is implemented by stateful Go actors that may form a team with
+// replicated state (graph.TeamReplicate): Replicate returns n independent
+// instances, one per replica, each with its own state. Every instance runs
+// every firing of the team in order; Firing.Leader says whether its outputs
+// count. Built-in actors need not implement it: their factory is simply
+// called once per replica.
+type Replicable interface {
+	Actor
+	Replicate(n int) ([]Actor, error)
+}
+
+// resolveTeam returns n independent implementations of actor a, one per
+// replica of a team with replicated state.
+func resolveTeam(a *graph.Actor, n int) ([]any, error) {
+	impls := make([]any, 0, n)
+	for _, im := range a.Impls {
+		switch im.Kind {
+		case graph.ImplBuiltin:
+			for range n {
+				impl, err := Resolve(a)
+				if err != nil {
+					return nil, err
+				}
+				impls = append(impls, impl)
+			}
+			return impls, nil
+		case graph.ImplGo:
+			impl, err := Resolve(a)
+			if err != nil {
+				return nil, err
+			}
+			rep, ok := impl.(Replicable)
+			if !ok {
+				return nil, fmt.Errorf("actor %s: team replicate needs one state per replica: expected a built-in actor or a Go implementation of runtime.Replicable, found %T", a.Name, impl)
+			}
+			as, err := rep.Replicate(n)
+			if err != nil {
+				return nil, fmt.Errorf("actor %s: Replicate(%d): %w", a.Name, n, err)
+			}
+			if len(as) != n {
+				return nil, fmt.Errorf("actor %s: Replicate(%d) returned %d instances: expected %d", a.Name, n, len(as), n)
+			}
+			for _, x := range as {
+				impls = append(impls, x)
+			}
+			return impls, nil
+		}
+	}
+	var kinds []string
+	for _, im := range a.Impls {
+		kinds = append(kinds, string(im.Kind))
+	}
+	return nil, fmt.Errorf("actor %s has no Go or built-in implementation to replicate (has: %s)", a.Name, strings.Join(kinds, ", "))
+}
+
+// setupTeam makes u a team with replicated state: one implementation and
+// one scratch output window per replica (non-leaders write their outputs
+// there, and they are dropped).
+func (u *unit) setupTeam() error {
+	impls, err := resolveTeam(u.a, u.replicas)
+	if err != nil {
+		return fmt.Errorf("runtime: %w", err)
+	}
+	u.team = true
+	u.teamImpls = impls
+	u.teamFires = make([]FireFunc, len(impls))
+	for i, impl := range impls {
+		switch f := impl.(type) {
+		case FireFunc:
+			u.teamFires[i] = f
+		case Actor:
+			u.teamFires[i] = f.Fire
+		default:
+			return fmt.Errorf("runtime: actor %s: team replicate needs firing functions, found %T", u.name, impl)
+		}
+		if u.a.Iterations > 1 {
+			u.teamFires[i] = iterated(u.a, u.teamFires[i])
+		}
+	}
+	u.impl, u.fire = impls[0], u.teamFires[0]
+	u.scratch = make([][][]byte, u.replicas)
+	for r := range u.scratch {
+		u.scratch[r] = make([][]byte, len(u.a.Outputs))
+		for i, p := range u.a.Outputs {
+			u.scratch[r][i] = make([]byte, p.Rate.Max()*p.Type.Size)
+		}
+	}
+	return nil
+}
+
+// lifecycle returns the implementations whose Start and Stop the run calls.
+func (u *unit) lifecycle() []any {
+	if u.team {
+		return u.teamImpls
+	}
+	return []any{u.impl}
+}
+
+// replicateRound starts a round of k firings of a team with replicated
+// state: each replica runs all k firings in order on the shared input
+// windows, writing outputs only for the firings it leads.
+func (u *unit) replicateRound(c *execCtx, k int64) bool {
+	u.roundID++
+	id := u.roundID
+	u.roundK.Store(k)
+	u.roundBase.Store(u.next)
+	u.stopAt.Store(k)
+	u.doneN.Store(0)
+	u.roundErr = nil
+	u.errAt = k
+	u.claim.Store(id << claimBits)
+	for h := u.replicas - 1; h > 0; h-- {
+		u.q.push(task{u: u, round: id})
+	}
+	return u.replicaClaimLoop(c, id)
+}
+
+// replicaClaimLoop claims replicas of round id and runs them; the goroutine
+// that finishes the last one commits the round and reports true.
+func (u *unit) replicaClaimLoop(c *execCtx, id uint64) bool {
+	const mask = 1<<claimBits - 1
+	for {
+		v := u.claim.Load()
+		if v>>claimBits != id {
+			return false
+		}
+		rep := int64(v & mask)
+		if rep >= int64(u.replicas) {
+			return false
+		}
+		if !u.claim.CompareAndSwap(v, v+1) {
+			continue
+		}
+		u.runReplica(c, u.roundBase.Load(), u.roundK.Load(), int(rep))
+		if u.doneN.Add(1) == int64(u.replicas) {
+			u.endRound()
+			return u.state.Load() != stateDone
+		}
+	}
+}
+
+// runReplica runs firings [base, base+k) on replica rep.
+func (u *unit) runReplica(c *execCtx, base, k int64, rep int) {
+	f := c.firingFor(u)
+	f.replica = rep
+	fire := u.teamFires[rep]
+	scratch := u.scratch[rep]
+	for j := int64(0); j < k && j < u.stopAt.Load(); j++ {
+		idx := base + j
+		f.leader = idx%int64(u.replicas) == int64(rep)
+		for i := range u.ins {
+			p := &u.ins[i]
+			o := p.tokens(base, j) * p.tsize
+			n := p.phases[idx%int64(len(p.phases))] * p.tsize
+			f.ins[i] = u.inWin[i][o : o+n : o+n]
+		}
+		for i := range u.outs {
+			p := &u.outs[i]
+			n := p.phases[idx%int64(len(p.phases))] * p.tsize
+			switch {
+			case !f.leader:
+				f.outs[i] = scratch[i][:n:n]
+			case u.outWin[i] == nil:
+				f.outs[i] = nil
+			default:
+				o := p.tokens(base, j) * p.tsize
+				f.outs[i] = u.outWin[i][o : o+n : o+n]
+			}
+		}
+		f.index = idx
+		f.phase = int(idx % u.phases)
+		t0 := c.now()
+		err := callFire(fire, f)
+		if err != nil {
+			u.failRound(j, err)
+			break
+		}
+		if f.leader {
+			c.record(u, idx, t0, c.now())
+		}
+	}
+	f.leader = true
+}
+
+// failRound records that firing j of the current round failed: the round
+// commits only the firings before the first failure.
+func (u *unit) failRound(j int64, err error) {
+	u.errMu.Lock()
+	if j < u.errAt {
+		u.errAt, u.roundErr = j, err
+	}
+	u.errMu.Unlock()
+	for {
+		s := u.stopAt.Load()
+		if j >= s || u.stopAt.CompareAndSwap(s, j) {
+			break
+		}
+	}
+}
