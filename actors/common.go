@@ -182,12 +182,23 @@ func countParam(p runtime.Params, def int) (int64, error) {
 // across firings when the runtime runs it with several replicas.
 var errReplicated = errors.New("this built-in keeps state across firings and cannot be replicated: mark the actor stateful: true")
 
-// solo returns an error when the firing runs on one of several replicas.
+// solo returns an error when the firing runs on one of several replicas:
+// for built-ins with side effects (files), which no team may share.
 func solo(f *runtime.Firing) error {
 	if f.Replicas() > 1 {
 		return fmt.Errorf("%w (found %d replicas)", errReplicated, f.Replicas())
 	}
 	return nil
+}
+
+// soloState is solo for built-ins whose only state is in memory: a team with
+// replicated state (team: replicate) gives each replica its own instance and
+// every firing, so it may run them.
+func soloState(f *runtime.Firing) error {
+	if f.Team() == graph.TeamReplicate {
+		return nil
+	}
+	return solo(f)
 }
 
 // number is the set of real numeric element types.

@@ -158,7 +158,7 @@ func firFire[T float](s *firState[T]) runtime.FireFunc {
 	stateful := len(s.hr) > 1
 	return func(f *runtime.Firing) error {
 		if stateful {
-			if err := solo(f); err != nil {
+			if err := soloState(f); err != nil {
 				return err
 			}
 		}

@@ -53,6 +53,7 @@ type Firing struct {
 	replica  int
 	replicas int
 	leader   bool
+	team     bool
 	ins      [][]byte
 	outs     [][]byte
 }
@@ -92,6 +93,16 @@ func (f *Firing) Replicas() int { return f.replicas }
 // their output windows are scratch space that is dropped, so an actor may
 // skip the work that only produces outputs.
 func (f *Firing) Leader() bool { return f.leader }
+
+// Team returns how the actor's replicas share the work: graph.TeamReplicate
+// when every replica keeps its own state and runs every firing, else
+// graph.TeamSplit (one replica per firing; also for a single replica).
+func (f *Firing) Team() graph.TeamMode {
+	if f.team {
+		return graph.TeamReplicate
+	}
+	return graph.TeamSplit
+}
 
 // NumIn returns the number of input windows.
 func (f *Firing) NumIn() int { return len(f.ins) }

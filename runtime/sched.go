@@ -187,6 +187,7 @@ func (c *execCtx) firingFor(u *unit) *Firing {
 	f.replica = 0
 	f.replicas = u.replicas
 	f.leader = true
+	f.team = u.team
 	f.ins = c.insBuf[:len(u.ins)]
 	f.outs = c.outBuf[:len(u.outs)]
 	return f
