@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/yamlpos"
 )
 
 // Routing is the forwarding scheme of an element on an interconnect: how
@@ -391,7 +393,7 @@ func (m *Machine) Validate() error {
 			switch kinds[a.Memory] {
 			case "memory":
 			case "":
-				add(p.Origin, p.Name, "processor %s: address space names unknown memory %q%s", p.Name, a.Memory, suggest(a.Memory, m.memoryNames()))
+				add(p.Origin, p.Name, "processor %s: address space names unknown memory %q%s", p.Name, a.Memory, yamlpos.Suggest(a.Memory, m.memoryNames()))
 			default:
 				add(p.Origin, p.Name, "processor %s: address space names %q, a %s: expected a memory", p.Name, a.Memory, kinds[a.Memory])
 			}
@@ -429,7 +431,7 @@ func (m *Machine) Validate() error {
 			case "interconnect":
 				add(w, ic.Name, "interconnect %s lists interconnect %q as an element: the topology is bipartite, interconnects join processors and memories only", ic.Name, e)
 			default:
-				add(w, ic.Name, "interconnect %s names unknown element %q%s", ic.Name, e, suggest(e, m.elementNames()))
+				add(w, ic.Name, "interconnect %s names unknown element %q%s", ic.Name, e, yamlpos.Suggest(e, m.elementNames()))
 			}
 		}
 		for _, e := range sortedKeys(ic.Duplex) {
@@ -497,47 +499,4 @@ func sortedKeys[V any](mp map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
-}
-
-// suggest returns ` (did you mean "x"?)` when a close name exists, or the
-// known names when there are few.
-func suggest(name string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(n)); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best != "" {
-		return fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	if len(names) > 0 && len(names) <= 12 {
-		s := append([]string(nil), names...)
-		sort.Strings(s)
-		return " (known: " + strings.Join(s, ", ") + ")"
-	}
-	return ""
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 128 || len(b) > 128 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

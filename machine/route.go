@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/yamlpos"
 )
 
 // Hop is one interconnect crossed by a stream's static route.
@@ -37,7 +39,7 @@ func (m *Machine) Route(from, to string) ([]Hop, error) {
 	}
 	for _, e := range []string{from, to} {
 		if !known[e] {
-			return nil, fmt.Errorf("machine %s: route %s → %s: unknown element %q%s", m.Name, from, to, e, suggest(e, m.elementNames()))
+			return nil, fmt.Errorf("machine %s: route %s → %s: unknown element %q%s", m.Name, from, to, e, yamlpos.Suggest(e, m.elementNames()))
 		}
 	}
 	// BFS over (element, incoming interconnect) states.

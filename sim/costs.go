@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/yamlpos"
 	"github.com/sluicehq/sluice/machine"
 )
 
@@ -145,125 +146,12 @@ func readLimited(path string) ([]byte, error) {
 	return b, nil
 }
 
-// FileError is a problem in a cost, profile or control file at a position.
-type FileError struct {
-	File      string
-	Line, Col int
-	Msg       string
-}
-
-// Error renders "file:line:col: msg".
-func (e *FileError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
-	}
-	return e.File + ": " + e.Msg
-}
+// FileError is a problem in a cost, profile or control file at a position;
+// Error() renders "file:line:col: msg".
+type FileError = yamlpos.Error
 
 // FileErrors lists every problem found in a file.
-type FileErrors []*FileError
-
-// Error renders one problem per line.
-func (l FileErrors) Error() string {
-	s := make([]string, len(l))
-	for i, e := range l {
-		s[i] = e.Error()
-	}
-	return strings.Join(s, "\n")
-}
-
-type yreader struct {
-	file string
-	errs FileErrors
-}
-
-func (r *yreader) errorf(n *yaml.Node, format string, args ...any) {
-	e := &FileError{File: r.file, Msg: fmt.Sprintf(format, args...)}
-	if n != nil {
-		e.Line, e.Col = n.Line, n.Column
-	}
-	r.errs = append(r.errs, e)
-}
-
-func (r *yreader) root(data []byte) *yaml.Node {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		r.errs = append(r.errs, &FileError{File: r.file, Msg: strings.TrimPrefix(err.Error(), "yaml: ")})
-		return nil
-	}
-	if len(doc.Content) == 0 {
-		return nil
-	}
-	return deref(doc.Content[0])
-}
-
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 64; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-type pair struct{ k, v *yaml.Node }
-
-func (r *yreader) pairs(n *yaml.Node, what string, allowed ...string) []pair {
-	n = deref(n)
-	if n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		r.errorf(n, "%s: expected a mapping, found %s", what, describe(n))
-		return nil
-	}
-	var out []pair
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), deref(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
-			r.errorf(k, "%s: expected a name as key, found %s", what, describe(k))
-			continue
-		}
-		if seen[k.Value] {
-			r.errorf(k, "%s: duplicate key %q", what, k.Value)
-			continue
-		}
-		seen[k.Value] = true
-		if len(allowed) > 0 && !slicesContains(allowed, k.Value) {
-			r.errorf(k, "%s: unknown key %q: allowed keys: %s", what, k.Value, strings.Join(allowed, ", "))
-			continue
-		}
-		out = append(out, pair{k, v})
-	}
-	return out
-}
-
-func slicesContains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
-			return "nothing (null)"
-		}
-		v := n.Value
-		if len(v) > 40 {
-			v = v[:40] + "…"
-		}
-		return strconv.Quote(v)
-	}
-	return "an unknown node"
-}
+type FileErrors = yamlpos.ErrorList
 
 var durRE = regexp.MustCompile(`^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|ms|us|µs|ns|ps|cycles?|c)?\s*$`)
 
@@ -299,20 +187,25 @@ func parseCost(s, unit string) (Cost, error) {
 	return Cost{Seconds: v / unitPerSecond[u]}, nil
 }
 
+var (
+	costKeys    = []string{"unit", "costs", "profile", "control", "probabilities", "loops"}
+	controlKeys = []string{"if", "while"}
+)
+
 // ParseCosts reads a cost file from bytes; file names it in errors. A
 // relative profile path is resolved against the file's directory.
 func ParseCosts(file string, data []byte) (*Costs, error) {
-	r := &yreader{file: file}
+	r := yamlpos.NewReader(file)
 	c := &Costs{Actors: map[string]map[string]Cost{}, Control: map[string]Control{},
 		Probabilities: map[string]float64{}, Loops: map[string]int64{}, Origin: file}
-	root := r.root(data)
+	root := r.Parse(data)
 	unit := "cycles"
-	ps := r.pairs(root, "costs", "unit", "costs", "profile", "control", "probabilities", "loops")
+	ps := r.Fields(root, "costs", costKeys)
 	for _, p := range ps {
-		if p.k.Value == "unit" {
-			u := p.v.Value
+		if p.K.Value == "unit" {
+			u := p.V.Value
 			if _, ok := unitPerSecond[u]; !ok && u != "cycles" {
-				r.errorf(p.v, "unit: expected cycles, s, ms, us or ns, found %s", describe(p.v))
+				r.Errorf(p.V, "unit: expected cycles, s, ms, us or ns, found %s", yamlpos.Kind(p.V))
 				continue
 			}
 			unit = u
@@ -320,59 +213,59 @@ func ParseCosts(file string, data []byte) (*Costs, error) {
 	}
 	cost := func(n *yaml.Node, what string) (Cost, bool) {
 		if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-			r.errorf(n, "%s: expected a cost such as 3, 2.5ms or \"3000 cycles\", found %s", what, describe(n))
+			r.Errorf(n, "%s: expected a cost such as 3, 2.5ms or \"3000 cycles\", found %s", what, yamlpos.Kind(n))
 			return Cost{}, false
 		}
 		v, err := parseCost(n.Value, unit)
 		if err != nil {
-			r.errorf(n, "%s: %v", what, err)
+			r.Errorf(n, "%s: %v", what, err)
 			return Cost{}, false
 		}
 		return v, true
 	}
 	for _, p := range ps {
-		switch p.k.Value {
+		switch p.K.Value {
 		case "costs":
-			for _, a := range r.pairs(p.v, "costs") {
+			for _, a := range r.Fields(p.V, "costs", nil) {
 				m := map[string]Cost{}
-				if a.v.Kind == yaml.ScalarNode {
-					if v, ok := cost(a.v, "cost of "+a.k.Value); ok {
+				if a.V.Kind == yaml.ScalarNode {
+					if v, ok := cost(a.V, "cost of "+a.K.Value); ok {
 						m["*"] = v
 					}
 				} else {
-					for _, t := range r.pairs(a.v, "costs of "+a.k.Value) {
-						if v, ok := cost(t.v, "cost of "+a.k.Value+" on "+t.k.Value); ok {
-							m[t.k.Value] = v
+					for _, t := range r.Fields(a.V, "costs of "+a.K.Value, nil) {
+						if v, ok := cost(t.V, "cost of "+a.K.Value+" on "+t.K.Value); ok {
+							m[t.K.Value] = v
 						}
 					}
 				}
-				c.Actors[a.k.Value] = m
+				c.Actors[a.K.Value] = m
 			}
 		case "profile":
-			if p.v.Kind != yaml.ScalarNode {
-				r.errorf(p.v, "profile: expected a file name, found %s", describe(p.v))
+			if p.V.Kind != yaml.ScalarNode {
+				r.Errorf(p.V, "profile: expected a file name, found %s", yamlpos.Kind(p.V))
 				continue
 			}
-			path := p.v.Value
+			path := p.V.Value
 			if !filepath.IsAbs(path) {
 				path = filepath.Join(filepath.Dir(file), path)
 			}
 			prof, err := LoadProfile(path)
 			if err != nil {
-				r.errorf(p.v, "profile: %v", err)
+				r.Errorf(p.V, "profile: %v", err)
 				continue
 			}
 			c.Profile = prof
 		case "control":
-			for _, a := range r.pairs(p.v, "control") {
+			for _, a := range r.Fields(p.V, "control", nil) {
 				var ct Control
-				for _, f := range r.pairs(a.v, "control of "+a.k.Value, "if", "while") {
-					name := strings.TrimSpace(f.v.Value)
-					if f.v.Kind != yaml.ScalarNode || name == "" || name == "!" {
-						r.errorf(f.v, "control of %s: %s: expected a control variable name, found %s", a.k.Value, f.k.Value, describe(f.v))
+				for _, f := range r.Fields(a.V, "control of "+a.K.Value, controlKeys) {
+					name := strings.TrimSpace(f.V.Value)
+					if f.V.Kind != yaml.ScalarNode || name == "" || name == "!" {
+						r.Errorf(f.V, "control of %s: %s: expected a control variable name, found %s", a.K.Value, f.K.Value, yamlpos.Kind(f.V))
 						continue
 					}
-					if f.k.Value == "if" {
+					if f.K.Value == "if" {
 						ct.Invert = strings.HasPrefix(name, "!")
 						ct.If = strings.TrimSpace(strings.TrimPrefix(name, "!"))
 					} else {
@@ -380,32 +273,29 @@ func ParseCosts(file string, data []byte) (*Costs, error) {
 					}
 				}
 				if ct.If != "" && ct.While != "" {
-					r.errorf(a.k, "control of %s: expected one of if or while, found both", a.k.Value)
+					r.Errorf(a.K, "control of %s: expected one of if or while, found both", a.K.Value)
 				}
-				c.Control[a.k.Value] = ct
+				c.Control[a.K.Value] = ct
 			}
 		case "probabilities":
-			for _, f := range r.pairs(p.v, "probabilities") {
-				v, err := strconv.ParseFloat(f.v.Value, 64)
-				if f.v.Kind != yaml.ScalarNode || err != nil || v < 0 || v > 1 {
-					r.errorf(f.v, "probability of %s: expected a number from 0 to 1, found %s", f.k.Value, describe(f.v))
-					continue
+			for _, f := range r.Fields(p.V, "probabilities", nil) {
+				w := "probability of " + f.K.Value
+				if v, ok := r.Number(f.V, w); ok && (v < 0 || v > 1) {
+					r.Errorf(f.V, "%s: %g out of range: expected 0 to 1", w, v)
+				} else if ok {
+					c.Probabilities[f.K.Value] = v
 				}
-				c.Probabilities[f.k.Value] = v
 			}
 		case "loops":
-			for _, f := range r.pairs(p.v, "loops") {
-				v, err := strconv.ParseInt(f.v.Value, 10, 64)
-				if f.v.Kind != yaml.ScalarNode || err != nil || v < 0 || v > 1<<20 {
-					r.errorf(f.v, "loop count of %s: expected an integer from 0 to 1048576, found %s", f.k.Value, describe(f.v))
-					continue
+			for _, f := range r.Fields(p.V, "loops", nil) {
+				if v, ok := r.Int(f.V, "loop count of "+f.K.Value, 0, 1<<20); ok {
+					c.Loops[f.K.Value] = v
 				}
-				c.Loops[f.k.Value] = v
 			}
 		}
 	}
-	if len(r.errs) > 0 {
-		return nil, r.errs
+	if err := r.Err(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -425,39 +315,43 @@ func LoadProfile(path string) (map[string]float64, error) {
 
 // ParseProfile is LoadProfile on bytes.
 func ParseProfile(file string, data []byte) (map[string]float64, error) {
-	r := &yreader{file: file}
-	root := r.root(data)
-	ps := r.pairs(root, "profile")
+	r := yamlpos.NewReader(file)
+	root := r.Parse(data)
+	ps := r.Fields(root, "profile", nil)
 	for _, p := range ps {
-		if p.k.Value == "actors" && p.v.Kind == yaml.MappingNode {
-			ps = r.pairs(p.v, "profile actors")
+		if p.K.Value == "actors" && p.V.Kind == yaml.MappingNode {
+			ps = r.Fields(p.V, "profile actors", nil)
 			break
 		}
 	}
 	out := map[string]float64{}
 	for _, p := range ps {
-		if p.v.Kind != yaml.MappingNode {
+		if p.V.Kind != yaml.MappingNode {
 			continue // header fields such as graph: or wall_ns:
 		}
 		found := false
-		for _, f := range r.pairs(p.v, "profile of "+p.k.Value) {
-			if f.k.Value != "mean_ns" {
+		for _, f := range r.Fields(p.V, "profile of "+p.K.Value, nil) {
+			if f.K.Value != "mean_ns" {
 				continue
 			}
-			v, err := strconv.ParseFloat(f.v.Value, 64)
-			if f.v.Kind != yaml.ScalarNode || err != nil || v < 0 || math.IsInf(v, 0) {
-				r.errorf(f.v, "profile of %s: mean_ns: expected a non-negative number of nanoseconds, found %s", p.k.Value, describe(f.v))
+			w := "profile of " + p.K.Value + ": mean_ns"
+			v, ok := r.Number(f.V, w)
+			if !ok {
 				continue
 			}
-			out[p.k.Value] = v / 1e9
+			if !(v >= 0 && v <= math.MaxFloat64) {
+				r.Errorf(f.V, "%s: expected a non-negative number of nanoseconds, found %s", w, yamlpos.Kind(f.V))
+				continue
+			}
+			out[p.K.Value] = v / 1e9
 			found = true
 		}
-		if !found && len(r.errs) == 0 {
-			r.errorf(p.k, "profile of %s: expected mean_ns", p.k.Value)
+		if !found && len(r.Errs) == 0 {
+			r.Errorf(p.K, "profile of %s: expected mean_ns", p.K.Value)
 		}
 	}
-	if len(r.errs) > 0 {
-		return nil, r.errs
+	if err := r.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -470,27 +364,22 @@ func LoadControls(path string) (map[string][]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &yreader{file: path}
-	root := r.root(b)
+	r := yamlpos.NewReader(path)
+	root := r.Parse(b)
 	out := map[string][]int64{}
-	for _, p := range r.pairs(root, "controls") {
-		if p.v.Kind != yaml.SequenceNode {
-			r.errorf(p.v, "control variable %s: expected a list of outcomes, found %s", p.k.Value, describe(p.v))
-			continue
-		}
-		vals := make([]int64, 0, len(p.v.Content))
-		for _, it := range p.v.Content {
-			v, err := strconv.ParseInt(it.Value, 10, 64)
-			if it.Kind != yaml.ScalarNode || err != nil || v < 0 {
-				r.errorf(it, "control variable %s: expected a non-negative integer outcome, found %s", p.k.Value, describe(it))
-				continue
+	for _, p := range r.Fields(root, "controls", nil) {
+		w := "control variable " + p.K.Value
+		items := r.List(p.V, w, "a list of outcomes")
+		vals := make([]int64, 0, len(items))
+		for _, it := range items {
+			if v, ok := r.Int(it, w, 0, math.MaxInt64); ok {
+				vals = append(vals, v)
 			}
-			vals = append(vals, v)
 		}
-		out[p.k.Value] = vals
+		out[p.K.Value] = vals
 	}
-	if len(r.errs) > 0 {
-		return nil, r.errs
+	if err := r.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -5,11 +5,12 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/yamlpos"
 )
 
 // xel is an XML element with its position.
@@ -24,10 +25,10 @@ type xel struct {
 type xp struct{ yp }
 
 func (x *xp) errAt(e *xel, format string, args ...any) {
-	x.st.add(&Error{File: x.file, Line: e.line, Col: e.col, Msg: fmt.Sprintf(format, args...)})
+	x.st.Add(&Error{File: x.File, Line: e.line, Col: e.col, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (x *xp) posOf(e *xel) string { return origin(x.file, e.line, e.col) }
+func (x *xp) posOf(e *xel) string { return yamlpos.Origin(x.File, e.line, e.col) }
 
 // parse reads the document into a tree of elements; nil on a syntax error.
 func (x *xp) parse(data []byte) *xel {
@@ -47,14 +48,14 @@ func (x *xp) parse(data []byte) *xel {
 			if se, ok := err.(*xml.SyntaxError); ok {
 				msg, l = se.Msg, se.Line
 			}
-			x.st.add(&Error{File: x.file, Line: l, Col: c, Msg: "malformed XML: " + msg})
+			x.st.Add(&Error{File: x.File, Line: l, Col: c, Msg: "malformed XML: " + msg})
 			return nil
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			count++
-			if count > maxNodes || len(stack) >= 64 {
-				x.st.add(&Error{File: x.file, Line: line, Col: col, Msg: "document too large or too deeply nested"})
+			if count > yamlpos.DefaultLimits.Nodes || len(stack) >= yamlpos.DefaultLimits.Nesting {
+				x.st.Add(&Error{File: x.File, Line: line, Col: col, Msg: "document too large or too deeply nested"})
 				return nil
 			}
 			e := &xel{name: t.Name.Local, attrs: append([]xml.Attr(nil), t.Attr...), line: line, col: col}
@@ -75,7 +76,7 @@ func (x *xp) parse(data []byte) *xel {
 		}
 	}
 	if root == nil {
-		x.st.add(&Error{File: x.file, Msg: "empty document: expected an XML element"})
+		x.st.Add(&Error{File: x.File, Msg: "empty document: expected an XML element"})
 	}
 	return root
 }
@@ -96,8 +97,8 @@ func (x *xp) attrs(e *xel, allowed ...string) map[string]string {
 		if a.Name.Space != "" {
 			n = a.Name.Space + ":" + n
 		}
-		if !contains(names, n) {
-			x.errAt(e, "<%s>: unknown attribute %q%s; allowed: %s", e.name, n, didYouMean(n, names), strings.Join(names, ", "))
+		if !slices.Contains(names, n) {
+			x.errAt(e, "<%s>: unknown attribute %q%s; allowed: %s", e.name, n, yamlpos.DidYouMean(n, names), strings.Join(names, ", "))
 			continue
 		}
 		if _, dup := m[n]; dup {
@@ -117,14 +118,14 @@ func (x *xp) attrs(e *xel, allowed ...string) map[string]string {
 }
 
 func (x *xp) unknownElement(e, parent *xel, allowed ...string) {
-	x.errAt(e, "<%s>: unknown element <%s>%s; allowed: %s", parent.name, e.name, didYouMean(e.name, allowed), "<"+strings.Join(allowed, ">, <")+">")
+	x.errAt(e, "<%s>: unknown element <%s>%s; allowed: %s", parent.name, e.name, yamlpos.DidYouMean(e.name, allowed), "<"+strings.Join(allowed, ">, <")+">")
 }
 
 // xint reads an integer attribute in [lo, hi].
 func (x *xp) xint(e *xel, what, s string, lo, hi int64) (int, bool) {
 	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil || v < lo || v > hi {
-		x.errAt(e, "<%s>: %s=%q: expected an integer from %d to %d", e.name, what, clip(s), lo, hi)
+		x.errAt(e, "<%s>: %s=%q: expected an integer from %d to %d", e.name, what, yamlpos.Clip(s), lo, hi)
 		return 0, false
 	}
 	return int(v), true
@@ -146,14 +147,14 @@ func (x *xp) xrate(e *xel, s string) (graph.Rate, bool) {
 	for _, f := range parts {
 		v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
 		if err != nil || v < 0 || v > maxRate {
-			x.errAt(e, "<%s>: rate=%q: expected a positive integer, phases such as \"1,2,1\", or dynamic", e.name, clip(s))
+			x.errAt(e, "<%s>: rate=%q: expected a positive integer, phases such as \"1,2,1\", or dynamic", e.name, yamlpos.Clip(s))
 			return graph.Rate{}, false
 		}
 		sum += v
 		ph = append(ph, int(v))
 	}
 	if sum <= 0 || sum > maxRate {
-		x.errAt(e, "<%s>: rate=%q: expected 1 to %d tokens per firing (cycle)", e.name, clip(s), maxRate)
+		x.errAt(e, "<%s>: rate=%q: expected 1 to %d tokens per firing (cycle)", e.name, yamlpos.Clip(s), maxRate)
 		return graph.Rate{}, false
 	}
 	if len(ph) == 1 {
@@ -171,14 +172,14 @@ func (x *xp) xrate(e *xel, s string) (graph.Rate, bool) {
 // validated and every problem is reported at once as an ErrorList.
 func ImportETHGraph(name string, data []byte) (*graph.Graph, error) {
 	st := newState()
-	x := &xp{yp{st: st, file: name, dir: filepath.Dir(name)}}
+	x := &xp{*st.reader(name)}
 	root := x.parse(data)
 	if root == nil {
-		return nil, st.errs.err()
+		return nil, st.Err()
 	}
 	if root.name != "graph" {
 		x.errAt(root, "expected a <graph> root element, found <%s>", root.name)
-		return nil, st.errs.err()
+		return nil, st.Err()
 	}
 	ga := x.attrs(root, "name")
 	g := graph.New(defaultName(name))
@@ -209,7 +210,7 @@ func ImportETHGraph(name string, data []byte) (*graph.Graph, error) {
 		}
 	}
 	st.validate(g, name)
-	if err := st.errs.err(); err != nil {
+	if err := st.Err(); err != nil {
 		return nil, err
 	}
 	g.Origin = name
@@ -230,7 +231,7 @@ func (x *xp) ethActor(c *gctx, e *xel) {
 				dir = graph.Out
 			default:
 				if _, has := pa["type"]; has {
-					x.errAt(k, "<port>: type=%q: expected in or out", clip(pa["type"]))
+					x.errAt(k, "<port>: type=%q: expected in or out", yamlpos.Clip(pa["type"]))
 				}
 			}
 			var r graph.Rate
@@ -265,7 +266,7 @@ func (x *xp) ethActor(c *gctx, e *xel) {
 			case "":
 				continue
 			default:
-				x.errAt(k, "<src>: type=%q: expected c (C actor source, synthesized into an OpenCL kernel), cl or cuda", clip(sa["type"]))
+				x.errAt(k, "<src>: type=%q: expected c (C actor source, synthesized into an OpenCL kernel), cl or cuda", yamlpos.Clip(sa["type"]))
 				continue
 			}
 			if loc, ok := sa["location"]; ok {
@@ -359,10 +360,10 @@ func (x *xp) ethChannel(c *gctx, e *xel, connected map[*graph.Port]bool) {
 // count> and <workitems count>.
 func ImportETHMapping(name string, data []byte) (*graph.Mapping, error) {
 	st := newState()
-	x := &xp{yp{st: st, file: name, dir: filepath.Dir(name)}}
+	x := &xp{*st.reader(name)}
 	root := x.parse(data)
 	if root == nil {
-		return nil, st.errs.err()
+		return nil, st.Err()
 	}
 	mp := &graph.Mapping{Name: defaultName(name), Actors: map[string]*graph.Placement{}, Origin: name}
 	switch root.name {
@@ -382,7 +383,7 @@ func ImportETHMapping(name string, data []byte) (*graph.Mapping, error) {
 	default:
 		x.errAt(root, "expected a <binding> or <mapping> root element, found <%s>", root.name)
 	}
-	if err := st.errs.err(); err != nil {
+	if err := st.Err(); err != nil {
 		return nil, err
 	}
 	return mp, nil
@@ -446,7 +447,7 @@ func (x *xp) ethBinding(mp *graph.Mapping, b *xel) {
 				continue
 			}
 			if d != string(graph.Consecutive) && d != string(graph.Strided) {
-				x.errAt(k, "<port>: work-dist=%q: expected consecutive or strided%s", clip(d), didYouMean(d, []string{"consecutive", "strided"}))
+				x.errAt(k, "<port>: work-dist=%q: expected consecutive or strided%s", yamlpos.Clip(d), yamlpos.DidYouMean(d, []string{"consecutive", "strided"}))
 				continue
 			}
 			if pl.Distribution == nil {

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/yamlpos"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -55,13 +55,13 @@ func LoadGraph(path string) (*graph.Graph, error) {
 // as an ErrorList; the graph is returned only when there is none.
 func ParseGraph(name string, data []byte) (*graph.Graph, error) {
 	st := newState()
-	p := &yp{st: st, file: name, dir: filepath.Dir(name)}
+	p := st.reader(name)
 	st.loading = append(st.loading, filepath.Clean(name))
 	g := p.parseGraphFile(data, defaultName(name))
 	if g != nil {
 		st.validate(g, name)
 	}
-	if err := st.errs.err(); err != nil {
+	if err := st.Err(); err != nil {
 		return nil, err
 	}
 	g.Origin = name
@@ -109,11 +109,7 @@ func (st *state) validate(g *graph.Graph, file string) {
 		if c := classify(pr.Msg); c != "" && st.quiet[pr.Where+"|"+c] {
 			continue
 		}
-		if f, l, c, ok := parseOrigin(pr.Where); ok {
-			st.add(&Error{File: f, Line: l, Col: c, Msg: pr.Msg})
-		} else {
-			st.add(&Error{File: file, Msg: pr.String()})
-		}
+		st.Add(yamlpos.At(file, pr.Where, pr.Msg))
 	}
 }
 
@@ -135,15 +131,15 @@ func (st *state) hush(origin, class string) { st.quiet[origin+"|"+class] = true 
 func (p *yp) parseGraphFile(data []byte, defName string) *graph.Graph {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		p.syntaxErrors(err)
+		p.SyntaxError(err)
 		return nil
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		p.st.add(&Error{File: p.file, Msg: "empty file: expected a graph (name, actors, channels, ...)"})
+		p.st.Add(&Error{File: p.File, Msg: "empty file: expected a graph (name, actors, channels, ...)"})
 		return nil
 	}
 	g := p.parseGraph(doc.Content[0], defName)
-	g.Origin = p.file
+	g.Origin = p.File
 	return g
 }
 
@@ -156,163 +152,135 @@ type gctx struct {
 func (p *yp) parseGraph(n *yaml.Node, defName string) *graph.Graph {
 	p.st.graphs++
 	if p.st.graphs > maxGraphs || p.st.gdepth >= maxDepth {
-		if nn := p.node(n); nn != nil {
-			p.errorf(nn, "graph %s: too many composite graphs (at most %d, nested at most %d deep)", defName, maxGraphs, maxDepth)
+		if nn := p.Node(n); nn != nil {
+			p.Errorf(nn, "graph %s: too many composite graphs (at most %d, nested at most %d deep)", defName, maxGraphs, maxDepth)
 		}
 		return graph.New(defName)
 	}
 	p.st.gdepth++
 	defer func() { p.st.gdepth-- }()
-	fs := p.fields(n, "graph", graphKeys)
-	m := index(fs)
+	fs := p.Fields(n, "graph", graphKeys)
+	m := yamlpos.Index(fs)
 	name := defName
 	if f, ok := m["name"]; ok {
-		if s, ok := p.str(f.v, "name"); ok {
+		if s, ok := p.Str(f.V, "name"); ok {
 			name = s
 		}
 	}
 	g := graph.New(name)
-	if n := p.node(n); n != nil {
-		g.Origin = p.pos(n)
+	if n := p.Node(n); n != nil {
+		g.Origin = p.Pos(n)
 	}
 	c := &gctx{g: g, broken: map[*graph.Actor]bool{}}
 	if f, ok := m["actors"]; ok {
-		for _, af := range p.fields(f.v, "actors", nil) {
+		for _, af := range p.Fields(f.V, "actors", nil) {
 			p.parseActor(c, af)
 		}
 	}
 	if f, ok := m["inputs"]; ok {
-		p.parseBoundaries(c, graph.In, f.v)
+		p.parseBoundaries(c, graph.In, f.V)
 	}
 	if f, ok := m["outputs"]; ok {
-		p.parseBoundaries(c, graph.Out, f.v)
+		p.parseBoundaries(c, graph.Out, f.V)
 	}
 	if f, ok := m["channels"]; ok {
-		p.parseChannels(c, f.v)
+		p.parseChannels(c, f.V)
 	}
 	return g
 }
 
-func index(fs []field) map[string]field {
-	m := make(map[string]field, len(fs))
-	for _, f := range fs {
-		m[f.key] = f
-	}
-	return m
-}
-
-func (p *yp) parseActor(c *gctx, f field) {
-	a := c.g.AddActor(f.key, graph.At(p.pos(f.k)))
-	what := "actor " + f.key
-	n := p.node(f.v)
+func (p *yp) parseActor(c *gctx, f yamlpos.Field) {
+	a := c.g.AddActor(f.Key, graph.At(p.Pos(f.K)))
+	what := "actor " + f.Key
+	n := p.Node(f.V)
 	if n == nil || n.Kind != yaml.MappingNode {
 		if n != nil {
-			p.errorf(n, "%s: expected a mapping (in, out, kernel, ...), found %s", what, kind(n))
+			p.Errorf(n, "%s: expected a mapping (in, out, kernel, ...), found %s", what, yamlpos.Kind(n))
 		}
 		c.broken[a] = true
 		return
 	}
-	m := index(p.fields(n, what, actorKeys))
+	m := yamlpos.Index(p.Fields(n, what, actorKeys))
 	process := false
 	if f, ok := m["process"]; ok {
-		process, _ = p.boolean(f.v, what+": process")
+		process, _ = p.Bool(f.V, what+": process")
 		a.Stateful = a.Stateful || process
 	}
 	if f, ok := m["stateful"]; ok {
-		if v, ok := p.boolean(f.v, what+": stateful"); ok {
+		if v, ok := p.Bool(f.V, what+": stateful"); ok {
 			a.Stateful = v || process
 		}
 	}
 	if f, ok := m["io"]; ok {
-		a.IO, _ = p.boolean(f.v, what+": io")
+		a.IO, _ = p.Bool(f.V, what+": io")
 	}
 	if f, ok := m["cost"]; ok {
-		a.Cost, _ = p.cost(f.v, what+": cost")
+		a.Cost, _ = p.Duration(f.V, what+": cost")
 	}
 	if f, ok := m["in"]; ok {
-		p.parsePorts(c, a, graph.In, f.v, process)
+		p.parsePorts(c, a, graph.In, f.V, process)
 	}
 	if f, ok := m["out"]; ok {
-		p.parsePorts(c, a, graph.Out, f.v, process)
+		p.parsePorts(c, a, graph.Out, f.V, process)
 	}
 	if f, ok := m["use"]; ok {
-		if s, ok := p.str(f.v, what+": use"); ok {
+		if s, ok := p.Str(f.V, what+": use"); ok {
 			im := graph.Impl{Kind: graph.ImplBuiltin, Source: s}
 			if w, ok := m["with"]; ok {
-				if wn := p.node(w.v); wn != nil && wn.Kind != yaml.MappingNode {
-					p.errorf(wn, "%s: with: expected a mapping of parameters, found %s", what, kind(wn))
-				} else if v, ok := p.value(w.v, what+": with").(map[string]any); ok {
+				if wn := p.Node(w.V); wn != nil && wn.Kind != yaml.MappingNode {
+					p.Errorf(wn, "%s: with: expected a mapping of parameters, found %s", what, yamlpos.Kind(wn))
+				} else if v, ok := p.Value(w.V, what+": with").(map[string]any); ok {
 					im.Params = v
 				}
 			}
 			a.Impls = append(a.Impls, im)
 		}
 	} else if w, ok := m["with"]; ok {
-		p.errorf(w.k, "%s: with: gives parameters to a built-in actor: expected a use: key naming it", what)
+		p.Errorf(w.K, "%s: with: gives parameters to a built-in actor: expected a use: key naming it", what)
 	}
 	if f, ok := m["kernel"]; ok {
-		p.parseKernel(a, f.v, what)
+		p.parseKernel(a, f.V, what)
 	}
 	if f, ok := m["attrs"]; ok {
-		for _, af := range p.fields(f.v, what+": attrs", nil) {
-			if s, ok := p.str(af.v, what+": attrs."+af.key); ok {
+		for _, af := range p.Fields(f.V, what+": attrs", nil) {
+			if s, ok := p.Str(af.V, what+": attrs."+af.Key); ok {
 				if a.Attrs == nil {
 					a.Attrs = map[string]string{}
 				}
-				a.Attrs[af.key] = s
+				a.Attrs[af.Key] = s
 			}
 		}
 	}
 	if f, ok := m["iterations"]; ok {
-		if v, ok := p.integer(f.v, what+": iterations", 0, math.MaxInt32); ok {
+		if v, ok := p.Int(f.V, what+": iterations", 0, math.MaxInt32); ok {
 			a.Iterations = int(v)
 		}
 	}
 	if f, ok := m["swap"]; ok { // swap: {output: input}
-		for _, sf := range p.fields(f.v, what+": swap", nil) {
-			if s, ok := p.str(sf.v, what+": swap."+sf.key); ok {
+		for _, sf := range p.Fields(f.V, what+": swap", nil) {
+			if s, ok := p.Str(sf.V, what+": swap."+sf.Key); ok {
 				if a.Swap == nil {
 					a.Swap = map[string]string{}
 				}
-				a.Swap[sf.key] = s
+				a.Swap[sf.Key] = s
 			}
 		}
 	}
 	if f, ok := m["graph"]; ok {
 		for _, k := range []string{"use", "kernel", "process"} {
 			if o, ok := m[k]; ok {
-				p.errorf(o.k, "%s: a composite actor (graph:) has no %s: its body is its subgraph", what, k)
+				p.Errorf(o.K, "%s: a composite actor (graph:) has no %s: its body is its subgraph", what, k)
 			}
 		}
-		a.Sub = p.parseSub(f.v, a.Name, what)
+		a.Sub = p.parseSub(f.V, a.Name, what)
 	}
-}
-
-// cost reads a duration ("10us", "1.5ms") or a number of nanoseconds.
-func (p *yp) cost(n *yaml.Node, what string) (time.Duration, bool) {
-	n = p.node(n)
-	if n == nil {
-		return 0, false
-	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
-		v, ok := p.integer(n, what, 0, math.MaxInt64)
-		return time.Duration(v), ok
-	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-		d, err := time.ParseDuration(strings.TrimSpace(n.Value))
-		if err == nil && d >= 0 {
-			return d, true
-		}
-	}
-	p.errorf(n, "%s: expected a duration such as 10us or 1.5ms, or an integer number of nanoseconds, found %s", what, kind(n))
-	return 0, false
 }
 
 func (p *yp) parsePorts(c *gctx, a *graph.Actor, dir graph.Direction, n *yaml.Node, process bool) {
 	what := fmt.Sprintf("actor %s: %s", a.Name, dir)
-	for _, f := range p.fields(n, what, nil) {
-		pos := p.pos(f.k)
-		pw := fmt.Sprintf("port %s.%s", a.Name, f.key)
+	for _, f := range p.Fields(n, what, nil) {
+		pos := p.Pos(f.K)
+		pw := fmt.Sprintf("port %s.%s", a.Name, f.Key)
 		var (
 			typ     graph.TokenType
 			rate    graph.Rate
@@ -321,37 +289,37 @@ func (p *yp) parsePorts(c *gctx, a *graph.Actor, dir graph.Direction, n *yaml.No
 			rateOK  bool
 			hasRate bool
 		)
-		pn := p.node(f.v)
+		pn := p.Node(f.V)
 		if pn != nil && pn.Kind == yaml.MappingNode {
-			m := index(p.fields(pn, pw, portKeys))
+			m := yamlpos.Index(p.Fields(pn, pw, portKeys))
 			if t, ok := m["type"]; ok {
-				typ, typeOK = p.tokenType(t.v, pw+": type")
+				typ, typeOK = p.tokenType(t.V, pw+": type")
 			} else {
 				typeOK = true // reported by validation: no token type
 			}
 			if r, ok := m["rate"]; ok {
 				hasRate = true
-				rate, rateOK = p.rate(r.v, pw+": rate")
+				rate, rateOK = p.rate(r.V, pw+": rate")
 				if rateOK && process && !rate.IsDynamic() {
-					p.errorf(r.v, "%s: rate %s on a process: a process (process: true) has dynamic rates; leave rate out or remove process", pw, rate)
+					p.Errorf(r.V, "%s: rate %s on a process: a process (process: true) has dynamic rates; leave rate out or remove process", pw, rate)
 				}
 			} else {
 				rateOK = true
 			}
 			if b, ok := m["block"]; ok {
 				if dir == graph.In {
-					p.errorf(b.k, "%s: block: blocks are defined on output ports only", pw)
+					p.Errorf(b.K, "%s: block: blocks are defined on output ports only", pw)
 				} else {
-					block, _ = p.integer(b.v, pw+": block", 1, maxRate)
+					block, _ = p.Int(b.V, pw+": block", 1, maxRate)
 				}
 			}
 		} else if pn != nil {
-			p.errorf(pn, "%s: expected a mapping such as {type: f32, rate: 1}, found %s", pw, kind(pn))
+			p.Errorf(pn, "%s: expected a mapping such as {type: f32, rate: 1}, found %s", pw, yamlpos.Kind(pn))
 		}
 		if process && !hasRate {
 			rate, rateOK = graph.Dynamic(), true
 		}
-		port := a.AddPort(f.key, dir, typ, rate, pos)
+		port := a.AddPort(f.Key, dir, typ, rate, pos)
 		port.Block = int(block)
 		if !typeOK {
 			p.st.hush(pos, "type")
@@ -364,11 +332,11 @@ func (p *yp) parsePorts(c *gctx, a *graph.Actor, dir graph.Direction, n *yaml.No
 
 // tokenType reads a token type name (graph.ParseTokenType) of bounded size.
 func (p *yp) tokenType(n *yaml.Node, what string) (graph.TokenType, bool) {
-	s, ok := p.str(n, what)
+	s, ok := p.Str(n, what)
 	if !ok {
 		return graph.TokenType{}, false
 	}
-	return p.checkType(s, func(format string, args ...any) { p.errorf(n, format, args...) }, what)
+	return p.checkType(s, func(format string, args ...any) { p.Errorf(n, format, args...) }, what)
 }
 
 func (p *yp) checkType(s string, fail func(string, ...any), what string) (graph.TokenType, bool) {
@@ -376,7 +344,7 @@ func (p *yp) checkType(s string, fail func(string, ...any), what string) (graph.
 	if strings.HasPrefix(s, "[") {
 		if i := strings.Index(s, "]"); i > 1 {
 			if n, err := strconv.ParseInt(s[1:i], 10, 64); err != nil || n > maxTokenSize {
-				fail("%s: token type %q: expected [N]scalar with 0 < N ≤ %d", what, clip(s), maxTokenSize)
+				fail("%s: token type %q: expected [N]scalar with 0 < N ≤ %d", what, yamlpos.Clip(s), maxTokenSize)
 				return graph.TokenType{}, false
 			}
 		}
@@ -387,7 +355,7 @@ func (p *yp) checkType(s string, fail func(string, ...any), what string) (graph.
 		return graph.TokenType{}, false
 	}
 	if t.Size <= 0 || t.Size > maxTokenSize {
-		fail("%s: token type %q is %d bytes: expected at most %d", what, clip(s), t.Size, maxTokenSize)
+		fail("%s: token type %q is %d bytes: expected at most %d", what, yamlpos.Clip(s), t.Size, maxTokenSize)
 		return graph.TokenType{}, false
 	}
 	return t, true
@@ -395,27 +363,27 @@ func (p *yp) checkType(s string, fail func(string, ...any), what string) (graph.
 
 // rate reads a positive integer (SDF), a list of phases (CSDF) or dynamic.
 func (p *yp) rate(n *yaml.Node, what string) (graph.Rate, bool) {
-	n = p.node(n)
+	n = p.Node(n)
 	if n == nil {
 		return graph.Rate{}, false
 	}
 	const want = "expected a positive integer, a list of phases such as [1, 2, 1], or dynamic"
 	switch {
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!int":
-		v, ok := p.integer(n, what, 1, maxRate)
+		v, ok := p.Int(n, what, 1, maxRate)
 		return graph.SDF(int(v)), ok
 	case n.Kind == yaml.ScalarNode && (n.Value == "dynamic" || n.Value == "kpn"):
 		return graph.Dynamic(), true
 	case n.Kind == yaml.SequenceNode:
 		if len(n.Content) == 0 || len(n.Content) > maxPhases {
-			p.errorf(n, "%s: %d phases: expected 1 to %d", what, len(n.Content), maxPhases)
+			p.Errorf(n, "%s: %d phases: expected 1 to %d", what, len(n.Content), maxPhases)
 			return graph.Rate{}, false
 		}
 		ph := make([]int, 0, len(n.Content))
 		var sum int64
 		ok := true
 		for _, c := range n.Content {
-			v, k := p.integer(c, what+" phase", 0, maxRate)
+			v, k := p.Int(c, what+" phase", 0, maxRate)
 			ok = ok && k
 			sum += v
 			ph = append(ph, int(v))
@@ -424,34 +392,34 @@ func (p *yp) rate(n *yaml.Node, what string) (graph.Rate, bool) {
 			return graph.Rate{}, false
 		}
 		if sum == 0 || sum > maxRate {
-			p.errorf(n, "%s: phases sum to %d: expected 1 to %d tokens per cycle", what, sum, maxRate)
+			p.Errorf(n, "%s: phases sum to %d: expected 1 to %d tokens per cycle", what, sum, maxRate)
 			return graph.Rate{}, false
 		}
 		return graph.CSDF(ph...), true
 	}
-	p.errorf(n, "%s: %s, found %s", what, want, kind(n))
+	p.Errorf(n, "%s: %s, found %s", what, want, yamlpos.Kind(n))
 	return graph.Rate{}, false
 }
 
 func (p *yp) parseKernel(a *graph.Actor, n *yaml.Node, what string) {
 	what += ": kernel"
-	fs := p.fields(n, what, kernelKeys)
-	m := index(fs)
+	fs := p.Fields(n, what, kernelKeys)
+	m := yamlpos.Index(fs)
 	entry := ""
 	if f, ok := m["entry"]; ok {
-		entry, _ = p.str(f.v, what+": entry")
+		entry, _ = p.Str(f.V, what+": entry")
 	}
 	count := 0
 	for _, f := range fs {
 		var k graph.ImplKind
-		switch f.key {
+		switch f.Key {
 		case "opencl":
 			k = graph.ImplOpenCL
 		case "cuda":
 			k = graph.ImplCUDA
 		case "go":
 			count++
-			if s, ok := p.str(f.v, what+": go"); ok {
+			if s, ok := p.Str(f.V, what+": go"); ok {
 				a.Impls = append(a.Impls, graph.Impl{Kind: graph.ImplGo, Source: s})
 			}
 			continue
@@ -459,17 +427,17 @@ func (p *yp) parseKernel(a *graph.Actor, n *yaml.Node, what string) {
 			continue
 		}
 		count++
-		s, ok := p.str(f.v, what+": "+f.key)
+		s, ok := p.Str(f.V, what+": "+f.Key)
 		if !ok {
 			continue
 		}
-		path, ok := p.sourceFile(s, func(format string, args ...any) { p.errorf(f.v, format, args...) }, what+": "+f.key)
+		path, ok := p.sourceFile(s, func(format string, args ...any) { p.Errorf(f.V, format, args...) }, what+": "+f.Key)
 		if ok {
 			a.Impls = append(a.Impls, graph.Impl{Kind: k, Source: path, Entry: entry})
 		}
 	}
-	if nn := p.node(n); count == 0 && nn != nil && nn.Kind == yaml.MappingNode {
-		p.errorf(nn, "%s: expected at least one of opencl, cuda or go", what)
+	if nn := p.Node(n); count == 0 && nn != nil && nn.Kind == yaml.MappingNode {
+		p.Errorf(nn, "%s: expected at least one of opencl, cuda or go", what)
 	}
 }
 
@@ -486,7 +454,7 @@ func (p *yp) sourceFile(s string, fail func(string, ...any), what string) (strin
 	}
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
-		fail("%s: kernel file %q not found (looked for %s, relative to the spec file's directory)", what, clip(s), path)
+		fail("%s: kernel file %q not found (looked for %s, relative to the spec file's directory)", what, yamlpos.Clip(s), path)
 		return "", false
 	}
 	return path, true
@@ -494,7 +462,7 @@ func (p *yp) sourceFile(s string, fail func(string, ...any), what string) (strin
 
 // parseSub reads a composite actor's body: a file name or an inline graph.
 func (p *yp) parseSub(n *yaml.Node, actor, what string) *graph.Graph {
-	n = p.node(n)
+	n = p.Node(n)
 	if n == nil {
 		return nil
 	}
@@ -502,7 +470,7 @@ func (p *yp) parseSub(n *yaml.Node, actor, what string) *graph.Graph {
 		return p.parseGraph(n, actor)
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		p.errorf(n, "%s: graph: expected a file name or an inline graph mapping, found %s", what, kind(n))
+		p.Errorf(n, "%s: graph: expected a file name or an inline graph mapping, found %s", what, yamlpos.Kind(n))
 		return nil
 	}
 	path := n.Value
@@ -512,16 +480,16 @@ func (p *yp) parseSub(n *yaml.Node, actor, what string) *graph.Graph {
 	clean := filepath.Clean(path)
 	for _, l := range p.st.loading {
 		if l == clean {
-			p.errorf(n, "%s: graph file %q includes itself (%s → %s)", what, clip(n.Value), strings.Join(p.st.loading, " → "), clean)
+			p.Errorf(n, "%s: graph file %q includes itself (%s → %s)", what, yamlpos.Clip(n.Value), strings.Join(p.st.loading, " → "), clean)
 			return nil
 		}
 	}
 	data, err := readFile(path)
 	if err != nil {
-		p.errorf(n, "%s: graph file %q: %s", what, clip(n.Value), strings.TrimPrefix(err.Error(), path+": "))
+		p.Errorf(n, "%s: graph file %q: %s", what, yamlpos.Clip(n.Value), strings.TrimPrefix(err.Error(), path+": "))
 		return nil
 	}
-	sub := &yp{st: p.st, file: path, dir: filepath.Dir(path)}
+	sub := p.st.reader(path)
 	p.st.loading = append(p.st.loading, clean)
 	g := sub.parseGraphFile(data, defaultName(path))
 	p.st.loading = p.st.loading[:len(p.st.loading)-1]
@@ -533,15 +501,15 @@ func (p *yp) parseBoundaries(c *gctx, dir graph.Direction, n *yaml.Node) {
 	if dir == graph.Out {
 		what = "outputs"
 	}
-	for _, f := range p.fields(n, what, nil) {
-		vn := p.node(f.v)
-		s, ok := p.str(vn, what+"."+f.key)
+	for _, f := range p.Fields(n, what, nil) {
+		vn := p.Node(f.V)
+		s, ok := p.Str(vn, what+"."+f.Key)
 		if !ok {
 			continue
 		}
 		an, pn, ok := splitRef(s)
 		if !ok {
-			p.errorf(vn, "%s.%s: expected actor.port, found %q", what, f.key, clip(s))
+			p.Errorf(vn, "%s.%s: expected actor.port, found %q", what, f.Key, yamlpos.Clip(s))
 			continue
 		}
 		if c.g.Actor(an) == nil { // reported here: graph.Validate's suggestion is quadratic
@@ -549,10 +517,10 @@ func (p *yp) parseBoundaries(c *gctx, dir graph.Direction, n *yaml.Node) {
 			for i, a := range c.g.Actors {
 				names[i] = a.Name
 			}
-			p.errorf(vn, "graph %s %q is bound to unknown actor %q%s", what[:len(what)-1], f.key, clip(an), suggest(an, names))
+			p.Errorf(vn, "graph %s %q is bound to unknown actor %q%s", what[:len(what)-1], f.Key, yamlpos.Clip(an), yamlpos.Suggest(an, names))
 			continue
 		}
-		c.g.Expose(dir, f.key, an, pn, p.pos(vn))
+		c.g.Expose(dir, f.Key, an, pn, p.Pos(vn))
 	}
 }
 
@@ -565,12 +533,12 @@ func splitRef(ref string) (string, string, bool) {
 }
 
 func (p *yp) parseChannels(c *gctx, n *yaml.Node) {
-	n = p.node(n)
+	n = p.Node(n)
 	if n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
-		p.errorf(n, "channels: expected a list of {from: actor.port, to: actor.port, ...}, found %s", kind(n))
+		p.Errorf(n, "channels: expected a list of {from: actor.port, to: actor.port, ...}, found %s", yamlpos.Kind(n))
 		return
 	}
 	for i, cn := range n.Content {
@@ -579,21 +547,21 @@ func (p *yp) parseChannels(c *gctx, n *yaml.Node) {
 }
 
 func (p *yp) parseChannel(c *gctx, cn *yaml.Node, what string) {
-	cn = p.node(cn)
+	cn = p.Node(cn)
 	if cn == nil {
 		return
 	}
 	if cn.Kind != yaml.MappingNode {
-		p.errorf(cn, "%s: expected a mapping such as {from: a.out, to: b.in}, found %s", what, kind(cn))
+		p.Errorf(cn, "%s: expected a mapping such as {from: a.out, to: b.in}, found %s", what, yamlpos.Kind(cn))
 		return
 	}
-	m := index(p.fields(cn, what, channelKeys))
+	m := yamlpos.Index(p.Fields(cn, what, channelKeys))
 	var ends [2]*graph.Port
 	okEnds := true
 	for i, k := range []string{"from", "to"} {
 		f, ok := m[k]
 		if !ok {
-			p.errorf(cn, "%s: missing %s: (expected actor.port)", what, k)
+			p.Errorf(cn, "%s: missing %s: (expected actor.port)", what, k)
 			okEnds = false
 			continue
 		}
@@ -601,23 +569,23 @@ func (p *yp) parseChannel(c *gctx, cn *yaml.Node, what string) {
 		if k == "to" {
 			dir = graph.In
 		}
-		ends[i] = p.portRef(c, f.v, dir, what+": "+k)
+		ends[i] = p.portRef(c, f.V, dir, what+": "+k)
 		okEnds = okEnds && ends[i] != nil
 	}
-	opts := []graph.ChannelOption{graph.ChannelAt(p.pos(cn))}
+	opts := []graph.ChannelOption{graph.ChannelAt(p.Pos(cn))}
 	if f, ok := m["name"]; ok {
-		if s, ok := p.str(f.v, what+": name"); ok {
+		if s, ok := p.Str(f.V, what+": name"); ok {
 			opts = append(opts, graph.Named(s))
 		}
 	}
 	if f, ok := m["capacity"]; ok {
-		if v, ok := p.integer(f.v, what+": capacity", 1, maxRate); ok {
+		if v, ok := p.Int(f.V, what+": capacity", 1, maxRate); ok {
 			opts = append(opts, graph.Capacity(int(v)))
 		}
 	}
 	initial, hasInitial := int64(0), false
 	if f, ok := m["initial"]; ok {
-		initial, hasInitial = p.integer(f.v, what+": initial", 0, maxRate)
+		initial, hasInitial = p.Int(f.V, what+": initial", 0, maxRate)
 		if hasInitial {
 			opts = append(opts, graph.Initial(int(initial)))
 		}
@@ -631,10 +599,10 @@ func (p *yp) parseChannel(c *gctx, cn *yaml.Node, what string) {
 		return
 	}
 	if f, ok := m["values"]; ok && !ends[0].Type.IsZero() {
-		data, count, ok := p.encodeValues(ends[0].Type, f.v, what+": values")
+		data, count, ok := p.encodeValues(ends[0].Type, f.V, what+": values")
 		if ok {
 			if hasInitial && int64(count) != initial {
-				p.errorf(f.v, "%s: %d values for %d initial tokens: expected as many values as initial tokens (or leave initial out)", what, count, initial)
+				p.Errorf(f.V, "%s: %d values for %d initial tokens: expected as many values as initial tokens (or leave initial out)", what, count, initial)
 			} else {
 				opts = append(opts, graph.Initial(count), graph.InitialData(data))
 			}
@@ -646,14 +614,14 @@ func (p *yp) parseChannel(c *gctx, cn *yaml.Node, what string) {
 // portRef resolves "actor.port" to a port of the given direction,
 // reporting unknown names at the node with a suggestion.
 func (p *yp) portRef(c *gctx, n *yaml.Node, dir graph.Direction, what string) *graph.Port {
-	n = p.node(n)
-	s, ok := p.str(n, what)
+	n = p.Node(n)
+	s, ok := p.Str(n, what)
 	if !ok {
 		return nil
 	}
 	an, pn, ok := splitRef(s)
 	if !ok {
-		p.errorf(n, "%s: expected actor.port, found %q", what, clip(s))
+		p.Errorf(n, "%s: expected actor.port, found %q", what, yamlpos.Clip(s))
 		if a := c.g.Actor(s); a != nil { // "A" for "A.o": its ports are not unconnected
 			for _, q := range a.Ports() {
 				p.st.hush(q.Origin, "conn")
@@ -661,7 +629,7 @@ func (p *yp) portRef(c *gctx, n *yaml.Node, dir graph.Direction, what string) *g
 		}
 		return nil
 	}
-	return lookupPort(c, p.st, an, pn, dir, func(f string, args ...any) { p.errorf(n, f, args...) }, what)
+	return lookupPort(c, p.st, an, pn, dir, func(f string, args ...any) { p.Errorf(n, f, args...) }, what)
 }
 
 // lookupPort finds actor.port of the given direction, reporting unknown
@@ -673,8 +641,8 @@ func lookupPort(c *gctx, st *state, an, pn string, dir graph.Direction, fail fun
 		for i, x := range c.g.Actors {
 			names[i] = x.Name
 		}
-		fail("%s: unknown actor %q in %q%s", what, clip(an), clip(an+"."+pn), suggest(an, names))
-		if alt := closest(an, names); alt != "" {
+		fail("%s: unknown actor %q in %q%s", what, yamlpos.Clip(an), yamlpos.Clip(an+"."+pn), yamlpos.Suggest(an, names))
+		if alt := yamlpos.Closest(an, names); alt != "" {
 			if q := c.g.Actor(alt).Port(pn); q != nil {
 				st.hush(q.Origin, "conn")
 			}
@@ -692,8 +660,8 @@ func lookupPort(c *gctx, st *state, an, pn string, dir graph.Direction, fail fun
 				names = append(names, q.Name)
 			}
 		}
-		fail("%s: unknown %sput port %q on actor %q%s", what, dir, clip(pn), an, suggest(pn, names))
-		if alt := closest(pn, names); alt != "" {
+		fail("%s: unknown %sput port %q on actor %q%s", what, dir, yamlpos.Clip(pn), an, yamlpos.Suggest(pn, names))
+		if alt := yamlpos.Closest(pn, names); alt != "" {
 			st.hush(a.Port(alt).Origin, "conn")
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/yamlpos"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -31,49 +32,49 @@ func LoadMapping(path string) (*graph.Mapping, error) {
 // checks it against a graph.
 func ParseMapping(name string, data []byte) (*graph.Mapping, error) {
 	st := newState()
-	p := &yp{st: st, file: name, dir: filepath.Dir(name)}
+	p := st.reader(name)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		p.syntaxErrors(err)
-		return nil, st.errs.err()
+		p.SyntaxError(err)
+		return nil, st.Err()
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, ErrorList{{File: name, Msg: "empty file: expected a mapping file (mapping: {actor: {device: ...}})"}}
 	}
 	mp := &graph.Mapping{Name: defaultName(name), Actors: map[string]*graph.Placement{}, Origin: name}
-	m := index(p.fields(doc.Content[0], "mapping file", mappingKeys))
+	m := yamlpos.Index(p.Fields(doc.Content[0], "mapping file", mappingKeys))
 	if f, ok := m["name"]; ok {
-		if s, ok := p.str(f.v, "name"); ok {
+		if s, ok := p.Str(f.V, "name"); ok {
 			mp.Name = s
 		}
 	}
 	if f, ok := m["mapping"]; ok {
-		for _, af := range p.fields(f.v, "mapping", nil) {
-			mp.Actors[af.key] = p.parsePlacement(af)
+		for _, af := range p.Fields(f.V, "mapping", nil) {
+			mp.Actors[af.Key] = p.parsePlacement(af)
 		}
-	} else if len(st.errs) == 0 {
-		p.errorf(doc.Content[0], "mapping file: missing mapping: (expected actor: {device: ...} entries)")
+	} else if len(st.Errs) == 0 {
+		p.Errorf(doc.Content[0], "mapping file: missing mapping: (expected actor: {device: ...} entries)")
 	}
-	if err := st.errs.err(); err != nil {
+	if err := st.Err(); err != nil {
 		return nil, err
 	}
 	return mp, nil
 }
 
-func (p *yp) parsePlacement(f field) *graph.Placement {
-	pl := &graph.Placement{Origin: p.pos(f.k)}
-	what := "mapping of " + f.key
-	m := index(p.fields(f.v, what, placementKeys))
+func (p *yp) parsePlacement(f yamlpos.Field) *graph.Placement {
+	pl := &graph.Placement{Origin: p.Pos(f.K)}
+	what := "mapping of " + f.Key
+	m := yamlpos.Index(p.Fields(f.V, what, placementKeys))
 	if x, ok := m["device"]; ok {
-		pl.Device, _ = p.str(x.v, what+": device")
+		pl.Device, _ = p.Str(x.V, what+": device")
 	}
 	if x, ok := m["impl"]; ok {
-		if s, ok := p.str(x.v, what+": impl"); ok {
+		if s, ok := p.Str(x.V, what+": impl"); ok {
 			switch k := graph.ImplKind(s); k {
 			case graph.ImplGo, graph.ImplOpenCL, graph.ImplCUDA, graph.ImplBuiltin:
 				pl.Impl = k
 			default:
-				p.errorf(x.v, "%s: impl %q: expected go, opencl, cuda or builtin%s", what, clip(s), didYouMean(s, []string{"go", "opencl", "cuda", "builtin"}))
+				p.Errorf(x.V, "%s: impl %q: expected go, opencl, cuda or builtin%s", what, yamlpos.Clip(s), yamlpos.DidYouMean(s, []string{"go", "opencl", "cuda", "builtin"}))
 			}
 		}
 	}
@@ -84,38 +85,38 @@ func (p *yp) parsePlacement(f field) *graph.Placement {
 	}{{"replicas", &pl.Replicas, 0}, {"work-groups", &pl.WorkGroups, 0}, {"work-items", &pl.WorkItems, 0}, {"priority", &pl.Priority, -maxRate}}
 	for _, in := range ints {
 		if x, ok := m[in.key]; ok {
-			v, _ := p.integer(x.v, what+": "+in.key, in.lo, maxRate)
+			v, _ := p.Int(x.V, what+": "+in.key, in.lo, maxRate)
 			*in.dst = int(v)
 		}
 	}
 	if x, ok := m["distribution"]; ok {
-		for _, d := range p.fields(x.v, what+": distribution", nil) {
-			if s, ok := p.str(d.v, what+": distribution."+d.key); ok {
+		for _, d := range p.Fields(x.V, what+": distribution", nil) {
+			if s, ok := p.Str(d.V, what+": distribution."+d.Key); ok {
 				if s != string(graph.Consecutive) && s != string(graph.Strided) {
-					p.errorf(d.v, "%s: distribution %q: expected consecutive or strided%s", what, clip(s), didYouMean(s, []string{"consecutive", "strided"}))
+					p.Errorf(d.V, "%s: distribution %q: expected consecutive or strided%s", what, yamlpos.Clip(s), yamlpos.DidYouMean(s, []string{"consecutive", "strided"}))
 					continue
 				}
 				if pl.Distribution == nil {
 					pl.Distribution = map[string]graph.Distribution{}
 				}
-				pl.Distribution[d.key] = graph.Distribution(s)
+				pl.Distribution[d.Key] = graph.Distribution(s)
 			}
 		}
 	}
 	if x, ok := m["affinity"]; ok {
-		n := p.node(x.v)
+		n := p.Node(x.V)
 		if n != nil && n.Kind == yaml.SequenceNode {
 			for _, c := range n.Content {
-				if v, ok := p.integer(c, what+": affinity", 0, 1<<16); ok {
+				if v, ok := p.Int(c, what+": affinity", 0, 1<<16); ok {
 					pl.Affinity = append(pl.Affinity, int(v))
 				}
 			}
 		} else if n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
-			if v, ok := p.integer(n, what+": affinity", 0, 1<<16); ok {
+			if v, ok := p.Int(n, what+": affinity", 0, 1<<16); ok {
 				pl.Affinity = []int{int(v)}
 			}
 		} else if n != nil {
-			p.errorf(n, "%s: affinity: expected a list of CPU core numbers, found %s", what, kind(n))
+			p.Errorf(n, "%s: affinity: expected a list of CPU core numbers, found %s", what, yamlpos.Kind(n))
 		}
 	}
 	return pl

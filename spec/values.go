@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/yamlpos"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -19,16 +20,16 @@ import (
 // "1+2i"; vectors ([N]elem) are lists of N elements; opaque bytesN tokens are
 // lists of N integers 0..255 or hex strings of N bytes.
 func (p *yp) encodeValues(t graph.TokenType, n *yaml.Node, what string) ([]byte, int, bool) {
-	n = p.node(n)
+	n = p.Node(n)
 	if n == nil {
 		return nil, 0, false
 	}
 	if n.Kind != yaml.SequenceNode {
-		p.errorf(n, "%s: expected a list of initial token values, found %s", what, kind(n))
+		p.Errorf(n, "%s: expected a list of initial token values, found %s", what, yamlpos.Kind(n))
 		return nil, 0, false
 	}
 	if int64(len(n.Content))*int64(t.Size) > maxInitialData {
-		p.errorf(n, "%s: %d tokens of %d bytes: initial data is limited to %d bytes", what, len(n.Content), t.Size, maxInitialData)
+		p.Errorf(n, "%s: %d tokens of %d bytes: initial data is limited to %d bytes", what, len(n.Content), t.Size, maxInitialData)
 		return nil, 0, false
 	}
 	elem, count := t.Name, 1
@@ -49,12 +50,12 @@ func (p *yp) encodeValues(t graph.TokenType, n *yaml.Node, what string) ([]byte,
 		case elem == "bytes":
 			buf, k = p.encodeBytes(buf, c, count, w)
 		case count > 1 || strings.HasPrefix(t.Name, "["):
-			cn := p.node(c)
+			cn := p.Node(c)
 			if cn == nil {
 				return nil, 0, false
 			}
 			if cn.Kind != yaml.SequenceNode || len(cn.Content) != count {
-				p.errorf(cn, "%s: expected a list of %d %s values for a %s token, found %s", w, count, elem, t.Name, kind(cn))
+				p.Errorf(cn, "%s: expected a list of %d %s values for a %s token, found %s", w, count, elem, t.Name, yamlpos.Kind(cn))
 				ok = false
 				continue
 			}
@@ -73,25 +74,25 @@ func (p *yp) encodeValues(t graph.TokenType, n *yaml.Node, what string) ([]byte,
 }
 
 func (p *yp) encodeBytes(buf []byte, n *yaml.Node, size int, what string) ([]byte, bool) {
-	n = p.node(n)
+	n = p.Node(n)
 	if n == nil {
 		return buf, false
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
 		b, err := hex.DecodeString(strings.TrimPrefix(n.Value, "0x"))
 		if err != nil || len(b) != size {
-			p.errorf(n, "%s: expected %d bytes as hex digits, found %s", what, size, kind(n))
+			p.Errorf(n, "%s: expected %d bytes as hex digits, found %s", what, size, yamlpos.Kind(n))
 			return buf, false
 		}
 		return append(buf, b...), true
 	}
 	if n.Kind != yaml.SequenceNode || len(n.Content) != size {
-		p.errorf(n, "%s: expected a list of %d bytes (0..255) or a hex string, found %s", what, size, kind(n))
+		p.Errorf(n, "%s: expected a list of %d bytes (0..255) or a hex string, found %s", what, size, yamlpos.Kind(n))
 		return buf, false
 	}
 	ok := true
 	for _, e := range n.Content {
-		v, k := p.integer(e, what, 0, 255)
+		v, k := p.Int(e, what, 0, 255)
 		ok = ok && k
 		buf = append(buf, byte(v))
 	}
@@ -105,12 +106,12 @@ func (p *yp) encodeScalar(buf []byte, elem string, n *yaml.Node, what string) ([
 		signed bool
 	}{"u8": {8, false}, "i8": {8, true}, "u16": {16, false}, "i16": {16, true}, "u32": {32, false}, "i32": {32, true}, "u64": {64, false}, "i64": {64, true}}
 	if in, ok := ints[elem]; ok {
-		n = p.node(n)
+		n = p.Node(n)
 		if n == nil {
 			return buf, false
 		}
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			p.errorf(n, "%s: expected an integer for %s, found %s", what, elem, kind(n))
+			p.Errorf(n, "%s: expected an integer for %s, found %s", what, elem, yamlpos.Kind(n))
 			return buf, false
 		}
 		var u uint64
@@ -118,7 +119,7 @@ func (p *yp) encodeScalar(buf []byte, elem string, n *yaml.Node, what string) ([
 			var v int64
 			lo, hi := int64(-1)<<(in.bits-1), int64(uint64(1)<<(in.bits-1)-1)
 			if err := n.Decode(&v); err != nil || v < lo || v > hi {
-				p.errorf(n, "%s: %s out of range for %s: expected %d to %d", what, clip(n.Value), elem, lo, hi)
+				p.Errorf(n, "%s: %s out of range for %s: expected %d to %d", what, yamlpos.Clip(n.Value), elem, lo, hi)
 				return buf, false
 			}
 			u = uint64(v)
@@ -126,7 +127,7 @@ func (p *yp) encodeScalar(buf []byte, elem string, n *yaml.Node, what string) ([
 			var v uint64
 			hi := uint64(math.MaxUint64) >> (64 - in.bits)
 			if err := n.Decode(&v); err != nil || v > hi {
-				p.errorf(n, "%s: %s out of range for %s: expected 0 to %d", what, clip(n.Value), elem, hi)
+				p.Errorf(n, "%s: %s out of range for %s: expected 0 to %d", what, yamlpos.Clip(n.Value), elem, hi)
 				return buf, false
 			}
 			u = v
@@ -143,14 +144,14 @@ func (p *yp) encodeScalar(buf []byte, elem string, n *yaml.Node, what string) ([
 	}
 	switch elem {
 	case "f32":
-		v, ok := p.number(n, what)
+		v, ok := p.Number(n, what)
 		if ok && math.Abs(v) > math.MaxFloat32 && !math.IsInf(v, 0) {
-			p.errorf(n, "%s: %g out of range for f32", what, v)
+			p.Errorf(n, "%s: %g out of range for f32", what, v)
 			return buf, false
 		}
 		return le.AppendUint32(buf, math.Float32bits(float32(v))), ok
 	case "f64":
-		v, ok := p.number(n, what)
+		v, ok := p.Number(n, what)
 		return le.AppendUint64(buf, math.Float64bits(v)), ok
 	case "c64", "c128":
 		re, im, ok := p.complexValue(n, what)
@@ -161,23 +162,23 @@ func (p *yp) encodeScalar(buf []byte, elem string, n *yaml.Node, what string) ([
 		buf = le.AppendUint64(buf, math.Float64bits(re))
 		return le.AppendUint64(buf, math.Float64bits(im)), ok
 	}
-	p.errorf(n, "%s: cannot write values of token type %s", what, elem)
+	p.Errorf(n, "%s: cannot write values of token type %s", what, elem)
 	return buf, false
 }
 
 // complexValue reads [re, im], a real number, or a string such as "1+2i".
 func (p *yp) complexValue(n *yaml.Node, what string) (float64, float64, bool) {
-	n = p.node(n)
+	n = p.Node(n)
 	if n == nil {
 		return 0, 0, false
 	}
 	switch {
 	case n.Kind == yaml.SequenceNode && len(n.Content) == 2:
-		re, ok1 := p.number(n.Content[0], what+" (real part)")
-		im, ok2 := p.number(n.Content[1], what+" (imaginary part)")
+		re, ok1 := p.Number(n.Content[0], what+" (real part)")
+		im, ok2 := p.Number(n.Content[1], what+" (imaginary part)")
 		return re, im, ok1 && ok2
 	case n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float"):
-		re, ok := p.number(n, what)
+		re, ok := p.Number(n, what)
 		return re, 0, ok
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
 		c, err := strconv.ParseComplex(strings.ReplaceAll(n.Value, " ", ""), 128)
@@ -185,6 +186,6 @@ func (p *yp) complexValue(n *yaml.Node, what string) (float64, float64, bool) {
 			return real(c), imag(c), true
 		}
 	}
-	p.errorf(n, "%s: expected a complex value as [re, im], a number or a string such as \"1+2i\", found %s", what, kind(n))
+	p.Errorf(n, "%s: expected a complex value as [re, im], a number or a string such as \"1+2i\", found %s", what, yamlpos.Kind(n))
 	return 0, 0, false
 }
