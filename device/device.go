@@ -292,3 +292,13 @@ func OutOfMemory(d Info, what string, size int64, cause error) error {
 	}
 	return fmt.Errorf("%s of %s on %s: %w (%s): %w", what, Size(size), d, ErrOutOfMemory, lim, cause)
 }
+
+// HostPinner is implemented by devices that can page-lock ordinary host
+// memory (CUDA: cuMemHostRegister), so that copies between it and the
+// device run by DMA at the speed of AllocHost memory. The runtime pins the
+// host FIFOs that feed or drain kernel actors this way. b must stay alive
+// (and unmoved: Go's heap does not move objects) until unpin is called.
+type HostPinner interface {
+	// PinHost page-locks b and returns the function that unlocks it.
+	PinHost(b []byte) (unpin func() error, err error)
+}

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/fifo"
 	"github.com/sluicehq/sluice/graph"
 )
 
@@ -116,7 +118,9 @@ type devPort struct {
 	ring    *devRing
 	reader  int
 	stage   device.Buffer // host ports: Depth slots of G·rate tokens
-	pending int           // host ports: tokens acquired by invocations in flight
+	bounce  []byte        // host ports of an unpinned FIFO on a GPU: pinned slots like stage's
+	hbuf    device.HostBuffer
+	pending int // host ports: tokens acquired by invocations in flight
 	rate    int64
 	tsize   int64
 }
@@ -141,6 +145,7 @@ type devUnit struct {
 // invocation is G or fewer firings of one kernel actor in flight.
 type invocation struct {
 	u    *unit
+	slot int64 // staging slot (seq mod depth)
 	base int64
 	k    int64
 	ev   device.Event
@@ -165,6 +170,8 @@ type devRunner struct {
 	c        *execCtx
 	lastEnd  int64
 	tmp      []byte // copy-host
+	pinErr   error  // why a host FIFO could not be pinned (speed only)
+	spin     int64  // ns to poll without sleeping (pollSpin, pollSpinCPU)
 }
 
 func (d *devRunner) wake() {
@@ -207,7 +214,10 @@ func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
 	if r.opts.DeviceMode == Callback {
 		depth = 1
 	}
-	d := &devRunner{r: r, id: key, dev: dev, q: q, cq: cq, wakeC: make(chan struct{}, 1), depth: depth}
+	d := &devRunner{r: r, id: key, dev: dev, q: q, cq: cq, wakeC: make(chan struct{}, 1), depth: depth, spin: pollSpin}
+	if in := dev.Info(); in.Kind == device.CPU || in.HostUnified {
+		d.spin = pollSpinCPU
+	}
 	r.devByName[id] = d
 	r.devByID[key] = d
 	r.devs = append(r.devs, d)
@@ -309,6 +319,24 @@ func (r *run) placeDevice(u *unit) error {
 			}
 			if p.stage, err = alloc("staging buffer of port "+p.up.p.Name, int64(d.depth)*G*p.rate*p.tsize); err != nil {
 				return err
+			}
+			// A FIFO a GPU could not pin is copied through pinned bounce
+			// slots: a copy from pageable memory would go through the
+			// driver's bounce buffer, and a CUDA read into pageable memory
+			// would block the manager until the device is idle.
+			var f *fifo.FIFO
+			if p.up.r != nil {
+				f = p.up.ch.fr.f
+			} else {
+				f = p.up.fr.f
+			}
+			if in := d.dev.Info(); !r.pinned[f] && in.Kind != device.CPU && !in.HostUnified {
+				h, err := d.dev.AllocHost(int64(d.depth) * G * p.rate * p.tsize)
+				if err != nil {
+					return fmt.Errorf("runtime: actor %s: pinned staging of port %s: %w", a.Name, p.up.p.Name, err)
+				}
+				r.hostBufs = append(r.hostBufs, h)
+				p.hbuf, p.bounce = h, h.Bytes()
 			}
 		}
 	}
@@ -419,12 +447,87 @@ func ringable(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Actor]*unit
 	return true
 }
 
+// pinMin is the smallest FIFO worth pinning for a device's copies.
+const pinMin = 64 << 10
+
+// fifoPinners returns the devices of the kernel actors among a FIFO's
+// producer u and consumers that can pin host memory (device.HostPinner).
+func fifoPinners(u *unit, cs []*graph.Channel, by map[*graph.Actor]*unit) []*devRunner {
+	var ds []*devRunner
+	add := func(x *unit) {
+		if x == nil || x.mode != modeDevice || x.drv == nil {
+			return
+		}
+		if _, ok := x.drv.dev.(device.HostPinner); !ok {
+			return
+		}
+		for _, d := range ds {
+			if d == x.drv {
+				return
+			}
+		}
+		ds = append(ds, x.drv)
+	}
+	add(u)
+	for _, c := range cs {
+		add(by[c.To.Actor])
+	}
+	return ds
+}
+
+// pinFIFO page-locks the memory of a host FIFO (both mappings of a
+// mirrored ring, or the portable buffer: its ring of RingBytes followed by
+// a tail of Capacity tokens) for the devices
+// that copy to or from it, so their staging copies run by DMA without the
+// driver's bounce buffer (and device→host copies do not block the
+// manager). Failure only costs speed: the copies then go as before.
+func (r *run) pinFIFO(f *fifo.FIFO, initial int, ds []*devRunner) {
+	if len(ds) == 0 {
+		return
+	}
+	n := f.RingBytes() + f.Capacity()*f.TokenSize()
+	if f.Mirrored() { // both mappings of the ring
+		n = 2 * f.RingBytes()
+	}
+	if n < pinMin {
+		return
+	}
+	var w []byte
+	if initial > 0 {
+		w = f.Reader(0).TryAcquire(1) // position 0: offset 0
+	} else {
+		w = f.Writer().TryAcquire(1) // position 0: offset 0
+	}
+	if len(w) == 0 {
+		return
+	}
+	mem := unsafe.Slice(&w[0], n)
+	for _, d := range ds {
+		unpin, err := d.dev.(device.HostPinner).PinHost(mem)
+		if err != nil {
+			d.pinErr = err
+			continue
+		}
+		r.unpins = append(r.unpins, unpin)
+		r.pinned[f] = true
+		break // pinned memory is pinned for every device (portable)
+	}
+}
+
 // freeDevices releases the kernels, buffers, queues and devices of a run.
 func (r *run) freeDevices() {
 	for _, d := range r.devs {
 		_ = d.q.Finish()
 		_ = d.cq.Finish()
 	}
+	for _, unpin := range r.unpins {
+		_ = unpin()
+	}
+	r.unpins = nil
+	for _, h := range r.hostBufs {
+		_ = h.Release()
+	}
+	r.hostBufs = nil
 	for _, u := range r.units {
 		if u.du != nil && u.du.ak != nil {
 			_ = u.du.ak.Release()
@@ -458,6 +561,7 @@ func (d *devRunner) loop() {
 		}
 	}()
 	backoff := time.Duration(0)
+	spinSince := int64(0)
 	for live > 0 {
 		if r.stopped.Load() {
 			return
@@ -506,7 +610,7 @@ func (d *devRunner) loop() {
 				r.fail(fmt.Errorf("device %s: %w", d.id, err))
 				return
 			}
-			backoff = 0
+			backoff, spinSince = 0, 0
 			continue
 		}
 		if live == 0 {
@@ -520,11 +624,18 @@ func (d *devRunner) loop() {
 			case <-r.ctx.Done():
 			}
 			d.idle.Store(false)
+			spinSince = 0
 			continue
 		}
-		// Poll the oldest invocation: spin briefly, then back off.
-		if backoff < 4*time.Microsecond {
-			backoff += time.Microsecond
+		// Poll the oldest invocation: spin (yielding) for up to pollSpin
+		// after the last progress, since a GPU completes invocations every
+		// few to few hundred µs and a sleeping manager would leave it idle;
+		// then back off with timers.
+		now := nanotime()
+		if spinSince == 0 {
+			spinSince = now
+		}
+		if now-spinSince < d.spin {
 			select {
 			case <-d.wakeC:
 			default:
@@ -532,6 +643,7 @@ func (d *devRunner) loop() {
 			}
 			continue
 		}
+		backoff = max(backoff, 10*time.Microsecond)
 		if timer == nil {
 			timer = time.NewTimer(backoff)
 		} else {
@@ -542,9 +654,17 @@ func (d *devRunner) loop() {
 		case <-timer.C:
 		case <-r.ctx.Done():
 		}
-		backoff = min(2*backoff, 100*time.Microsecond)
+		backoff = min(2*backoff, 200*time.Microsecond)
 	}
 }
+
+// pollSpin is how long (ns) the runtime-manager of a GPU polls its oldest
+// invocation without sleeping; on a CPU device (whose kernels run on the
+// host's cores) it spins only briefly, so as not to take a core from them.
+const (
+	pollSpin    = 200_000
+	pollSpinCPU = 4_000
+)
 
 // canEnqueue reports whether the mode lets one more invocation go.
 func (d *devRunner) canEnqueue() bool {
@@ -694,7 +814,13 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			if int64(len(win)) < int64(have)+n*p.tsize {
 				return fail("input "+p.up.p.Name, errors.New("host FIFO window shorter than planned"))
 			}
-			ev, err := d.cq.Write(p.stage, off*p.tsize, win[have:])
+			src := win[have:]
+			if p.bounce != nil {
+				nb := n * p.tsize
+				src = p.bounce[off*p.tsize : off*p.tsize+nb]
+				copy(src, win[have:int64(have)+nb])
+			}
+			ev, err := d.cq.Write(p.stage, off*p.tsize, src)
 			if err != nil {
 				return fail("copy to device", err)
 			}
@@ -816,7 +942,12 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		}
 		// on the copy queue, after the last kernel: the next invocation's
 		// kernels overlap this copy
-		ev, err := d.cq.Read(win[have:have+int(n*p.tsize)], p.stage, slot*du.G*p.rate*p.tsize, kev)
+		dst := win[have : have+int(n*p.tsize)]
+		if p.bounce != nil { // copied into the FIFO when the invocation retires
+			o := slot * du.G * p.rate * p.tsize
+			dst = p.bounce[o : o+n*p.tsize]
+		}
+		ev, err := d.cq.Read(dst, p.stage, slot*du.G*p.rate*p.tsize, kev)
 		if err != nil {
 			return fail("copy to host", err)
 		}
@@ -832,7 +963,7 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		keep(reads[len(reads)-1])
 		reads = reads[:len(reads)-1]
 	}
-	inv := &invocation{u: u, base: u.next, k: k, ev: last, tEnq: d.c.now()}
+	inv := &invocation{u: u, slot: slot, base: u.next, k: k, ev: last, tEnq: d.c.now()}
 	last = nil
 	d.inflight = append(d.inflight, inv)
 	du.inflight++
@@ -894,6 +1025,12 @@ func (d *devRunner) retire(inv *invocation) {
 		p := &du.outs[i]
 		if p.ring == nil && p.stage != nil && p.rate > 0 {
 			n := int(inv.k * p.rate)
+			if p.bounce != nil {
+				o := inv.slot * du.G * p.rate * p.tsize
+				nb := int64(n) * p.tsize
+				win := p.up.w.TryAcquire(p.pending)
+				copy(win[:nb], p.bounce[o:o+nb])
+			}
 			p.up.w.Commit(n)
 			p.pending -= n
 		}

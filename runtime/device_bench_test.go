@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -11,19 +13,39 @@ import (
 
 // Benchmarks of kernel actors against the device's own raw operations,
 // measured side by side in one run so their ratios mean something on any
-// device. SLUICE_OPENCL_DEVICE picks the device (default: a GPU if there is
-// one). Each reports the two rates and their ratio as metrics.
+// device, once per backend (sub-benchmarks opencl and cuda; a backend
+// without a device is skipped). SLUICE_OPENCL_DEVICE picks the OpenCL
+// device (default: a GPU if there is one). Each reports the two rates and
+// their ratio as metrics.
+//
+// Both sides move the same bytes the same way: in invocations (chunks) of
+// G firings, several in flight, enqueued back to back and waited for once
+// at the end. On a GPU an invocation is 16 MiB (G = 256 firings of 16 Ki
+// f32, I = 1024 threads: enough to fill the device) and 2 GiB go through;
+// on a CPU device 4 MiB (G = 64, I = 256) and 256 MiB.
 
-const (
-	benchRate  = 16384 // f32 tokens per firing (64 KiB)
-	benchG     = 64    // firings per invocation (4 MiB)
-	benchI     = 256   // work-items per firing
-	benchFires = 4096  // firings per measurement (256 MiB)
-)
+// benchShape is the size of the channel benchmarks on one device.
+type benchShape struct {
+	rate, G, I int   // tokens per firing, firings per invocation, work-items
+	total      int64 // bytes per measurement
+}
+
+func (s benchShape) chunk() int64 { return int64(s.G) * int64(s.rate) * 4 }
+func (s benchShape) fires() int64 { return s.total / (int64(s.rate) * 4) }
+
+func shapeOf(d device.Device) benchShape {
+	if d.Info().Kind == device.CPU {
+		return benchShape{rate: 16384, G: 64, I: 256, total: 256 << 20}
+	}
+	return benchShape{rate: 16384, G: 256, I: 1024, total: 2 << 30}
+}
 
 // prodCL writes rate tokens per firing; consCL reads them and writes one
-// partial sum per work-item; copyCL copies. On a GPU work-item i takes
-// tokens i, i+I, … (coalesced); on a CPU device (CONTIG) a contiguous run.
+// token per firing (thread 0's partial sum; the others' sums are only
+// compared, so their loads cannot be dropped); copyCL copies. On a GPU
+// work-item i takes tokens i, i+I, … (coalesced); on a CPU device
+// (CONTIG) a contiguous run. The sources are OpenCL C and CUDA C at once:
+// the actor API is the backends' common one.
 const prodCL = `void FIRE() {
 	FOREACH(b IN PORT_y) {
 		TOKEN_Y_t *y = RESERVE(PORT_y, b);
@@ -34,17 +56,16 @@ const prodCL = `void FIRE() {
 
 const consCL = `void FIRE() {
 	TOKEN_X_t *x = CAPTURE(PORT_x);
-	FOREACH(b IN PORT_s) {
-		TOKEN_S_t *s = RESERVE(PORT_s, b);
-		float acc = 0;
+	TOKEN_S_t *s = RESERVE(PORT_s, 0);
+	const int li = (int)get_local_id(0), ls = (int)get_local_size(0);
+	float acc = 0;
 #if CONTIG
-		const int n = TOKEN_X_RATE / BLOCK_COUNT(PORT_s);
-		for (int i = b * n; i < (b + 1) * n; i++) acc += x[i];
+	const int n = TOKEN_X_RATE / ls;
+	for (int i = li * n; i < (li + 1) * n; i++) acc += x[i];
 #else
-		for (int i = b; i < TOKEN_X_RATE; i += BLOCK_COUNT(PORT_s)) acc += x[i];
+	for (int i = li; i < TOKEN_X_RATE; i += ls) acc += x[i];
 #endif
-		s[0] = acc;
-	}
+	if (li == 0 || acc == -1.0f) s[0] = acc;
 }
 `
 
@@ -63,19 +84,28 @@ var contig bool
 
 var f32t = graph.MustTokenType("f32")
 
+// kernelActor adds an actor with an OpenCL and a CUDA implementation of
+// src; outputs of rate outRate in blocks (of rate/I tokens on a CPU when
+// blocked, else 1).
 func kernelActor(g *graph.Graph, name, src string, in, out []string, inRate, outRate int) *graph.Actor {
+	return kernelActorI(g, name, src, in, out, inRate, outRate, 0)
+}
+
+func kernelActorI(g *graph.Graph, name, src string, in, out []string, inRate, outRate, items int) *graph.Actor {
 	pre := "#define CONTIG 0\n"
 	if contig {
 		pre = "#define CONTIG 1\n"
 	}
-	a := g.AddActor(name, graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: name + ".cl", Func: pre + src}))
+	a := g.AddActor(name,
+		graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: name + ".cl", Func: pre + src}),
+		graph.WithImpl(graph.Impl{Kind: graph.ImplCUDA, Source: name + ".cu", Func: pre + src}))
 	for _, p := range in {
 		a.AddPort(p, graph.In, f32t, graph.SDF(inRate), "")
 	}
 	for _, p := range out {
 		blk := 1
-		if contig && outRate%benchI == 0 && name != "cons" && name != "k3" {
-			blk = outRate / benchI
+		if contig && items > 0 && outRate%items == 0 {
+			blk = outRate / items
 		}
 		a.AddPort(p, graph.Out, f32t, graph.SDF(outRate), "").Block = blk
 	}
@@ -93,20 +123,38 @@ func goActor(g *graph.Graph, name string, in, out int) *graph.Actor {
 	return a
 }
 
-func benchDevice(b *testing.B) (string, device.Device, device.Queue) {
-	id := openCLDevices(b)[0]
-	d, err := device.Open(context.Background(), id)
-	if err != nil {
-		b.Fatal(err)
+// benchBackends runs f as one sub-benchmark per kernel backend, on its
+// benchmark device: for OpenCL SLUICE_OPENCL_DEVICE or the first GPU (else
+// the first device), for CUDA the first device.
+func benchBackends(b *testing.B, f func(b *testing.B, id string, d device.Device, q device.Queue)) {
+	for _, be := range kernelBackends {
+		b.Run(be.name, func(b *testing.B) {
+			ids := be.devices(b)
+			id := ids[0]
+			if be.name == "opencl" && os.Getenv("SLUICE_OPENCL_DEVICE") == "" {
+				for _, r := range device.Discover(context.Background()) {
+					for _, di := range r.Devices {
+						if r.Backend == "opencl" && di.Kind == device.GPU {
+							id = di.ID
+							break
+						}
+					}
+				}
+			}
+			d, err := device.Open(context.Background(), id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			q, err := d.NewQueue()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = q.Release(); _ = d.Close() }()
+			contig = d.Info().Kind == device.CPU
+			b.Logf("device %s (%s)", d.Info(), d.Info().Kind)
+			f(b, id, d, q)
+		})
 	}
-	q, err := d.NewQueue()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = q.Release(); _ = d.Close() })
-	contig = d.Info().Kind == device.CPU
-	b.Logf("device %s (%s)", d.Info(), d.Info().Kind)
-	return id, d, q
 }
 
 func runFor(b *testing.B, g *graph.Graph, opts Options) time.Duration {
@@ -118,7 +166,8 @@ func runFor(b *testing.B, g *graph.Graph, opts Options) time.Duration {
 	return st.Elapsed
 }
 
-// rawLoop enqueues n commands from op, then waits for all of them.
+// rawLoop enqueues n commands from op back to back, then waits for all of
+// them once.
 func rawLoop(b *testing.B, q device.Queue, n int, op func() (device.Event, error)) time.Duration {
 	b.Helper()
 	if err := q.Finish(); err != nil {
@@ -141,31 +190,41 @@ func rawLoop(b *testing.B, q device.Queue, n int, op func() (device.Event, error
 func gbps(bytes int64, d time.Duration) float64 { return float64(bytes) / d.Seconds() / 1e9 }
 
 // On-device channel (producer kernel → ring → consumer kernel) vs the
-// device's own buffer copy of the same bytes (a copy reads and writes each
-// byte once, as the channel's producer and consumer do).
+// device's own buffer copy of the same bytes in the same chunks (a copy
+// reads and writes each byte once, as the channel's producer and consumer
+// do).
 func BenchmarkDeviceChannelVsCopy(b *testing.B) {
-	id, d, q := benchDevice(b)
-	chunk := int64(benchG * benchRate * 4)
-	total := int64(benchFires) * benchRate * 4
+	benchBackends(b, benchDeviceChannel)
+}
+
+func benchDeviceChannel(b *testing.B, id string, d device.Device, q device.Queue) {
+	sh := shapeOf(d)
+	chunk, total := sh.chunk(), sh.total
 	// The copies cycle over two regions as large as the channel's ring.
-	src, _ := d.Alloc(4*chunk, device.ReadWrite)
-	dst, _ := d.Alloc(4*chunk, device.ReadWrite)
+	src, err := d.Alloc(4*chunk, device.ReadWrite)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst, err := d.Alloc(4*chunk, device.ReadWrite)
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer src.Release()
 	defer dst.Release()
-	pl := func() *graph.Placement { return kernelAt(id, benchG, benchI) }
+	pl := func() *graph.Placement { return kernelAt(id, sh.G, sh.I) }
 	var ch, cp time.Duration
 	run := func(fires int64) time.Duration {
 		g := graph.New("ring")
-		kernelActor(g, "prod", prodCL, nil, []string{"y"}, 0, benchRate)
-		kernelActor(g, "cons", consCL, []string{"x"}, []string{"s"}, benchRate, benchI)
-		goActor(g, "sink", benchI, 0)
-		g.JoinNames("prod.y", "cons.x", graph.Capacity(4*benchG*benchRate))
-		g.JoinNames("cons.s", "sink.x")
-		return runFor(b, g, Options{Iterations: fires, Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"prod": pl(), "cons": pl()}}})
+		kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
+		kernelActorI(g, "cons", consCL, []string{"x"}, []string{"s"}, sh.rate, 1, 0)
+		goActor(g, "sink", sh.G, 0)
+		g.JoinNames("prod.y", "cons.x", graph.Capacity(4*sh.G*sh.rate))
+		g.JoinNames("cons.s", "sink.x", graph.Capacity(4*sh.G))
+		return runFor(b, g, Options{Iterations: fires / int64(sh.G), Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"prod": pl(), "cons": pl()}}})
 	}
-	run(benchG) // warm-up: kernels compiled for this shape, memory touched
+	run(4 * int64(sh.G)) // warm-up: memory touched, code loaded
 	for b.Loop() {
-		ch = run(benchFires)
+		ch = run(sh.fires())
 		i := int64(0)
 		cp = rawLoop(b, q, int(total/chunk), func() (device.Event, error) {
 			i++
@@ -181,9 +240,12 @@ func BenchmarkDeviceChannelVsCopy(b *testing.B) {
 // Host → device channel (Go source → kernel) and device → host (kernel →
 // Go sink) vs raw pinned write/read of the same bytes in the same chunks.
 func BenchmarkHostChannelVsPinned(b *testing.B) {
-	id, d, q := benchDevice(b)
-	chunk := int64(benchG * benchRate * 4)
-	total := int64(benchFires) * benchRate * 4
+	benchBackends(b, benchHostChannel)
+}
+
+func benchHostChannel(b *testing.B, id string, d device.Device, q device.Queue) {
+	sh := shapeOf(d)
+	chunk, total := sh.chunk(), sh.total
 	// The raw copies cycle over pinned and device regions as large as the
 	// channel's FIFO and staging slots.
 	h, err := d.AllocHost(4 * chunk)
@@ -191,31 +253,35 @@ func BenchmarkHostChannelVsPinned(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer h.Release()
-	buf, _ := d.Alloc(4*chunk, device.ReadWrite)
+	buf, err := d.Alloc(4*chunk, device.ReadWrite)
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer buf.Release()
-	pl := func() *graph.Placement { return kernelAt(id, benchG, benchI) }
+	pl := func() *graph.Placement { return kernelAt(id, sh.G, sh.I) }
 	var up, down, w, r time.Duration
+	capTok := 4 * sh.G * sh.rate
 	runUp := func(fires int64) time.Duration {
 		g := graph.New("up")
-		goActor(g, "src", 0, benchRate)
-		kernelActor(g, "cons", consCL, []string{"x"}, []string{"s"}, benchRate, benchI)
-		goActor(g, "sink", benchI, 0)
-		g.JoinNames("src.y", "cons.x")
-		g.JoinNames("cons.s", "sink.x")
-		return runFor(b, g, Options{Iterations: fires, Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"cons": pl()}}})
+		goActor(g, "src", 0, sh.rate)
+		kernelActorI(g, "cons", consCL, []string{"x"}, []string{"s"}, sh.rate, 1, 0)
+		goActor(g, "sink", sh.G, 0)
+		g.JoinNames("src.y", "cons.x", graph.Capacity(capTok))
+		g.JoinNames("cons.s", "sink.x", graph.Capacity(4*sh.G))
+		return runFor(b, g, Options{Iterations: fires / int64(sh.G), Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"cons": pl()}}})
 	}
 	runDown := func(fires int64) time.Duration {
 		g := graph.New("down")
-		kernelActor(g, "prod", prodCL, nil, []string{"y"}, 0, benchRate)
-		goActor(g, "sink", benchRate, 0)
-		g.JoinNames("prod.y", "sink.x")
+		kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
+		goActor(g, "sink", sh.rate, 0)
+		g.JoinNames("prod.y", "sink.x", graph.Capacity(capTok))
 		return runFor(b, g, Options{Iterations: fires, Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"prod": pl()}}})
 	}
-	runUp(benchG)
-	runDown(benchG)
+	runUp(4 * int64(sh.G))
+	runDown(4 * int64(sh.G))
 	for b.Loop() {
-		up = runUp(benchFires)
-		down = runDown(benchFires)
+		up = runUp(sh.fires())
+		down = runDown(sh.fires())
 		i := int64(0)
 		w = rawLoop(b, q, int(total/chunk), func() (device.Event, error) {
 			i++
@@ -238,15 +304,18 @@ func BenchmarkHostChannelVsPinned(b *testing.B) {
 // Enqueue-ahead vs the callback baseline on a chain of small kernels
 // (256 tokens, one firing per invocation, rings of 2 invocations).
 func BenchmarkEnqueueAheadVsCallback(b *testing.B) {
-	id, _, _ := benchDevice(b)
+	benchBackends(b, func(b *testing.B, id string, _ device.Device, _ device.Queue) { benchAheadVsCallback(b, id) })
+}
+
+func benchAheadVsCallback(b *testing.B, id string) {
 	const small, fires = 256, 2000
 	build := func() (*graph.Graph, *graph.Mapping) {
 		g := graph.New("small")
 		kernelActor(g, "k0", prodCL, nil, []string{"y"}, 0, small)
 		kernelActor(g, "k1", copyCL, []string{"x"}, []string{"y"}, small, small)
 		kernelActor(g, "k2", copyCL, []string{"x"}, []string{"y"}, small, small)
-		kernelActor(g, "k3", consCL, []string{"x"}, []string{"s"}, small, 16)
-		goActor(g, "sink", 16, 0)
+		kernelActor(g, "k3", consCL, []string{"x"}, []string{"s"}, small, 1)
+		goActor(g, "sink", 1, 0)
 		g.JoinNames("k0.y", "k1.x", graph.Capacity(2*small))
 		g.JoinNames("k1.y", "k2.x", graph.Capacity(2*small))
 		g.JoinNames("k2.y", "k3.x", graph.Capacity(2*small))
@@ -275,7 +344,10 @@ func BenchmarkEnqueueAheadVsCallback(b *testing.B) {
 // Swap vs copy-device vs copy-host on an iterated Jacobi kernel (64 Ki
 // tokens, 50 iterations per firing).
 func BenchmarkSwapVsCopy(b *testing.B) {
-	id, _, _ := benchDevice(b)
+	benchBackends(b, func(b *testing.B, id string, _ device.Device, _ device.Queue) { benchSwapVsCopy(b, id) })
+}
+
+func benchSwapVsCopy(b *testing.B, id string) {
 	const n, iters, fires = 65536, 50, 4
 	build := func() (*graph.Graph, *graph.Mapping) {
 		g := graph.New("jacobi")
@@ -305,4 +377,49 @@ func BenchmarkSwapVsCopy(b *testing.B) {
 	b.ReportMetric(per(res[CopyHost]), "copy-host-µs/iter")
 	b.ReportMetric(res[CopyHost].Seconds()/res[Swap].Seconds(), "copy-host/swap")
 	b.ReportMetric(res[CopyDevice].Seconds()/res[Swap].Seconds(), "copy-device/swap")
+}
+
+// chainGraph is a chain of n trivial kernel actors (small tokens per
+// firing, G = 1, rings of 2 invocations) ending in a Go sink of 1 token per
+// iteration.
+func chainGraph(id string, n, small int) (*graph.Graph, *graph.Mapping) {
+	g := graph.New("chain")
+	m := &graph.Mapping{Actors: map[string]*graph.Placement{}}
+	prev := ""
+	for k := range n {
+		name := fmt.Sprintf("k%d", k)
+		switch {
+		case k == 0:
+			kernelActor(g, name, prodCL, nil, []string{"y"}, 0, small)
+		case k == n-1:
+			kernelActor(g, name, consCL, []string{"x"}, []string{"s"}, small, 1)
+		default:
+			kernelActor(g, name, copyCL, []string{"x"}, []string{"y"}, small, small)
+		}
+		if prev != "" {
+			g.JoinNames(prev+".y", name+".x", graph.Capacity(2*small))
+		}
+		prev = name
+		m.Actors[name] = kernelAt(id, 1, 32)
+	}
+	goActor(g, "sink", 1, 0)
+	g.JoinNames(prev+".s", "sink.x")
+	return g, m
+}
+
+// A chain of 10 trivial kernel actors (256 tokens each, one firing per
+// invocation): the time per iteration (10 firings) and per firing.
+func BenchmarkChain10(b *testing.B) {
+	benchBackends(b, func(b *testing.B, id string, _ device.Device, _ device.Queue) {
+		const fires = 2000
+		g, m := chainGraph(id, 10, 256)
+		runFor(b, g, Options{Iterations: 10, Mapping: m})
+		var el time.Duration
+		for b.Loop() {
+			g, m := chainGraph(id, 10, 256)
+			el = runFor(b, g, Options{Iterations: fires, Mapping: m})
+		}
+		b.ReportMetric(float64(el.Nanoseconds())/fires/1e3, "µs/iteration")
+		b.ReportMetric(float64(el.Nanoseconds())/fires/10/1e3, "µs/firing")
+	})
 }

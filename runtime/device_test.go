@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/device"
+	_ "github.com/sluicehq/sluice/device/cuda"   // registers the CUDA backend
 	_ "github.com/sluicehq/sluice/device/opencl" // registers the OpenCL backend
 	"github.com/sluicehq/sluice/graph"
 )
@@ -45,6 +46,47 @@ func openCLDevices(t testing.TB) []string {
 	return nil
 }
 
+// cudaDevices returns the CUDA device IDs, skipping the test (or failing it
+// with SLUICE_REQUIRE_CUDA=1) when there are none.
+func cudaDevices(t testing.TB) []string {
+	t.Helper()
+	if ids := backendDevices("cuda"); len(ids) > 0 {
+		return ids
+	}
+	if os.Getenv("SLUICE_REQUIRE_CUDA") == "1" {
+		t.Fatal("SLUICE_REQUIRE_CUDA=1 but no CUDA device (no NVIDIA driver, or it sees no GPU)")
+	}
+	t.Skip("no CUDA device")
+	return nil
+}
+
+// backendDevices lists the devices of a backend (none when unavailable).
+func backendDevices(backend string) []string {
+	var ids []string
+	for _, r := range device.Discover(context.Background()) {
+		if r.Backend == backend && r.Available() {
+			for _, d := range r.Devices {
+				ids = append(ids, d.ID)
+			}
+		}
+	}
+	return ids
+}
+
+// kernelBackends are the backends whose kernel actors the tests run: each
+// a subtest that gets the backend's devices (skipping without them).
+var kernelBackends = []struct {
+	name    string
+	devices func(testing.TB) []string
+}{{"opencl", openCLDevices}, {"cuda", cudaDevices}}
+
+// forBackends runs f once per kernel backend, as subtests.
+func forBackends(t *testing.T, f func(t *testing.T, devs []string)) {
+	for _, b := range kernelBackends {
+		t.Run(b.name, func(t *testing.T) { f(t, b.devices(t)) })
+	}
+}
+
 // saxpyCL is y = a·x + b as an ETH-style kernel actor: rate 64, blocks of 8.
 const saxpyCL = `// saxpy.cl
 void FIRE() {
@@ -72,7 +114,9 @@ func addAffine(g *graph.Graph, name string, a, b float32) *graph.Actor {
 			}
 			return nil
 		})),
-		graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: name + ".cl", Func: src}))
+		graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: name + ".cl", Func: src}),
+		// the same source is CUDA C: the actor API is the backends' common one
+		graph.WithImpl(graph.Impl{Kind: graph.ImplCUDA, Source: name + ".cu", Func: src}))
 	f32 := graph.MustTokenType("f32")
 	act.AddPort("x", graph.In, f32, graph.SDF(rate), "")
 	act.AddPort("y", graph.Out, f32, graph.SDF(rate), "").Block = 8
@@ -122,9 +166,20 @@ func chain() (*graph.Graph, *f32sink) {
 	return g, s
 }
 
+// kernelAt places a kernel actor on device dev (an ID or a backend name)
+// with that backend's implementation.
 func kernelAt(dev string, g, i int) *graph.Placement {
-	return &graph.Placement{Device: dev, Impl: graph.ImplOpenCL, WorkGroups: g, WorkItems: i}
+	return &graph.Placement{Device: dev, Impl: implOf(dev), WorkGroups: g, WorkItems: i}
 }
+
+func implOf(dev string) graph.ImplKind {
+	if strings.HasPrefix(dev, "cuda") {
+		return graph.ImplCUDA
+	}
+	return graph.ImplOpenCL
+}
+
+func backendOf(dev string) string { return string(implOf(dev)) }
 
 func sameF32(t *testing.T, got, want []float32) {
 	t.Helper()
@@ -141,7 +196,10 @@ func sameF32(t *testing.T, got, want []float32) {
 // Kernel actors agree with the Go implementations, on every placement of
 // the chain's channels, in both device modes.
 func TestKernelActorsPlacements(t *testing.T) {
-	devs := openCLDevices(t)
+	forBackends(t, testPlacements)
+}
+
+func testPlacements(t *testing.T, devs []string) {
 	const iters = 50
 	ref, rs := chain()
 	if _, err := Run(context.Background(), ref, Options{Iterations: iters}); err != nil {
@@ -162,12 +220,19 @@ func TestKernelActorsPlacements(t *testing.T) {
 		{"device-to-go", map[string]*graph.Placement{"a2": kernelAt(d0, 3, 2)}, false},
 		{"same-device", map[string]*graph.Placement{"a1": kernelAt(d0, 4, 8), "a2": kernelAt(d0, 3, 4)}, true},
 		{"same-device-G1", map[string]*graph.Placement{"a1": kernelAt(d0, 1, 1), "a2": kernelAt(d0, 1, 8)}, true},
-		{"backend-name", map[string]*graph.Placement{"a1": {Device: "opencl", WorkGroups: 5}, "a2": kernelAt(d0, 7, 1)}, true},
+		// the backend's name is its first device: a ring when that is d0
+		{"backend-name", map[string]*graph.Placement{"a1": {Device: backendOf(d0), WorkGroups: 5}, "a2": kernelAt(d0, 7, 1)}, backendDevices(backendOf(d0))[0] == d0},
+	}
+	// across backends: OpenCL and CUDA kernels of one graph, host-staged
+	for _, other := range [][]string{backendDevices("opencl"), backendDevices("cuda")} {
+		if len(other) > 0 && backendOf(other[0]) != backendOf(d0) && backendOf(d0) == "cuda" {
+			cases = append(cases, tc{"across-backends", map[string]*graph.Placement{"a1": kernelAt(other[0], 2, 8), "a2": kernelAt(d0, 4, 8)}, false})
+		}
 	}
 	if len(devs) > 1 {
 		cases = append(cases, tc{"two-devices", map[string]*graph.Placement{"a1": kernelAt(devs[0], 4, 8), "a2": kernelAt(devs[1], 4, 8)}, false})
 	} else {
-		t.Log("one OpenCL device: the across-devices placement is not tested")
+		t.Logf("one %s device: the across-devices placement is not tested", backendOf(d0))
 	}
 	for _, c := range cases {
 		for _, mode := range []DeviceMode{EnqueueAhead, Callback} {
@@ -201,7 +266,10 @@ func TestKernelActorsPlacements(t *testing.T) {
 
 // A source ending its stream drains through kernel actors.
 func TestKernelActorsEndOfStream(t *testing.T) {
-	d0 := openCLDevices(t)[0]
+	forBackends(t, func(t *testing.T, devs []string) { testEndOfStream(t, devs[0]) })
+}
+
+func testEndOfStream(t *testing.T, d0 string) {
 	g := graph.New("eos")
 	n := 0
 	a := g.AddActor("src", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
@@ -263,7 +331,8 @@ func jacobiGraph(iters int) (*graph.Graph, *f32sink) {
 			}
 			return nil
 		})),
-		graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: "jacobi.cl", Func: jacobiCL}))
+		graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: "jacobi.cl", Func: jacobiCL}),
+		graph.WithImpl(graph.Impl{Kind: graph.ImplCUDA, Source: "jacobi.cu", Func: jacobiCL}))
 	f32 := graph.MustTokenType("f32")
 	a.AddPort("x", graph.In, f32, graph.SDF(rate), "")
 	a.AddPort("y", graph.Out, f32, graph.SDF(rate), "").Block = 1
@@ -279,7 +348,10 @@ func jacobiGraph(iters int) (*graph.Graph, *f32sink) {
 
 // Swap equals copy-device equals copy-host equals the Go version.
 func TestSwapEqualsCopy(t *testing.T) {
-	d0 := openCLDevices(t)[0]
+	forBackends(t, func(t *testing.T, devs []string) { testSwapEqualsCopy(t, devs[0]) })
+}
+
+func testSwapEqualsCopy(t *testing.T, d0 string) {
 	const iters = 25
 	ref, rs := jacobiGraph(iters)
 	if _, err := Run(context.Background(), ref, Options{Iterations: 6}); err != nil {
@@ -315,22 +387,37 @@ func TestSwapEqualsCopy(t *testing.T) {
 }
 
 func TestKernelActorErrors(t *testing.T) {
-	d0 := openCLDevices(t)[0]
+	forBackends(t, func(t *testing.T, devs []string) { testKernelActorErrors(t, devs[0]) })
+}
+
+func testKernelActorErrors(t *testing.T, d0 string) {
 	run := func(g *graph.Graph, m map[string]*graph.Placement) error {
 		_, err := Run(context.Background(), g, Options{Iterations: 3, Mapping: &graph.Mapping{Actors: m}})
 		return err
 	}
 	// A compile error names the user's file and line.
 	g, _ := chain()
-	g.Actor("a1").Impls[1].Func = strings.Replace(g.Actor("a1").Impls[1].Func.(string), "+ B;", "+ nosuch;", 1)
+	for i, im := range g.Actor("a1").Impls {
+		if im.Kind == implOf(d0) {
+			g.Actor("a1").Impls[i].Func = strings.Replace(im.Func.(string), "+ B;", "+ nosuch;", 1)
+		}
+	}
 	err := run(g, map[string]*graph.Placement{"a1": kernelAt(d0, 1, 1)})
 	var be *device.BuildError
-	if !errors.As(err, &be) || !strings.Contains(err.Error(), "a1.cl:9:") {
-		t.Fatalf("want a build error at a1.cl:9, got %v", err)
+	file := "a1.cl:9:"
+	if implOf(d0) == graph.ImplCUDA {
+		file = "a1.cu:9:"
+	}
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), file) {
+		t.Fatalf("want a build error at %s, got %v", file, err)
 	}
 	// No such device.
 	g, _ = chain()
-	if err := run(g, map[string]*graph.Placement{"a1": kernelAt("opencl:9:9", 1, 1)}); !errors.Is(err, device.ErrNotFound) {
+	nosuch := "opencl:9:9"
+	if implOf(d0) == graph.ImplCUDA {
+		nosuch = "cuda:99"
+	}
+	if err := run(g, map[string]*graph.Placement{"a1": kernelAt(nosuch, 1, 1)}); !errors.Is(err, device.ErrNotFound) {
 		t.Fatalf("no such device: %v", err)
 	}
 	// Out of device memory: a ring far beyond the device.
@@ -342,7 +429,7 @@ func TestKernelActorErrors(t *testing.T) {
 	}
 	// OpenCL implementation on the CPU, and a Go-only actor on a device.
 	g, _ = chain()
-	if err := run(g, map[string]*graph.Placement{"a1": {Device: "cpu", Impl: graph.ImplOpenCL}}); err == nil || !strings.Contains(err.Error(), "expected an OpenCL or CUDA device") {
+	if err := run(g, map[string]*graph.Placement{"a1": {Device: "cpu", Impl: implOf(d0)}}); err == nil || !strings.Contains(err.Error(), "expected an OpenCL or CUDA device") {
 		t.Fatalf("opencl on cpu: %v", err)
 	}
 	g, _ = chain()

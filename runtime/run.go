@@ -119,6 +119,9 @@ type run struct {
 	devByName map[string]*devRunner
 	devByID   map[string]*devRunner
 	devBufs   []device.Buffer
+	unpins    []func() error // pinned host FIFOs
+	pinned    map[*fifo.FIFO]bool
+	hostBufs  []device.HostBuffer // pinned bounce slots
 }
 
 // Run executes the graph on the CPU and returns its statistics. It
@@ -148,7 +151,7 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 		}
 	}
 	r := &run{opts: opts, g: g, allDone: make(chan struct{}), failed: make(chan struct{}),
-		devByName: map[string]*devRunner{}, devByID: map[string]*devRunner{}}
+		devByName: map[string]*devRunner{}, devByID: map[string]*devRunner{}, pinned: map[*fifo.FIFO]bool{}}
 	if err := r.setup(ctx); err != nil {
 		r.freeFifos()
 		return nil, err

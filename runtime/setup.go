@@ -309,6 +309,7 @@ func (r *run) setup(ctx context.Context) error {
 				}
 				continue
 			}
+			pinners := fifoPinners(u, cs, byActor)
 			f, err := fifo.New(fifo.Options{
 				Name: fifoName(op.p, cs), TokenSize: op.tsize, Capacity: capTok, Readers: len(cs),
 				Wait: opts.Wait, Initial: initial, InitialData: initData,
@@ -316,6 +317,7 @@ func (r *run) setup(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("runtime: channel %s: %w", cs[0].Name, err)
 			}
+			r.pinFIFO(f, initial, pinners)
 			fr.f = f
 			fr.live.Store(int32(len(cs)))
 			op.w = f.Writer()

@@ -310,6 +310,29 @@ func (d *Device) AllocHost(size int64) (device.HostBuffer, error) {
 	return &HostBuffer{dev: d, p: p, b: unsafe.Slice((*byte)(p), size)}, nil
 }
 
+var _ device.HostPinner = (*Device)(nil)
+
+// PinHost page-locks b for DMA (cuMemHostRegister, portable), widened to
+// whole 4 KiB pages. b must stay alive until the returned unpin is called.
+func (d *Device) PinHost(b []byte) (unpin func() error, err error) {
+	if len(b) == 0 {
+		return func() error { return nil }, nil
+	}
+	const page = 4096
+	start := uintptr(unsafe.Pointer(&b[0]))
+	lo := start &^ (page - 1)
+	hi := (start + uintptr(len(b)) + page - 1) &^ (page - 1)
+	if err := d.ctx.MemHostRegister(lo, int64(hi-lo), cu.HostRegisterPortable); err != nil {
+		return nil, fmt.Errorf("pinning %s of host memory for %s: %w", device.Size(int64(len(b))), d.info, err)
+	}
+	var once sync.Once
+	return func() error {
+		var err error
+		once.Do(func() { err = d.ctx.MemHostUnregister(lo) })
+		return err
+	}, nil
+}
+
 // nvrtcDiag is NVRTC's (EDG's) diagnostic form: "file(line): error: msg",
 // "file(line): warning #177-D: msg".
 var nvrtcDiag = regexp.MustCompile(`(?m)^(.*?)\((\d+)\): (catastrophic error|error|warning|remark|note)( #[\w-]+)?: (.*)$`)

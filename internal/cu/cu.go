@@ -51,6 +51,7 @@ const (
 	HostAllocPortable     = 0x1 // CU_MEMHOSTALLOC_PORTABLE
 	HostAllocDeviceMap    = 0x2
 	HostAllocWriteCombine = 0x4
+	HostRegisterPortable  = 0x1 // CU_MEMHOSTREGISTER_PORTABLE
 
 	CaptureModeGlobal      = 0
 	CaptureModeThreadLocal = 1
@@ -322,6 +323,34 @@ func (c Context) MemAllocHost(size int64) (unsafe.Pointer, error) {
 // MemFreeHost frees page-locked host memory.
 func (c Context) MemFreeHost(p unsafe.Pointer) error {
 	if err := c.inCtx("cuMemFreeHost", fn.MemFreeHost, uintptr(p)); err != nil {
+		return err
+	}
+	live.hostAllocs.Add(-1)
+	return nil
+}
+
+// MemHostRegister page-locks n bytes of existing host memory at address p
+// (e.g. a Go slice kept alive by the caller; an address, not a pointer, as
+// the range may be widened to whole pages) so copies to and from it run by DMA at
+// pinned speed (cuMemHostRegister, flags HostRegister*). Unregister it with
+// MemHostUnregister before the memory is freed.
+func (c Context) MemHostRegister(p uintptr, n int64, flags uint32) error {
+	if fn.MemHostRegister == 0 || fn.MemHostUnregister == 0 {
+		return &Error{Op: "cuMemHostRegister", Result: ErrNotSupported, Detail: "not in this driver"}
+	}
+	if err := c.inCtx("cuMemHostRegister", fn.MemHostRegister, p, uintptr(n), uintptr(flags)); err != nil {
+		if e, ok := err.(*Error); ok {
+			e.Detail = fmt.Sprintf("%d bytes", n)
+		}
+		return err
+	}
+	live.hostAllocs.Add(1)
+	return nil
+}
+
+// MemHostUnregister ends a MemHostRegister.
+func (c Context) MemHostUnregister(p uintptr) error {
+	if err := c.inCtx("cuMemHostUnregister", fn.MemHostUnregister, p); err != nil {
 		return err
 	}
 	live.hostAllocs.Add(-1)

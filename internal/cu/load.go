@@ -55,6 +55,7 @@ type driverSymbols struct {
 	PrimaryCtxRetain, PrimaryCtxRelease, CtxSetCurrent, CtxGetCurrent    uintptr
 	CtxSynchronize, MemGetInfo                                           uintptr
 	MemAlloc, MemFree, MemAllocHost, MemHostAlloc, MemFreeHost           uintptr
+	MemHostRegister, MemHostUnregister                                   uintptr
 	MemcpyHtoDAsync, MemcpyDtoHAsync, MemcpyDtoDAsync, MemsetD8Async     uintptr
 	MemcpyHtoD, MemcpyDtoH                                               uintptr
 	StreamCreate, StreamDestroy, StreamSynchronize, StreamQuery          uintptr
@@ -150,6 +151,8 @@ func load() error {
 		s(&fn.MemAllocHost, "cuMemAllocHost_v2"),
 		s(&fn.MemHostAlloc, "cuMemHostAlloc"),
 		s(&fn.MemFreeHost, "cuMemFreeHost"),
+		opt(&fn.MemHostRegister, "cuMemHostRegister_v2", "cuMemHostRegister"),
+		opt(&fn.MemHostUnregister, "cuMemHostUnregister"),
 		s(&fn.MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
 		s(&fn.MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
 		s(&fn.MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
