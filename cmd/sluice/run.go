@@ -140,7 +140,7 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 
 	stats, runErr := runtime.Run(cmd.Context(), g, opts)
 	if display != nil {
-		display.finish(runErr == nil)
+		display.finish(stats)
 	}
 	if runErr != nil {
 		return fmt.Errorf("run %s: %w", path, runErr)
@@ -230,21 +230,37 @@ func (d *progressDisplay) update(s runtime.Snapshot) {
 			d.bars[a.Name] = b
 		}
 		b.SetCurrent(a.Firings)
-		if a.Done && !b.Completed() {
-			b.SetTotal(-1, true)
+		if a.Done {
+			completeBar(b)
 		}
 	}
 }
 
-func (d *progressDisplay) finish(ok bool) {
-	for _, b := range d.bars {
-		if !b.Completed() {
-			if ok {
-				b.SetTotal(-1, true)
-			} else {
-				b.Abort(false)
+// completeBar ends a bar where it stands: a bar of unknown total takes its
+// current count as total; a bar with a target it did not reach (the stream
+// ended first) is stopped, kept on screen.
+func completeBar(b *mpb.Bar) {
+	if b.Completed() {
+		return
+	}
+	b.SetTotal(-1, true)
+	if !b.Completed() {
+		b.Abort(false)
+	}
+}
+
+// finish sets every bar to the run's final counts (stats may be nil after
+// an error) and waits for the display to finish drawing.
+func (d *progressDisplay) finish(stats *runtime.Stats) {
+	if stats != nil {
+		for _, a := range stats.Actors {
+			if b, ok := d.bars[a.Name]; ok {
+				b.SetCurrent(a.Firings)
 			}
 		}
+	}
+	for _, b := range d.bars {
+		completeBar(b)
 	}
 	d.p.Wait()
 }
