@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sluice runs the CLI in-process from the repository root and returns its
@@ -186,5 +187,28 @@ func TestCheckStructure(t *testing.T) {
 	}
 	if _, _, code := sluice(t, "", "check", "--unfold", "1", "--limit", "10", "examples/cd2dat.yaml"); code != 2 {
 		t.Errorf("an expansion over --limit exited %d, want 2 (a clear error)", code)
+	}
+}
+
+func TestRunProgressBarsEnd(t *testing.T) {
+	// The bars must complete and the command return, whether the run hits
+	// its iteration target or ends its streams first.
+	for _, args := range [][]string{
+		{"run", "examples/predict/pipeline.yaml", "-n", "20000", "--progress", "bars"},
+		{"run", "examples/predict/pipeline.yaml", "--progress", "bars", "-n", "1"},
+	} {
+		done := make(chan int, 1)
+		go func() {
+			_, _, code := sluice(t, "", args...)
+			done <- code
+		}()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Fatalf("%v: exit %d", args, code)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%v: still running after 30 s (progress display stuck?)", args)
+		}
 	}
 }
