@@ -27,6 +27,8 @@ func TestParseTokenType(t *testing.T) {
 		{"[0]f32", "", 0, "N > 0"},
 		{"[4]float", "", 0, "scalar one of"},
 		{"bytes0", "", 0, "positive"},
+		{"[4611686018427387905]f32", "", 0, "N > 0"},
+		{"bytes9999999999999", "", 0, "positive integer up to"},
 	} {
 		got, err := ParseTokenType(tc.in)
 		if tc.err != "" {

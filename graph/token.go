@@ -24,6 +24,11 @@ func (t TokenType) String() string { return t.Name }
 // IsZero reports whether the token type is unset.
 func (t TokenType) IsZero() bool { return t.Name == "" && t.Size == 0 }
 
+// MaxTokenSize is the largest token, in bytes, that ParseTokenType accepts
+// (1 GiB): larger sizes are surely mistakes and would overflow size
+// arithmetic.
+const MaxTokenSize = 1 << 30
+
 var scalarSizes = map[string]int{
 	"u8": 1, "i8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4, "u64": 8, "i64": 8,
 	"f32": 4, "f64": 8, "c64": 8, "c128": 16,
@@ -44,8 +49,8 @@ func ParseTokenType(s string) (TokenType, error) {
 	}
 	if rest, ok := strings.CutPrefix(s, "bytes"); ok {
 		n, err := strconv.Atoi(rest)
-		if err != nil || n <= 0 {
-			return TokenType{}, fmt.Errorf("token type %q: expected bytesN with N a positive integer", s)
+		if err != nil || n <= 0 || n > MaxTokenSize {
+			return TokenType{}, fmt.Errorf("token type %q: expected bytesN with N a positive integer up to %d", s, MaxTokenSize)
 		}
 		return TokenType{Name: s, Size: n}, nil
 	}
@@ -54,7 +59,7 @@ func ParseTokenType(s string) (TokenType, error) {
 		if i > 1 {
 			n, err := strconv.Atoi(s[1:i])
 			elem, ok := scalarSizes[s[i+1:]]
-			if err == nil && n > 0 && ok {
+			if err == nil && n > 0 && ok && n <= MaxTokenSize/elem {
 				return TokenType{Name: fmt.Sprintf("[%d]%s", n, s[i+1:]), Size: n * elem}, nil
 			}
 		}
