@@ -302,3 +302,23 @@ type HostPinner interface {
 	// PinHost page-locks b and returns the function that unlocks it.
 	PinHost(b []byte) (unpin func() error, err error)
 }
+
+// Batcher is implemented by queues that can enqueue kernel launches
+// without an event each and replay recurring sequences of them cheaply
+// (device/cuda: CUDA Graphs; device/opencl: launches without cl_event).
+// A runtime that needs to know only when the last of several launches
+// completed brackets them with BeginBatch and EndBatch.
+//
+// Between BeginBatch and EndBatch, LaunchQuiet takes the kernel's
+// arguments as they are now and its wait list takes effect at once (later
+// work on the queue waits for it); the launch itself may be deferred to
+// EndBatch. Other commands must not be enqueued on the queue inside a
+// batch. EndBatch enqueues what is pending — with replay, as one CUDA Graph
+// launch when the same sequence of launches (kernels, shapes and argument
+// values) was batched before — and returns an event that completes after
+// every launch of the batch (nil when the batch was empty).
+type Batcher interface {
+	BeginBatch(replay bool)
+	LaunchQuiet(k Kernel, r Range, wait ...Event) error
+	EndBatch() (Event, error)
+}

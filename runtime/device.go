@@ -172,6 +172,38 @@ type devRunner struct {
 	tmp      []byte // copy-host
 	pinErr   error  // why a host FIFO could not be pinned (speed only)
 	spin     int64  // ns to poll without sleeping (pollSpin, pollSpinCPU)
+
+	// Rounds (when q is a device.Batcher): each pass enqueues one
+	// invocation of every unit that can fire, in topological order, as one
+	// batch — launches without events, replayed as a CUDA Graph when the
+	// round recurs — and all of them complete with the batch's event.
+	bat      device.Batcher
+	replay   bool
+	round    []*invocation // invocations of the open round
+	reads    []devRead     // their host outputs' reads, issued after the batch
+	lastDone device.Event  // the latest event seen complete
+}
+
+// devRead is a host output's read of a round's invocation, issued on the
+// copy queue once the round's batch has been enqueued.
+type devRead struct {
+	inv   *invocation
+	dst   []byte
+	stage device.Buffer
+	off   int64
+}
+
+// sharedEvent is one event shared by the invocations of a round: released
+// when the last of them is.
+type sharedEvent struct {
+	device.Event
+	refs int
+}
+
+func (s *sharedEvent) Release() {
+	if s.refs--; s.refs == 0 {
+		s.Event.Release()
+	}
 }
 
 func (d *devRunner) wake() {
@@ -553,6 +585,7 @@ func (d *devRunner) loop() {
 	for _, u := range d.units {
 		u.state.Store(stateBusy)
 	}
+	d.setupRounds()
 	live := len(d.units)
 	var timer *time.Timer
 	defer func() {
@@ -570,7 +603,10 @@ func (d *devRunner) loop() {
 		// Completions, oldest first: the queue is in order.
 		for len(d.inflight) > 0 {
 			inv := d.inflight[0]
-			st, err := inv.ev.Status()
+			st, err := device.Complete, error(nil)
+			if inv.ev != d.lastDone {
+				st, err = inv.ev.Status()
+			}
 			if err != nil || st == device.Failed {
 				if err == nil {
 					err = inv.ev.Wait(r.ctx)
@@ -581,14 +617,41 @@ func (d *devRunner) loop() {
 			if st != device.Complete {
 				break
 			}
+			d.lastDone = inv.ev
 			d.inflight[0] = nil
 			d.inflight = d.inflight[1:]
 			d.retire(inv)
 			progressed = true
 		}
 		// Enqueue what the fill levels allow.
+		if d.bat != nil {
+			for {
+				d.bat.BeginBatch(d.replay)
+				any := false
+				for _, u := range d.units {
+					if u.state.Load() == stateDone {
+						continue
+					}
+					ok, err := d.enqueue(u)
+					if err != nil {
+						_, _ = d.bat.EndBatch()
+						r.fail(err)
+						return
+					}
+					any = any || ok
+				}
+				if err := d.endRound(); err != nil {
+					r.fail(err)
+					return
+				}
+				if !any {
+					break
+				}
+				progressed = true
+			}
+		}
 		for _, u := range d.units {
-			for u.state.Load() != stateDone && d.canEnqueue() {
+			for d.bat == nil && u.state.Load() != stateDone && d.canEnqueue() {
 				ok, err := d.enqueue(u)
 				if err != nil {
 					r.fail(err)
@@ -677,7 +740,9 @@ func (d *devRunner) drain() {
 	_ = d.cq.Finish()
 	_ = d.q.Finish()
 	for _, inv := range d.inflight {
-		inv.ev.Release()
+		if inv.ev != nil {
+			inv.ev.Release()
+		}
 	}
 	d.inflight = nil
 	d.idle.Store(true)
@@ -882,6 +947,17 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		if err := du.ak.Bind(fire, ws); err != nil {
 			return fail("binding", err)
 		}
+		if d.bat != nil {
+			err := d.bat.LaunchQuiet(fire, rng, d.deps...)
+			for _, e := range d.deps {
+				e.Release()
+			}
+			d.deps = d.deps[:0]
+			if err != nil {
+				return fail("launch", err)
+			}
+			continue
+		}
 		ev, err := d.q.Launch(fire, rng, d.deps...)
 		for _, e := range d.deps {
 			e.Release()
@@ -947,15 +1023,19 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			o := slot * du.G * p.rate * p.tsize
 			dst = p.bounce[o : o+n*p.tsize]
 		}
+		p.pending += int(n)
+		for _, c := range p.up.fr.chans {
+			c.devCopied.Add(n * p.tsize)
+		}
+		if d.bat != nil { // after the round's batch
+			d.reads = append(d.reads, devRead{dst: dst, stage: p.stage, off: slot * du.G * p.rate * p.tsize})
+			continue
+		}
 		ev, err := d.cq.Read(dst, p.stage, slot*du.G*p.rate*p.tsize, kev)
 		if err != nil {
 			return fail("copy to host", err)
 		}
 		reads = append(reads, ev)
-		p.pending += int(n)
-		for _, c := range p.up.fr.chans {
-			c.devCopied.Add(n * p.tsize)
-		}
 	}
 	if len(reads) > 0 {
 		// the invocation is done when its last read is (the reads are in
@@ -965,6 +1045,12 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 	}
 	inv := &invocation{u: u, slot: slot, base: u.next, k: k, ev: last, tEnq: d.c.now()}
 	last = nil
+	if d.bat != nil {
+		for i := len(d.reads) - 1; i >= 0 && d.reads[i].inv == nil; i-- {
+			d.reads[i].inv = inv
+		}
+		d.round = append(d.round, inv)
+	}
 	d.inflight = append(d.inflight, inv)
 	du.inflight++
 	du.seq++
@@ -1080,4 +1166,106 @@ func (d *devRunner) finish(u *unit) {
 	}
 	u.notify()
 	u.r.unitDone()
+}
+
+// setupRounds decides whether the manager enqueues in rounds (its queue is
+// a device.Batcher and no actor copies between iterations, which would put
+// other commands between a batch's launches) and orders the units so that
+// producers come before their ring consumers (Kahn; units on cycles keep
+// their order).
+func (d *devRunner) setupRounds() {
+	b, ok := d.q.(device.Batcher)
+	if !ok || d.r.opts.DeviceMode == Callback {
+		return
+	}
+	for _, u := range d.units {
+		if u.du.iters > 1 && d.r.opts.SwapMode != Swap && d.r.opts.SwapMode != "" {
+			return
+		}
+	}
+	d.bat, d.replay = b, !d.r.opts.NoGraphs
+	indeg := map[*unit]int{}
+	next := map[*unit][]*unit{}
+	on := map[*unit]bool{}
+	for _, u := range d.units {
+		on[u] = true
+	}
+	for _, u := range d.units {
+		for i := range u.du.ins {
+			if g := u.du.ins[i].ring; g != nil && on[g.prod] && g.prod != u && g.wpos == 0 {
+				indeg[u]++
+				next[g.prod] = append(next[g.prod], u)
+			}
+		}
+	}
+	var order []*unit
+	done := map[*unit]bool{}
+	for len(order) < len(d.units) {
+		moved := false
+		for _, u := range d.units {
+			if !done[u] && indeg[u] == 0 {
+				done[u] = true
+				order = append(order, u)
+				for _, v := range next[u] {
+					indeg[v]--
+				}
+				moved = true
+			}
+		}
+		if !moved { // a cycle: the rest in their order
+			for _, u := range d.units {
+				if !done[u] {
+					done[u] = true
+					order = append(order, u)
+				}
+			}
+		}
+	}
+	d.units = order
+}
+
+// endRound ends the open round: it enqueues the batch of its launches,
+// then its host outputs' reads (after the batch), and gives each
+// invocation its event: its last read's, or the batch's, shared.
+func (d *devRunner) endRound() error {
+	ev, err := d.bat.EndBatch()
+	if err != nil {
+		return fmt.Errorf("device %s: %w", d.id, err)
+	}
+	if len(d.round) == 0 {
+		if ev != nil {
+			ev.Release()
+		}
+		return nil
+	}
+	if ev == nil {
+		return fmt.Errorf("device %s: a round of %d invocations launched nothing", d.id, len(d.round))
+	}
+	sh := &sharedEvent{Event: ev}
+	ri := 0
+	for _, inv := range d.round {
+		for ; ri < len(d.reads) && d.reads[ri].inv == inv; ri++ {
+			rd := d.reads[ri]
+			rev, err := d.cq.Read(rd.dst, rd.stage, rd.off, ev)
+			if err != nil {
+				return fmt.Errorf("actor %s firings %d–%d on %s: copy to host: %w", inv.u.name, inv.base, inv.base+inv.k-1, d.id, err)
+			}
+			if inv.ev != nil {
+				inv.ev.Release()
+			}
+			inv.ev = rev
+		}
+		if inv.ev == nil {
+			inv.ev = sh
+			sh.refs++
+		}
+	}
+	if sh.refs == 0 {
+		ev.Release()
+	}
+	clear(d.round)
+	d.round = d.round[:0]
+	clear(d.reads)
+	d.reads = d.reads[:0]
+	return nil
 }

@@ -422,18 +422,30 @@ func chainGraph(id string, n, small int) (*graph.Graph, *graph.Mapping) {
 }
 
 // A chain of 10 trivial kernel actors (256 tokens each, one firing per
-// invocation): the time per iteration (10 firings) and per firing.
+// invocation): the time per iteration (10 firings) and per firing, with
+// each iteration replayed as a CUDA Graph (the default; OpenCL has none)
+// and with Options.NoGraphs.
 func BenchmarkChain10(b *testing.B) {
 	benchBackends(b, func(b *testing.B, id string, _ device.Device, _ device.Queue) {
 		const fires = 2000
 		g, m := chainGraph(id, 10, 256)
 		runFor(b, g, Options{Iterations: 10, Mapping: m})
-		var el time.Duration
+		var el, ng, el16, ng16 time.Duration
 		for b.Loop() {
 			g, m := chainGraph(id, 10, 256)
 			el = runFor(b, g, Options{Iterations: fires, Mapping: m})
+			g, m = chainGraph(id, 10, 256)
+			ng = runFor(b, g, Options{Iterations: fires, Mapping: m, NoGraphs: true})
+			g, m = chainGraph(id, 10, 256)
+			el16 = runFor(b, g, Options{Iterations: fires, Mapping: m, DeviceDepth: 16})
+			g, m = chainGraph(id, 10, 256)
+			ng16 = runFor(b, g, Options{Iterations: fires, Mapping: m, DeviceDepth: 16, NoGraphs: true})
 		}
+		b.ReportMetric(float64(el16.Nanoseconds())/fires/1e3, "depth16-µs/iteration")
+		b.ReportMetric(float64(ng16.Nanoseconds())/fires/1e3, "depth16-no-graphs-µs/iteration")
 		b.ReportMetric(float64(el.Nanoseconds())/fires/1e3, "µs/iteration")
 		b.ReportMetric(float64(el.Nanoseconds())/fires/10/1e3, "µs/firing")
+		b.ReportMetric(float64(ng.Nanoseconds())/fires/1e3, "no-graphs-µs/iteration")
+		b.ReportMetric(el.Seconds()/ng.Seconds(), "graphs/no-graphs")
 	})
 }

@@ -57,15 +57,20 @@ func BenchmarkKernelFiringVsRawLaunch(b *testing.B) {
 	raw(100)
 	g, m := chainGraph(ids[0], 10, 256)
 	runFor(b, g, Options{Iterations: 10, Mapping: m})
-	var el, rl time.Duration
+	var el, ng, rl time.Duration
 	for b.Loop() {
 		g, m := chainGraph(ids[0], 10, 256)
 		el = runFor(b, g, Options{Iterations: fires, Mapping: m})
+		g, m = chainGraph(ids[0], 10, 256)
+		ng = runFor(b, g, Options{Iterations: fires, Mapping: m, NoGraphs: true})
 		rl = raw(10 * fires)
 	}
 	per := float64(el.Nanoseconds()) / (10 * fires) / 1e3
+	nper := float64(ng.Nanoseconds()) / (10 * fires) / 1e3
 	rper := float64(rl.Nanoseconds()) / (10 * fires) / 1e3
 	b.ReportMetric(per, "actor-µs/firing")
+	b.ReportMetric(nper, "no-graphs-µs/firing")
 	b.ReportMetric(rper, "raw-µs/launch")
 	b.ReportMetric(per-rper, "extra-µs/firing")
+	b.ReportMetric(nper-rper, "no-graphs-extra-µs/firing")
 }

@@ -64,6 +64,10 @@ type Options struct {
 	// SwapMode says how iterated kernel actors pass their swap pairs
 	// between iterations: Swap (the default), CopyDevice or CopyHost.
 	SwapMode SwapMode
+	// NoGraphs turns off the replay of GPU-resident chains as CUDA Graphs:
+	// each iteration's kernel launches are then enqueued one by one (the
+	// baseline; `sluice run --no-graphs`).
+	NoGraphs bool
 }
 
 // Snapshot is the live state of a run passed to Options.Progress.

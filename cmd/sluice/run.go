@@ -35,6 +35,7 @@ type runFlags struct {
 	skipAnalysis bool
 	deviceMode   string
 	swapMode     string
+	noGraphs     bool
 }
 
 func newRun() *cobra.Command {
@@ -65,6 +66,7 @@ statistics go to standard error.`,
 	fl.BoolVar(&f.skipAnalysis, "no-check", false, "skip the static analysis before running")
 	fl.StringVar(&f.deviceMode, "device-mode", "enqueue-ahead", "how kernel actors are enqueued on devices: enqueue-ahead or callback (baseline)")
 	fl.StringVar(&f.swapMode, "swap-mode", "swap", "how iterated kernel actors pass swap pairs: swap, copy-device or copy-host (baselines)")
+	fl.BoolVar(&f.noGraphs, "no-graphs", false, "launch GPU-resident chains kernel by kernel instead of replaying each iteration as a CUDA Graph")
 	return cmd
 }
 
@@ -95,6 +97,7 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 	opts := runtime.Options{
 		DeviceMode: dm,
 		SwapMode:   sm,
+		NoGraphs:   f.noGraphs,
 		Iterations: f.iterations,
 		Wait:       wait,
 		Workers:    f.workers,

@@ -229,6 +229,8 @@ type Device struct {
 	direct   atomic.Int64 // live cuMemAlloc'd buffers outside the pool
 	noTiming bool
 
+	noGraphs atomic.Bool // stream capture failed once: batches launch directly
+
 	evMu   sync.Mutex
 	evFree []*evt
 	closed atomic.Bool
@@ -780,6 +782,14 @@ type Queue struct {
 	capturing *capture
 	maps      map[*byte]mapping
 	released  bool
+
+	// batches (batch.go)
+	bt      *batch
+	inBatch bool
+	graphs  map[string]*Graph
+	seen    map[string]bool
+	// GraphHits counts batches replayed as a cached CUDA Graph.
+	GraphHits int
 }
 
 var _ device.Queue = (*Queue)(nil)
@@ -1112,7 +1122,7 @@ func (q *Queue) Release() error {
 	if q.released {
 		return nil
 	}
-	err := q.Finish()
+	err := errors.Join(q.Finish(), q.releaseGraphs())
 	q.released = true
 	q.last.unref()
 	q.ref.unref()

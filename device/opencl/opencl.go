@@ -493,9 +493,10 @@ func (k *Kernel) Release() error { return k.k.Release() }
 
 // Queue is an in-order OpenCL command queue with profiling.
 type Queue struct {
-	dev  *Device
-	q    *cl.Queue
-	wait []cl.Event
+	dev     *Device
+	q       *cl.Queue
+	wait    []cl.Event
+	batched int // launches since BeginBatch
 }
 
 // Device returns the queue's device.

@@ -467,7 +467,7 @@ func (s Stream) CopyDtoH(dst unsafe.Pointer, src DevicePtr, n int64) error {
 
 // CopyDtoD copies n bytes between device buffers.
 func (s Stream) CopyDtoD(dst, src DevicePtr, n int64) error {
-	return checkf("cuMemcpyDtoDAsync", call(fn.MemcpyDtoDAsync, uintptr(dst), uintptr(src), uintptr(n), uintptr(s)), "%d bytes", n)
+	return checkf("cuMemcpyDtoDAsync", call(fn.MemcpyDtoDAsync, uintptr(dst), uintptr(src), uintptr(n), uintptr(s)), "%d bytes from %#x to %#x", n, uint64(src), uint64(dst))
 }
 
 // MemsetD8 sets n bytes at dst to v.

@@ -1,0 +1,201 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/internal/cu"
+)
+
+// Batches of launches (device.Batcher). A batch records its launches —
+// function, grid, block, shared memory and the arguments' bytes — in one
+// key. EndBatch launches a cached CUDA Graph whose key is the batch's; a
+// key seen once before is captured (stream capture of the recorded
+// launches) and cached; others are launched one by one. So a chain of
+// kernel actors whose invocations repeat with a period of a few
+// iterations (ring offsets, staging slots) costs one cuGraphLaunch per
+// iteration once each pattern has been seen twice.
+
+// Graph cache bounds per queue: at most maxGraphs graphs are kept, and the
+// keys seen once are forgotten when there are more than maxSeen.
+const (
+	maxGraphs = 64
+	maxSeen   = 1024
+)
+
+type batchLaunch struct {
+	k           *Kernel
+	grid, block cu.Dim3
+	shared      uint32
+	args        []int // offsets of the argument values in batch.key
+}
+
+type batch struct {
+	replay   bool
+	launches []batchLaunch
+	key      []byte
+	ptrs     []uintptr
+	offs     []int
+}
+
+var _ device.Batcher = (*Queue)(nil)
+
+// BeginBatch starts a batch (device.Batcher): until EndBatch, LaunchQuiet
+// records launches. With replay, recurring batches become CUDA Graphs.
+func (q *Queue) BeginBatch(replay bool) {
+	if q.bt == nil {
+		q.bt = &batch{}
+	}
+	b := q.bt
+	b.replay = replay && !q.dev.noGraphs.Load()
+	b.launches = b.launches[:0]
+	b.key = b.key[:0]
+	b.offs = b.offs[:0]
+	q.inBatch = true
+}
+
+// LaunchQuiet launches k over r without recording an event: inside a
+// batch the launch is recorded (its wait list applies at once), outside
+// one it is enqueued at once.
+func (q *Queue) LaunchQuiet(k device.Kernel, r device.Range, wait ...device.Event) error {
+	if q.released {
+		return fmt.Errorf("launch on %s: queue %w", q.dev.info, device.ErrReleased)
+	}
+	kk, ok := k.(*Kernel)
+	if !ok || kk.dev.ctx != q.dev.ctx {
+		return fmt.Errorf("launch of kernel %s on %s: expected a kernel built for this device", k.Name(), q.dev.info)
+	}
+	grid, block, err := shape(r)
+	if err != nil {
+		return fmt.Errorf("launch of kernel %s on %s: %w", kk.name, q.dev.info, err)
+	}
+	params, err := kk.params()
+	if err != nil {
+		return err
+	}
+	if q.inBatch {
+		if len(wait) > 0 {
+			if err := q.dev.run(func() error { return q.waits(wait) }); err != nil {
+				return fmt.Errorf("launch of kernel %s on %s: %w", kk.name, q.dev.info, err)
+			}
+		}
+		b := q.bt
+		l := batchLaunch{k: kk, grid: grid, block: block, shared: kk.shared}
+		b.key = binary.LittleEndian.AppendUint64(b.key, uint64(kk.f))
+		for _, v := range [...]uint32{grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, kk.shared, uint32(len(kk.vals))} {
+			b.key = binary.LittleEndian.AppendUint32(b.key, v)
+		}
+		start := len(b.offs)
+		for _, v := range kk.vals {
+			b.key = binary.LittleEndian.AppendUint32(b.key, uint32(len(v)))
+			for len(b.key)%8 != 0 {
+				b.key = append(b.key, 0)
+			}
+			b.offs = append(b.offs, len(b.key))
+			b.key = append(b.key, v...)
+		}
+		l.args = b.offs[start:len(b.offs):len(b.offs)]
+		b.launches = append(b.launches, l)
+		return nil
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := q.dev.ctx.SetCurrent(); err != nil {
+		return err
+	}
+	if err := q.waits(wait); err != nil {
+		return fmt.Errorf("launch of kernel %s on %s: %w", kk.name, q.dev.info, err)
+	}
+	if err := kk.f.Launch(q.s, grid, block, kk.shared, params); err != nil {
+		return fmt.Errorf("kernel %s: %w", kk.name, q.fail("launch", err))
+	}
+	if q.capturing != nil {
+		q.capturing.n++
+	}
+	return nil
+}
+
+// launchAll launches the batch's launches on q.s; the context is current
+// and the thread locked.
+func (q *Queue) launchAll(b *batch) error {
+	for _, l := range b.launches {
+		b.ptrs = b.ptrs[:0]
+		for _, o := range l.args {
+			b.ptrs = append(b.ptrs, uintptr(unsafe.Pointer(&b.key[o])))
+		}
+		var params unsafe.Pointer
+		if len(b.ptrs) > 0 {
+			params = unsafe.Pointer(&b.ptrs[0])
+		}
+		if err := l.k.f.Launch(q.s, l.grid, l.block, l.shared, params); err != nil {
+			return fmt.Errorf("kernel %s: %w", l.k.name, q.fail("launch", err))
+		}
+		if q.capturing != nil {
+			q.capturing.n++
+		}
+	}
+	runtime.KeepAlive(b.key)
+	return nil
+}
+
+// EndBatch enqueues the batch's launches (as one CUDA Graph when the batch
+// recurs and replay was asked) and returns the event of their completion,
+// or nil when the batch was empty.
+func (q *Queue) EndBatch() (device.Event, error) {
+	if !q.inBatch {
+		return nil, fmt.Errorf("end of batch on %s: no batch begun", q.dev.info)
+	}
+	q.inBatch = false
+	b := q.bt
+	if len(b.launches) == 0 {
+		return nil, nil
+	}
+	if b.replay && len(b.launches) > 1 {
+		if g := q.graphs[string(b.key)]; g != nil {
+			q.GraphHits++
+			return g.Launch(q)
+		}
+		if q.seen == nil {
+			q.seen = map[string]bool{}
+			q.graphs = map[string]*Graph{}
+		}
+		if q.seen[string(b.key)] && len(q.graphs) < maxGraphs {
+			g, err := q.Capture(func() error {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				if err := q.dev.ctx.SetCurrent(); err != nil {
+					return err
+				}
+				return q.launchAll(b)
+			})
+			if err == nil {
+				q.graphs[string(b.key)] = g
+				delete(q.seen, string(b.key))
+				return g.Launch(q)
+			}
+			q.dev.noGraphs.Store(true) // capture does not work here: launch directly from now on
+		} else if len(q.seen) < maxSeen {
+			q.seen[string(b.key)] = true
+		} else {
+			clear(q.seen)
+		}
+	}
+	return q.enqueue("launch", nil, nil, func() error { return q.launchAll(b) })
+}
+
+// Graphs returns the number of CUDA Graphs the queue's batches cached.
+func (q *Queue) Graphs() int { return len(q.graphs) }
+
+func (q *Queue) releaseGraphs() error {
+	var err error
+	for k, g := range q.graphs {
+		if e := g.Release(); e != nil && err == nil {
+			err = e
+		}
+		delete(q.graphs, k)
+	}
+	return err
+}

@@ -1,0 +1,114 @@
+package cuda_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/sluicehq/sluice/device"
+)
+
+// A batch of 10 order-dependent launches, run 4 times: the first two
+// launch directly, the second captures a CUDA Graph, later ones replay it;
+// a batch with other argument values is another graph. Every run's result
+// equals launching one by one.
+func TestBatchReplaysGraphs(t *testing.T) {
+	d, q := open(t)
+	p := build(t, d, device.Source{Name: "step.cu", Text: graphKernel})
+	const n = 4096
+	init := make([]float32, n)
+	for i := range init {
+		init[i] = float32(i%89) * 0.5
+	}
+	k := must(p.Kernel("step"))
+	a := must(d.Alloc(4*n, device.ReadWrite))
+	defer a.Release()
+	// One by one.
+	wait(t, must(q.Write(a, 0, f32bytes(init))))
+	steps := func(scale float32) {
+		for i := range 10 {
+			if err := errors.Join(k.SetArg(0, a), k.SetArg(1, scale*float32(i+1)), k.SetArg(2, int32(n))); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.LaunchQuiet(k, device.Groups(n/256, 256)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	steps(1)
+	seq := make([]byte, 4*n)
+	wait(t, must(q.Read(seq, a, 0)))
+	for round := range 5 {
+		scale := float32(1)
+		if round == 4 {
+			scale = 2 // another pattern: launched directly
+		}
+		wait(t, must(q.Write(a, 0, f32bytes(init))))
+		q.BeginBatch(true)
+		steps(scale)
+		ev, err := q.EndBatch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(t, ev)
+		got := make([]byte, 4*n)
+		wait(t, must(q.Read(got, a, 0)))
+		if (string(got) == string(seq)) != (scale == 1) {
+			t.Fatalf("round %d: the batch's result differs from launching one by one", round)
+		}
+	}
+	if q.Graphs() != 1 || q.GraphHits != 2 {
+		t.Fatalf("%d graphs, %d replays: expected 1 graph replayed twice", q.Graphs(), q.GraphHits)
+	}
+	// Without replay, and empty: no graph, no event.
+	q.BeginBatch(false)
+	steps(1)
+	wait(t, must(q.EndBatch()))
+	q.BeginBatch(true)
+	if ev, err := q.EndBatch(); ev != nil || err != nil {
+		t.Fatalf("empty batch: %v, %v", ev, err)
+	}
+	if q.Graphs() != 1 {
+		t.Fatalf("%d graphs", q.Graphs())
+	}
+}
+
+// Copies of 64 MiB between a buffer that fills the whole pool and one
+// outside it, at every offset of the two (the on-device channel
+// benchmark's raw copy).
+func TestCopyLargeChunks(t *testing.T) {
+	d, q := open(t)
+	const chunk = 64 << 20
+	src, err := d.Alloc(4*chunk, device.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Release()
+	dst, err := d.Alloc(4*chunk, device.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Release()
+	t.Logf("pool %+v", d.Pool())
+	for i := range int64(4) {
+		wait(t, must(q.Fill(src, i*chunk, chunk, byte(i+1))))
+	}
+	for i := range int64(8) {
+		ev, err := q.Copy(dst, i%4*chunk, src, i%4*chunk, chunk)
+		if err != nil {
+			t.Fatalf("copy %d: %v", i, err)
+		}
+		ev.Release()
+	}
+	if err := q.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4096)
+	for i := range int64(4) {
+		wait(t, must(q.Read(got, dst, i*chunk+chunk-4096)))
+		for _, b := range got {
+			if b != byte(i+1) {
+				t.Fatalf("chunk %d: byte %d, expected %d", i, b, i+1)
+			}
+		}
+	}
+}
