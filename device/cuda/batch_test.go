@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/device/cuda"
 )
 
 // A batch of 10 order-dependent launches, run 4 times: the first two
@@ -110,5 +111,33 @@ func TestCopyLargeChunks(t *testing.T) {
 				t.Fatalf("chunk %d: byte %d, expected %d", i, b, i+1)
 			}
 		}
+	}
+}
+
+// Allocations outside the pool, made at many stack depths (so that the
+// goroutine's stack grows during some driver calls), return valid device
+// pointers: an out-parameter left on a moving stack once gave 0.
+func TestAllocAtStackDepths(t *testing.T) {
+	d, q := open(t)
+	var rec func(n int)
+	rec = func(n int) {
+		var pad [64]byte
+		if n > 0 {
+			rec(n - 1)
+			_ = pad
+			return
+		}
+		b, err := d.Alloc(1<<30, device.ReadWrite) // beyond the pool: cuMemAlloc
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Release()
+		if p := b.(*cuda.Buffer).Ptr(); p == 0 {
+			t.Fatal("cuMemAlloc gave a device pointer of 0")
+		}
+		wait(t, must(q.Fill(b, 0, 4096, 1)))
+	}
+	for n := 0; n < 400; n += 7 {
+		rec(n)
 	}
 }

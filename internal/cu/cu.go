@@ -249,7 +249,13 @@ func (c Context) MemInfo() (free, total int64, err error) {
 	return int64(f), int64(t), err
 }
 
-// inCtx runs one driver call with c current on a locked thread.
+// inCtx runs one driver call with c current on a locked thread. Like
+// call it is uintptrescapes: without it an out-parameter allocated on the
+// stack (MemAlloc's) could move when the stack grows inside the call,
+// leaving the driver's result behind; that gave a device pointer of 0 and
+// CUDA_ERROR_INVALID_VALUE in the first copy to it.
+//
+//go:uintptrescapes
 func (c Context) inCtx(op string, f uintptr, args ...uintptr) error {
 	runtime.LockOSThread()
 	r := c.bind()

@@ -282,6 +282,12 @@ func loadNVRTC() error {
 // call invokes a driver function returning CUresult. Arguments converted
 // from pointers in the call expression are kept alive for the call.
 //
+// call calls a driver function. Out-parameters are passed as
+// uintptr(unsafe.Pointer(&x)): uintptrescapes moves x to the heap and keeps
+// it alive for the call (a stack variable could move when the goroutine's
+// stack grows during the call, and the driver would write to its old place).
+//
+//go:uintptrescapes
 //go:uintptrescapes
 func call(f uintptr, args ...uintptr) Result {
 	r, _, _ := purego.SyscallN(f, args...)
