@@ -424,8 +424,25 @@ func TestNoSuchDevice(t *testing.T) {
 		}
 	}
 	t.Log(msg)
-	// By backend name and by part of the name.
-	for _, id := range []string{"opencl", d.Info().Name[:8]} {
+	// By part of the name: it opens the device when only one device's name
+	// holds it (an H100 is both cuda:0 and an OpenCL device: ambiguous).
+	frag := d.Info().Name[:8]
+	var same []string
+	for _, i := range device.Devices(context.Background()) {
+		if strings.Contains(i.Name, frag) {
+			same = append(same, i.ID)
+		}
+	}
+	ids := []string{"opencl"}
+	if len(same) == 1 {
+		ids = append(ids, frag)
+	} else if _, err := device.Open(context.Background(), frag); err == nil {
+		t.Fatalf("open %q succeeded though %v all match it", frag, same)
+	} else {
+		t.Logf("open %q: %v", frag, err)
+	}
+	// By backend name and, when unambiguous, by part of the name.
+	for _, id := range ids {
 		o, err := device.Open(context.Background(), id)
 		if err != nil {
 			t.Fatalf("open %q: %v", id, err)
