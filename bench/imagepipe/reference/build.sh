@@ -1,0 +1,13 @@
+#!/bin/sh
+# Builds the hand-written reference program with nvcc (sm_90: H100), next
+# to this script. Without nvcc, build the NVRTC-based driver instead:
+#   CGO_ENABLED=0 go build -o imagepipe-nvrtc ./bench/imagepipe/reference
+set -e
+cd "$(dirname "$0")"
+NVCC=${NVCC:-$(command -v nvcc || ls /usr/local/cuda*/bin/nvcc 2>/dev/null | head -1)}
+if [ -z "$NVCC" ]; then
+	echo "build.sh: nvcc not found (set NVCC); use the NVRTC driver (reference.go) instead" >&2
+	exit 1
+fi
+"$NVCC" -O3 -arch=${ARCH:-sm_90} -o imagepipe imagepipe.cu
+echo "built $(pwd)/imagepipe with $NVCC"
