@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sluicehq/sluice/graph"
 )
@@ -13,7 +14,15 @@ type CheckOptions struct {
 	NoThroughput bool
 	// NoSchedule skips the looped single-processor schedule.
 	NoSchedule bool
+	// ThroughputBudget bounds the search for throughput-optimal buffers;
+	// 0 means DefaultThroughputBudget, < 0 no limit. When it runs out the
+	// report keeps the throughput bound and says so in a warning.
+	ThroughputBudget time.Duration
 }
+
+// DefaultThroughputBudget is Check's default time for the throughput-optimal
+// buffer search.
+const DefaultThroughputBudget = 2 * time.Second
 
 // Report is everything `sluice check` prints, ready for JSON.
 type Report struct {
@@ -128,9 +137,17 @@ func Check(g *graph.Graph, opts CheckOptions) *Report {
 		}
 	}
 	if _, unit := m.costs(); !unit && !opts.NoThroughput {
-		tb, th, err := ThroughputBuffers(g, rv)
+		budget := opts.ThroughputBudget
+		if budget == 0 {
+			budget = DefaultThroughputBudget
+		}
+		tb, th, err := ThroughputBuffersWithin(g, rv, max(budget, 0))
 		if err != nil {
-			r.Warnings = append(r.Warnings, "throughput: "+err.Error())
+			msg := "throughput: " + err.Error()
+			if errors.Is(err, ErrTimeBudget) {
+				msg = fmt.Sprintf("throughput-optimal capacities not found within %s (the period bound above holds; allow more time with --budget)", budget)
+			}
+			r.Warnings = append(r.Warnings, msg)
 			if th0, err := ThroughputBound(g, rv, nil); err == nil {
 				r.PeriodNS, r.IterationsPerSecond, r.Critical = th0.PeriodNS, th0.IterationsPerSecond, th0.Critical
 			}

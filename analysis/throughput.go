@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"time"
 
 	"github.com/sluicehq/sluice/graph"
 )
@@ -305,6 +306,23 @@ func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budge
 // an error wrapping ErrStateBudget when more than 500 evaluations or a
 // state space beyond DefaultStateBudget would be needed.
 func ThroughputBuffers(g *graph.Graph, rv *Repetitions) (map[string]int, Throughput, error) {
+	return throughputBuffers(g, rv, time.Time{})
+}
+
+// ErrTimeBudget is returned when a search runs out of the time it was given.
+var ErrTimeBudget = errors.New("time budget exceeded")
+
+// ThroughputBuffersWithin is ThroughputBuffers that gives up with
+// ErrTimeBudget after the given time (0: no limit).
+func ThroughputBuffersWithin(g *graph.Graph, rv *Repetitions, budget time.Duration) (map[string]int, Throughput, error) {
+	var deadline time.Time
+	if budget > 0 {
+		deadline = time.Now().Add(budget)
+	}
+	return throughputBuffers(g, rv, deadline)
+}
+
+func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map[string]int, Throughput, error) {
 	m, err := build(g)
 	if err != nil {
 		return nil, Throughput{}, err
@@ -329,6 +347,9 @@ func ThroughputBuffers(g *graph.Graph, rv *Repetitions) (map[string]int, Through
 		if evals > 500 {
 			return Throughput{}, nil, false, fmt.Errorf("analysis: throughput buffers: 500 evaluations: %w", ErrStateBudget)
 		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return Throughput{}, nil, false, fmt.Errorf("analysis: throughput buffers: %d evaluations in the time allowed: %w", evals-1, ErrTimeBudget)
+		}
 		th, bl, err := m.throughput(q, caps, DefaultStateBudget)
 		if err != nil {
 			return th, nil, false, err
@@ -342,7 +363,13 @@ func ThroughputBuffers(g *graph.Graph, rv *Repetitions) (map[string]int, Through
 		}
 		return 1
 	}
+	// Grow the channels that block for room, doubling a channel's increment
+	// each time it blocks again, until the period reaches the target; then
+	// shrink each grown channel back by binary search (the period and
+	// deadlock freedom are monotone in every capacity), so that one step
+	// less on any of them misses the target.
 	grown := map[int]bool{}
+	inc := map[int]int64{}
 	for {
 		th, bl, ok, err := eval()
 		if err != nil {
@@ -359,7 +386,11 @@ func ThroughputBuffers(g *graph.Graph, rv *Repetitions) (map[string]int, Through
 			if !done[ci] {
 				done[ci] = true
 				grown[ci] = true
-				caps[ci] += step(ci)
+				if inc[ci] == 0 {
+					inc[ci] = step(ci)
+				}
+				caps[ci] += inc[ci]
+				inc[ci] *= 2
 			}
 		}
 	}
@@ -369,18 +400,31 @@ func ThroughputBuffers(g *graph.Graph, rv *Repetitions) (map[string]int, Through
 	}
 	sort.Ints(order)
 	for _, ci := range order {
-		for caps[ci]-step(ci) >= max(init[ci], 1) {
-			caps[ci] -= step(ci)
+		st := step(ci)
+		// hi meets the target; lo is the smallest value worth trying.
+		hi := caps[ci]
+		lo := max(init[ci], 1)
+		for hi-lo >= st {
+			mid := hi - ((hi-lo)/st+1)/2*st
+			if mid < lo {
+				break
+			}
+			caps[ci] = mid
 			_, _, ok, err := eval()
-			if err == nil && ok && completes(m, q, init, caps) {
-				continue
+			if err != nil {
+				caps[ci] = hi
+				if errors.Is(err, ErrStateBudget) {
+					return nil, Throughput{}, err
+				}
+				break
 			}
-			caps[ci] += step(ci)
-			if err != nil && errors.Is(err, ErrStateBudget) {
-				return nil, Throughput{}, err
+			if ok && completes(m, q, init, caps) {
+				hi = mid
+			} else {
+				lo = mid + 1
 			}
-			break
 		}
+		caps[ci] = hi
 	}
 	th, _, err := m.throughput(q, caps, DefaultStateBudget)
 	if err != nil {

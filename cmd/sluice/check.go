@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ func newCheck() *cobra.Command {
 	var asJSON bool
 	var mappingFile string
 	var x structureFlags
+	var budget time.Duration
 	cmd := &cobra.Command{
 		Use:   "check FILE",
 		Short: "Validate and analyse a graph: rates, deadlock, buffer sizes, throughput",
@@ -29,7 +31,7 @@ deadlock-free buffer sizes, and the throughput bound when actors have costs.
 It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, order := checkFile(args[0], mappingFile)
+			rep, order := checkFile(args[0], mappingFile, analysis.CheckOptions{ThroughputBudget: budget})
 			out := cmd.OutOrStdout()
 			if rep.Valid && rep.Consistent && (x.unfold > 0 || x.peast != "") {
 				s, err := structure(args[0], x)
@@ -56,6 +58,7 @@ It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
 			return checkStatus(rep)
 		},
 	}
+	cmd.Flags().DurationVar(&budget, "budget", analysis.DefaultThroughputBudget, "time allowed for the throughput-optimal buffer search (negative: no limit)")
 	cmd.Flags().IntVar(&x.unfold, "unfold", 0, "also expand to single rate (HSDF) with this unfolding factor J: size, critical path, stages")
 	cmd.Flags().StringVar(&x.peast, "peast", "", "also print Caravela's PEA-ST startup/repeat stage matrix from this root actor (\"all\": best root)")
 	cmd.Flags().IntVar(&x.limit, "limit", analysis.DefaultExpandLimit, "largest single-rate expansion (vertices) --unfold may build")
@@ -66,7 +69,7 @@ It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
 
 // checkFile loads and analyses a graph; load errors become an invalid
 // report. It also returns the actors' names in declaration order.
-func checkFile(path, mappingFile string) (*analysis.Report, []string) {
+func checkFile(path, mappingFile string, opts analysis.CheckOptions) (*analysis.Report, []string) {
 	g, err := spec.Load(path)
 	if err != nil {
 		return &analysis.Report{Graph: path, Valid: false, Errors: errorLines(err),
@@ -78,7 +81,7 @@ func checkFile(path, mappingFile string) (*analysis.Report, []string) {
 			order = append(order, a.Name)
 		}
 	}
-	rep := analysis.Check(g, analysis.CheckOptions{})
+	rep := analysis.Check(g, opts)
 	if mappingFile != "" && rep.Valid {
 		m, err := spec.LoadMapping(mappingFile)
 		if err == nil {

@@ -28,7 +28,7 @@ With --svg it renders SVG through Graphviz's dot program.`,
 			if err != nil {
 				return err
 			}
-			rep := analysis.Check(g, analysis.CheckOptions{})
+			rep := analysis.Check(g, analysis.CheckOptions{NoThroughput: true, NoSchedule: true})
 			h := dot.Highlight{Cycles: rep.Cycles, Initialize: rep.Initialize, Buffers: rep.Buffers}
 			if rep.Consistent {
 				h.Repetitions = rep.Repetitions

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -34,6 +35,16 @@ draws them, and runs them.`,
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal cancels the context: runs stop cleanly. A
+		// command that does not return soon after (a long analysis) is
+		// ended, and a second signal ends it at once.
+		<-ctx.Done()
+		stop()
+		time.Sleep(3 * time.Second)
+		fmt.Fprintln(os.Stderr, "sluice: interrupted")
+		os.Exit(130)
+	}()
 	err := newRoot().ExecuteContext(ctx)
 	stop()
 	if err != nil {

@@ -212,3 +212,29 @@ func TestRunProgressBarsEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckEveryExampleQuickly: check must answer within seconds on every
+// example graph (a throughput-buffer search once ran for 45 s on
+// fft-filter.yaml).
+func TestCheckEveryExampleQuickly(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/*.yaml")
+	more, _ := filepath.Glob("../../examples/*/*.yaml")
+	for _, f := range append(files, more...) {
+		rel := strings.TrimPrefix(f, "../../")
+		if strings.Contains(rel, "map") || strings.Contains(rel, "machines/") || strings.HasSuffix(rel, "opencl.yaml") || strings.HasSuffix(rel, "cuda.yaml") {
+			continue // mappings and machine models, not graphs
+		}
+		start := time.Now()
+		_, errs, code := sluice(t, "", "check", rel)
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("check %s took %s", rel, d)
+		}
+		want := 0
+		if strings.Contains(rel, "deadlock") {
+			want = 1
+		}
+		if code != want {
+			t.Errorf("check %s: exit %d, want %d: %s", rel, code, want, errs)
+		}
+	}
+}
