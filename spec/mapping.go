@@ -11,7 +11,7 @@ import (
 
 var (
 	mappingKeys   = []string{"name", "doc", "mapping"}
-	placementKeys = []string{"doc", "device", "impl", "replicas", "work-groups", "work-items", "distribution", "priority", "affinity"}
+	placementKeys = []string{"doc", "device", "impl", "replicas", "work-groups", "work-items", "distribution", "priority", "affinity", "team"}
 )
 
 // LoadMapping reads a mapping file: the ETH XML binding format when the
@@ -75,6 +75,16 @@ func (p *yp) parsePlacement(f yamlpos.Field) *graph.Placement {
 				pl.Impl = k
 			default:
 				p.Errorf(x.V, "%s: impl %q: expected go, opencl, cuda or builtin%s", what, yamlpos.Clip(s), yamlpos.DidYouMean(s, []string{"go", "opencl", "cuda", "builtin"}))
+			}
+		}
+	}
+	if x, ok := m["team"]; ok {
+		if s, ok := p.Str(x.V, what+": team"); ok {
+			switch t := graph.TeamMode(s); t {
+			case graph.TeamSplit, graph.TeamReplicate:
+				pl.Team = t
+			default:
+				p.Errorf(x.V, "%s: team %q: expected split or replicate%s", what, yamlpos.Clip(s), yamlpos.DidYouMean(s, []string{"split", "replicate"}))
 			}
 		}
 	}

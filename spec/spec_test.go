@@ -303,6 +303,7 @@ func TestParseMapping(t *testing.T) {
 mapping:
   worker: {device: "opencl:0:0", impl: opencl, replicas: 2, work-groups: 4, work-items: 2, distribution: {out1: strided}, priority: -1, affinity: [0, 3]}
   cons: {device: cpu, affinity: 1}
+  fir: {replicas: 3, team: replicate}
 `
 	m, err := spec.ParseMapping("m.yaml", []byte(src))
 	if err != nil {
@@ -316,19 +317,24 @@ mapping:
 	if c := m.Actors["cons"]; c.Device != "cpu" || !reflect.DeepEqual(c.Affinity, []int{1}) {
 		t.Errorf("cons = %+v", c)
 	}
+	if f := m.Actors["fir"]; f.Replicas != 3 || f.Team != graph.TeamReplicate {
+		t.Errorf("fir = %+v", f)
+	}
 	if m.Name != "m" || m.Origin != "m.yaml" {
 		t.Errorf("mapping %q %q", m.Name, m.Origin)
 	}
 
 	bad := `mapping:
   worker: {device: gpu, impl: opencll, work-groups: -4, distribution: {out1: striped}, workitems: 2}
+  fir: {team: replicated}
 `
 	_, err = spec.ParseMapping("m.yaml", []byte(bad))
 	want2 := []string{
 		`m.yaml:2:31: mapping of worker: impl "opencll": expected go, opencl, cuda or builtin (did you mean "opencl"?)`,
 		`m.yaml:2:53: mapping of worker: work-groups: -4 out of range: expected 0 to 2147483647`,
 		`m.yaml:2:78: mapping of worker: distribution "striped": expected consecutive or strided (did you mean "strided"?)`,
-		`m.yaml:2:88: mapping of worker: unknown key "workitems" (did you mean "work-items"?); allowed keys: doc, device, impl, replicas, work-groups, work-items, distribution, priority, affinity`,
+		`m.yaml:2:88: mapping of worker: unknown key "workitems" (did you mean "work-items"?); allowed keys: doc, device, impl, replicas, work-groups, work-items, distribution, priority, affinity, team`,
+		`m.yaml:3:15: mapping of fir: team "replicated": expected split or replicate (did you mean "replicate"?)`,
 	}
 	if got := errorLines(t, err); strings.Join(got, "\n") != strings.Join(want2, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want2, "\n"))
