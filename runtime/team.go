@@ -109,18 +109,7 @@ func (u *unit) lifecycle() []any {
 // state: each replica runs all k firings in order on the shared input
 // windows, writing outputs only for the firings it leads.
 func (u *unit) replicateRound(c *execCtx, k int64) bool {
-	u.roundID++
-	id := u.roundID
-	u.roundK.Store(k)
-	u.roundBase.Store(u.next)
-	u.stopAt.Store(k)
-	u.doneN.Store(0)
-	u.roundErr = nil
-	u.errAt = k
-	u.claim.Store(id << claimBits)
-	for h := u.replicas - 1; h > 0; h-- {
-		u.q.push(task{u: u, round: id})
-	}
+	id := u.startRound(k, int64(u.replicas)-1)
 	return u.replicaClaimLoop(c, id)
 }
 

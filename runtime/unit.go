@@ -452,6 +452,13 @@ func (e *PanicError) Unwrap() error {
 // helpers are queued, and this worker claims firings too. It reports
 // whether this worker finished the round and so goes on running the unit.
 func (u *unit) teamRound(c *execCtx, k int64) bool {
+	id := u.startRound(k, min(int64(u.replicas), k)-1)
+	return u.claimLoop(c, id)
+}
+
+// startRound opens a round of k firings at the unit's next firing, queues
+// helper tasks that join it, and returns the round's number.
+func (u *unit) startRound(k, helpers int64) uint64 {
 	u.roundID++
 	id := u.roundID
 	u.roundK.Store(k)
@@ -461,10 +468,10 @@ func (u *unit) teamRound(c *execCtx, k int64) bool {
 	u.roundErr = nil
 	u.errAt = k
 	u.claim.Store(id << claimBits)
-	for h := min(int64(u.replicas), k) - 1; h > 0; h-- {
+	for ; helpers > 0; helpers-- {
 		u.q.push(task{u: u, round: id})
 	}
-	return u.claimLoop(c, id)
+	return id
 }
 
 // claimLoop claims and runs firings of round id until none is left. The
