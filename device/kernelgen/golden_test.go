@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/device/cuda"
+	"github.com/sluicehq/sluice/device/kernelgen/kernelgentest"
 	"github.com/sluicehq/sluice/device/opencl"
 	"github.com/sluicehq/sluice/graph"
 )
@@ -21,24 +22,14 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // CUDA side cannot be built here without a GPU, so its text must stay the
 // same to the byte.
 
-const worker = `// worker: Listing-2 style actor
-void INIT() {
-	FOREACH(blk IN PORT_out1) {
-		TOKEN_OUT1_t *wbuf = RESERVE(PORT_out1, blk);
-		for (int j = 0; j < BLOCK_OUT1_SIZE; j++) wbuf[j] = -(float)(blk * BLOCK_OUT1_SIZE + j);
-	}
-}
+const worker = `// worker: a Listing-2 style actor for the golden files
+void INIT() { FOREACH(blk IN PORT_out1) { TOKEN_OUT1_t *w = RESERVE(PORT_out1, blk); w[0] = 0; } }
 
 void FIRE() {
-	TOKEN_IN1_t *rbuf = CAPTURE(PORT_in1);
-	const TOKEN_IN1_t *again = CAPTURE(PORT_in1);
-	float scale = rbuf[0], shift = again[1], tilt = rbuf[2];
+	const TOKEN_IN1_t *r = CAPTURE(PORT_in1);
 	FOREACH(blk IN PORT_out1) {
-		TOKEN_OUT1_t *wbuf = RESERVE(PORT_out1, blk);
-		__global TOKEN_OWNER_t *who = RESERVE(PORT_owner, blk);
-		for (int j = 0; j < BLOCK_OUT1_SIZE; j++)
-			wbuf[j] = scale * (float)(blk * BLOCK_OUT1_SIZE + j) + shift - tilt * (float)j;
-		who[0] = (int)get_local_id(0);
+		TOKEN_OUT1_t* w = RESERVE(PORT_out1, blk); __global TOKEN_OWNER_t *who = RESERVE(PORT_owner, blk);
+		w[0] = r[0] * blk; w[1] = r[2]; who[0] = BLOCK_COUNT(PORT_out1);
 	}
 }
 `
@@ -54,15 +45,6 @@ const sourceSrc = `void FIRE ( ) {
 	FOREACH(blk IN PORT_y) { TOKEN_Y_t *y = RESERVE(PORT_y, blk); y[0] = blk; }
 }
 `
-
-func worker2() *graph.Actor {
-	a := graph.New("golden").AddActor("worker")
-	f32 := graph.MustTokenType("f32")
-	a.AddPort("in1", graph.In, f32, graph.SDF(3), "")
-	a.AddPort("out1", graph.Out, f32, graph.SDF(12), "").Block = 2
-	a.AddPort("owner", graph.Out, graph.MustTokenType("i32"), graph.SDF(6), "").Block = 1
-	return a
-}
 
 func typed(in, out string) *graph.Actor {
 	a := graph.New("golden").AddActor("types")
@@ -89,22 +71,22 @@ func goldenCases() []goldenCase {
 		return pl
 	}
 	cs := []goldenCase{
-		{"worker nil", worker2, nil, worker},
-		{"worker G4 I3", worker2, &graph.Placement{WorkGroups: 4, WorkItems: 3}, worker},
-		{"worker G2 I6 consecutive", worker2, dist(2, 6, graph.Consecutive, graph.Consecutive), worker},
-		{"worker G5 I4 mixed", worker2, dist(5, 4, graph.Strided, graph.Consecutive), worker},
-		{"worker G0 I2", worker2, &graph.Placement{WorkItems: 2}, worker},
-		{"worker bad distribution", worker2, dist(1, 1, "diagonal"), worker},
-		{"worker no FIRE", worker2, nil, "void INIT() {}\n"},
-		{"worker no INIT", worker2, nil, "void FIRE() {}\n"},
+		{"worker nil", kernelgentest.Worker, nil, worker},
+		{"worker G4 I3", kernelgentest.Worker, &graph.Placement{WorkGroups: 4, WorkItems: 3}, worker},
+		{"worker G2 I6 consecutive", kernelgentest.Worker, dist(2, 6, graph.Consecutive, graph.Consecutive), worker},
+		{"worker G5 I4 mixed", kernelgentest.Worker, dist(5, 4, graph.Strided, graph.Consecutive), worker},
+		{"worker G0 I2", kernelgentest.Worker, &graph.Placement{WorkItems: 2}, worker},
+		{"worker bad distribution", kernelgentest.Worker, dist(1, 1, "diagonal"), worker},
+		{"worker no FIRE", kernelgentest.Worker, nil, "void INIT() {}\n"},
+		{"worker no INIT", kernelgentest.Worker, nil, "void FIRE() {}\n"},
 		{"source", func() *graph.Actor {
 			a := graph.New("golden").AddActor("src")
 			a.AddPort("y", graph.Out, graph.MustTokenType("u16"), graph.SDF(8), "").Block = 4
 			return a
 		}, dist(3, 2, "", "", "", graph.Consecutive), sourceSrc},
-		{"block does not divide", func() *graph.Actor { a := worker2(); a.Port("out1").Block = 5; return a }, nil, worker},
-		{"dynamic rate", func() *graph.Actor { a := worker2(); a.Port("in1").Rate = graph.Dynamic(); return a }, nil, worker},
-		{"csdf rate", func() *graph.Actor { a := worker2(); a.Port("out1").Rate = graph.CSDF(2, 4); return a }, nil, worker},
+		{"block does not divide", func() *graph.Actor { a := kernelgentest.Worker(); a.Port("out1").Block = 5; return a }, nil, worker},
+		{"dynamic rate", func() *graph.Actor { a := kernelgentest.Worker(); a.Port("in1").Rate = graph.Dynamic(); return a }, nil, worker},
+		{"csdf rate", func() *graph.Actor { a := kernelgentest.Worker(); a.Port("out1").Rate = graph.CSDF(2, 4); return a }, nil, worker},
 		{"bad port name", func() *graph.Actor {
 			a := graph.New("golden").AddActor("bad")
 			a.AddPort("in-1", graph.In, graph.MustTokenType("f32"), graph.SDF(1), "")
