@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/device/cuda"
+	"github.com/sluicehq/sluice/device/kernelgen/kernelgentest"
 	"github.com/sluicehq/sluice/graph"
 )
 
@@ -42,28 +43,6 @@ void FIRE() {
 }
 `
 
-func workerActor() *graph.Actor {
-	g := graph.New("listing2")
-	a := g.AddActor("worker")
-	f32 := graph.MustTokenType("f32")
-	a.AddPort("in1", graph.In, f32, graph.SDF(3), "")
-	a.AddPort("out1", graph.Out, f32, graph.SDF(12), "").Block = 2
-	a.AddPort("owner", graph.Out, graph.MustTokenType("i32"), graph.SDF(6), "").Block = 1
-	return a
-}
-
-func reference(in []float32, g int) (out []float32) {
-	for f := range g {
-		scale, shift, tilt := in[3*f], in[3*f+1], in[3*f+2]
-		for blk := range 6 {
-			for j := range 2 {
-				out = append(out, scale*float32(blk*2+j)+shift-tilt*float32(j))
-			}
-		}
-	}
-	return out
-}
-
 // owner is which thread computes block blk of B among I threads.
 func owner(blk, b, i int, dist graph.Distribution) int {
 	if dist == graph.Consecutive {
@@ -74,7 +53,7 @@ func owner(blk, b, i int, dist graph.Distribution) int {
 }
 
 func TestGenerateActorPrelude(t *testing.T) {
-	ga, err := cuda.GenerateActor(workerActor(), &graph.Placement{WorkGroups: 4, WorkItems: 3}, "worker.cu", workerCU)
+	ga, err := cuda.GenerateActor(kernelgentest.Worker(), &graph.Placement{WorkGroups: 4, WorkItems: 3}, "worker.cu", workerCU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +72,7 @@ func TestGenerateActorPrelude(t *testing.T) {
 	if !ga.HasInit || len(ga.Inputs) != 1 || len(ga.Outputs) != 2 || ga.Outputs[0].Blocks != 6 {
 		t.Fatalf("layout %+v", ga)
 	}
-	if _, err := cuda.GenerateActor(workerActor(), nil, "x.cu", "void INIT() {}"); err == nil {
+	if _, err := cuda.GenerateActor(kernelgentest.Worker(), nil, "x.cu", "void INIT() {}"); err == nil {
 		t.Fatal("a source without FIRE: no error")
 	}
 }
@@ -111,7 +90,7 @@ func TestCompileActorListing2(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("G%d_I%d_%s", tc.g, tc.i, tc.dist), func(t *testing.T) {
 			pl := &graph.Placement{WorkGroups: tc.g, WorkItems: tc.i, Distribution: map[string]graph.Distribution{"out1": tc.dist, "owner": tc.dist}}
-			ak, err := c.CompileActor(context.Background(), workerActor(), pl, graph.Impl{Kind: graph.ImplCUDA, Source: "worker.cu", Func: workerCU})
+			ak, err := c.CompileActor(context.Background(), kernelgentest.Worker(), pl, graph.Impl{Kind: graph.ImplCUDA, Source: "worker.cu", Func: workerCU})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +128,7 @@ func TestCompileActorListing2(t *testing.T) {
 			wait(t, must(q.Launch(ak.Fire(), ak.Range(tc.g))))
 			got = make([]byte, 4*12*tc.g)
 			wait(t, must(q.Read(got, bout, 4*12*off)))
-			want := reference(in[3*off:], tc.g)
+			want := kernelgentest.Reference(in[3*off:], tc.g)
 			for i, v := range bytesf32(got) {
 				if v != want[i] {
 					t.Fatalf("firing %d token %d = %v, want %v", i/12, i%12, v, want[i])
@@ -166,13 +145,13 @@ func TestCompileActorListing2(t *testing.T) {
 		})
 	}
 	// A compile error names the user's file and line.
-	_, err := c.CompileActor(context.Background(), workerActor(), nil, graph.Impl{Kind: graph.ImplCUDA, Source: "worker.cu", Func: strings.Replace(workerCU, "float scale = rbuf[0]", "float scale = nosuch", 1)})
+	_, err := c.CompileActor(context.Background(), kernelgentest.Worker(), nil, graph.Impl{Kind: graph.ImplCUDA, Source: "worker.cu", Func: strings.Replace(workerCU, "float scale = rbuf[0]", "float scale = nosuch", 1)})
 	var be *device.BuildError
 	if !errors.As(err, &be) || !strings.Contains(err.Error(), "worker.cu:15:") {
 		t.Fatalf("want a build error at worker.cu:15, got %v", err)
 	}
 	t.Log(err)
-	if _, err := c.CompileActor(context.Background(), workerActor(), nil, graph.Impl{Kind: graph.ImplOpenCL, Source: "x.cl", Func: workerCU}); !errors.Is(err, device.ErrUnsupported) {
+	if _, err := c.CompileActor(context.Background(), kernelgentest.Worker(), nil, graph.Impl{Kind: graph.ImplOpenCL, Source: "x.cl", Func: workerCU}); !errors.Is(err, device.ErrUnsupported) {
 		t.Fatalf("OpenCL source on CUDA: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/device/kernelgen/kernelgentest"
 	"github.com/sluicehq/sluice/device/opencl"
 	"github.com/sluicehq/sluice/graph"
 )
@@ -39,29 +40,6 @@ void FIRE() {
 }
 `
 
-func workerActor() *graph.Actor {
-	g := graph.New("listing2")
-	a := g.AddActor("worker")
-	f32 := graph.MustTokenType("f32")
-	a.AddPort("in1", graph.In, f32, graph.SDF(3), "")
-	a.AddPort("out1", graph.Out, f32, graph.SDF(12), "").Block = 2
-	a.AddPort("owner", graph.Out, graph.MustTokenType("i32"), graph.SDF(6), "").Block = 1
-	return a
-}
-
-// reference is the Go model of one invocation: G firings.
-func reference(in []float32, g int) (out []float32) {
-	for f := range g {
-		scale, shift, tilt := in[3*f], in[3*f+1], in[3*f+2]
-		for blk := range 6 {
-			for j := range 2 {
-				out = append(out, scale*float32(blk*2+j)+shift-tilt*float32(j))
-			}
-		}
-	}
-	return out
-}
-
 func TestActorKernelListing2(t *testing.T) {
 	d, q := openCL(t)
 	r := rand.New(rand.NewPCG(3, 5))
@@ -74,7 +52,7 @@ func TestActorKernelListing2(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("G%d_I%d_%s", tc.g, tc.i, tc.dist), func(t *testing.T) {
 			pl := &graph.Placement{WorkGroups: tc.g, WorkItems: tc.i, Distribution: map[string]graph.Distribution{"out1": tc.dist, "owner": tc.dist}}
-			ak, err := opencl.GenerateActor(workerActor(), pl, "worker.cl", workerCL)
+			ak, err := opencl.GenerateActor(kernelgentest.Worker(), pl, "worker.cl", workerCL)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +100,7 @@ func TestActorKernelListing2(t *testing.T) {
 			wait(t, must(q.Read(whoB, bwho, 0, run)))
 			w.Release()
 			run.Release()
-			want := reference(in, tc.g)
+			want := kernelgentest.Reference(in, tc.g)
 			for i, v := range bytesf32(outB) {
 				if math.Abs(float64(v-want[i])) > 1e-5*math.Max(1, math.Abs(float64(want[i]))) {
 					t.Fatalf("token %d = %v, want %v", i, v, want[i])
@@ -148,7 +126,7 @@ func TestActorKernelErrors(t *testing.T) {
 	d, _ := openCL(t)
 	// A user error maps to the user's line despite the prelude and rewrite.
 	src := strings.Replace(workerCL, "float scale = rbuf[0]", "float scale = rbuf[0] + nosuch", 1)
-	ak, err := opencl.GenerateActor(workerActor(), nil, "worker.cl", src)
+	ak, err := opencl.GenerateActor(kernelgentest.Worker(), nil, "worker.cl", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +137,7 @@ func TestActorKernelErrors(t *testing.T) {
 	}
 	t.Log(err)
 	// Generation errors.
-	a := workerActor()
+	a := kernelgentest.Worker()
 	if _, err := opencl.GenerateActor(a, nil, "x.cl", "void INIT() {}"); err == nil || !strings.Contains(err.Error(), "FIRE") {
 		t.Fatalf("missing FIRE: %v", err)
 	}
@@ -167,7 +145,7 @@ func TestActorKernelErrors(t *testing.T) {
 	if _, err := opencl.GenerateActor(a, nil, "x.cl", workerCL); err == nil || !strings.Contains(err.Error(), "does not divide") {
 		t.Fatalf("bad block: %v", err)
 	}
-	a = workerActor()
+	a = kernelgentest.Worker()
 	a.Port("in1").Rate = graph.Dynamic()
 	if _, err := opencl.GenerateActor(a, nil, "x.cl", workerCL); err == nil || !strings.Contains(err.Error(), "SDF") {
 		t.Fatalf("dynamic rate: %v", err)
