@@ -105,6 +105,18 @@ type Options struct {
 	// NoMirror forces the portable buffer even where the mirrored mapping is
 	// available (for tests and for comparison; see FIFO.Mirrored).
 	NoMirror bool
+	// Memory, when not nil, is where the FIFO keeps its tokens instead of
+	// memory of its own: e.g. pinned host memory of a device, so that the
+	// device's copies from and to windows run by DMA. The FIFO does not own
+	// it (Free leaves it alone) and uses the portable layout in it: a ring
+	// of len(Memory) - Capacity*TokenSize bytes (rounded down to whole
+	// tokens; at least Capacity tokens) followed by a tail of Capacity
+	// tokens. Unlike the portable buffer in the FIFO's own memory, the tail
+	// is brought up to date only for windows that cross the ring's end (a
+	// writer's on Commit, a reader's when acquired), so a ring whose size
+	// is a multiple of every window size copies nothing. It needs exactly
+	// one reader.
+	Memory []byte
 }
 
 // maxRingBytes bounds Capacity*TokenSize (1 TiB).
@@ -129,6 +141,7 @@ type FIFO struct {
 	size     int    // bytes in the physical ring
 	tail     int    // portable only: bytes of ring start mirrored after the end
 	mirrored bool
+	lazy     bool // external Memory: the tail is fixed up only for windows crossing the end
 
 	peak    atomic.Uint64 // max tokens ever held; written by the writer
 	freed   atomic.Bool
@@ -169,6 +182,15 @@ func New(opts Options) (*FIFO, error) {
 	if nr == 0 {
 		nr = 1
 	}
+	need := opts.Capacity * opts.TokenSize
+	if opts.Memory != nil {
+		switch {
+		case nr != 1:
+			return nil, bad("Readers", "1 with Memory", nr)
+		case len(opts.Memory) < 2*need:
+			return nil, bad("len(Memory)", fmt.Sprintf(">= 2*Capacity*TokenSize = %d bytes", 2*need), len(opts.Memory))
+		}
+	}
 	f := &FIFO{
 		name:      where,
 		tokenSize: opts.TokenSize,
@@ -182,8 +204,12 @@ func New(opts Options) (*FIFO, error) {
 	}
 	f.errClosed = fmt.Errorf("fifo %s: %w", where, ErrClosed)
 
-	need := opts.Capacity * opts.TokenSize
-	if !opts.NoMirror {
+	if opts.Memory != nil {
+		f.tail = need
+		f.size = (len(opts.Memory) - need) / opts.TokenSize * opts.TokenSize
+		f.buf = opts.Memory[: f.size+f.tail : f.size+f.tail]
+		f.lazy = true
+	} else if !opts.NoMirror {
 		if size, ok := mirrorSize(need, opts.TokenSize); ok {
 			if buf, rel, err := mapMirror(size); err == nil {
 				f.buf, f.size, f.release, f.mirrored = buf, size, rel, true
@@ -191,7 +217,7 @@ func New(opts Options) (*FIFO, error) {
 			}
 		}
 	}
-	if !f.mirrored {
+	if !f.mirrored && !f.lazy {
 		// Portable buffer: a ring of 2*Capacity tokens followed by a tail
 		// that mirrors the ring's first Capacity slots (kept up to date by
 		// the writer), so every window of at most Capacity tokens is
@@ -213,7 +239,7 @@ func New(opts Options) (*FIFO, error) {
 		if opts.InitialData != nil {
 			copy(f.buf[:nb], opts.InitialData)
 		}
-		if !f.mirrored {
+		if !f.mirrored && !f.lazy {
 			f.fixupWrite(0, nb)
 		}
 		w := &f.writer
@@ -260,13 +286,31 @@ func gcd(a, b int) int {
 // may run into the tail).
 func (f *FIFO) fixupWrite(off, nb int) {
 	end := off + nb
-	if off < f.tail {
+	if off < f.tail && !f.lazy {
 		e := min(end, f.size, f.tail)
 		copy(f.buf[f.size+off:f.size+e], f.buf[off:e])
 	}
 	if end > f.size {
 		copy(f.buf[:end-f.size], f.buf[f.size:end])
 	}
+}
+
+// fixupRead makes the tail equal to the ring's start up to end (end >
+// f.size), for a reader's window [off, end) that crosses the end of a lazy
+// ring. The writer is never inside that part of the tail at the same time:
+// it cannot cross the same end while a reader's window does.
+func (f *FIFO) fixupRead(end int) {
+	copy(f.buf[f.size:end], f.buf[:end-f.size])
+}
+
+// window returns the bytes of n tokens at byte offset off of the ring
+// (off < f.size) for a reader (fixing a lazy tail up) or a writer.
+func (f *FIFO) window(off, n int, reader bool) []byte {
+	end := off + n*f.tokenSize
+	if reader && f.lazy && end > f.size {
+		f.fixupRead(end)
+	}
+	return f.buf[off:end:end]
 }
 
 // Writer returns the FIFO's writer. Exactly one goroutine may use it.

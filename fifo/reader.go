@@ -57,8 +57,7 @@ func (r *Reader) Acquire(ctx context.Context, n int) ([]byte, error) {
 	if n > r.acquired {
 		r.acquired = n
 	}
-	end := r.off + n*f.tokenSize
-	return f.buf[r.off:end:end], nil
+	return f.window(r.off, n, true), nil
 }
 
 func (r *Reader) waitData(ctx context.Context, n int) error {
@@ -102,8 +101,35 @@ func (r *Reader) TryAcquire(n int) []byte {
 	if n > r.acquired {
 		r.acquired = n
 	}
-	end := r.off + n*f.tokenSize
-	return f.buf[r.off:end:end]
+	return f.window(r.off, n, true)
+}
+
+// TryAcquireAt returns tokens skip to skip+n of those available now as one
+// contiguous window, or nil unless all skip+n are there (or when n <= 0,
+// skip < 0, skip+n > Capacity, or after Close). The first skip+n tokens
+// stay acquired as after TryAcquire(skip+n). Only these n tokens need be
+// contiguous: a device copying one invocation's tokens of many acquired
+// asks for them so, and a ring with external Memory then copies nothing
+// into its tail unless these n cross the ring's end.
+func (r *Reader) TryAcquireAt(skip, n int) []byte {
+	f := r.f
+	if n <= 0 || skip < 0 || skip+n > f.capacity || r.closed {
+		return nil
+	}
+	if r.avail() < skip+n {
+		r.wSeen = f.writer.pos.Load()
+		if r.avail() < skip+n {
+			return nil
+		}
+	}
+	if skip+n > r.acquired {
+		r.acquired = skip + n
+	}
+	off := r.off + skip*f.tokenSize
+	if off >= f.size {
+		off -= f.size
+	}
+	return f.window(off, n, true)
 }
 
 // Release consumes the first n tokens of the acquired window, giving their

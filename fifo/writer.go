@@ -106,6 +106,35 @@ func (w *Writer) TryAcquire(n int) []byte {
 	return f.buf[w.off:end:end]
 }
 
+// TryAcquireAt returns room for tokens skip to skip+n past the writer's
+// position as one contiguous window, or nil unless there is room for all
+// skip+n (or when n <= 0, skip < 0, skip+n > Capacity, or after Close).
+// The room for skip+n tokens stays acquired as after TryAcquire(skip+n).
+// Commit the tokens in order; with external Memory a window that crosses
+// the ring's end must be committed by one Commit that covers its end (as a
+// device's invocation is), or its tokens past the end are lost.
+func (w *Writer) TryAcquireAt(skip, n int) []byte {
+	f := w.f
+	if n <= 0 || skip < 0 || skip+n > f.capacity || w.isClosed {
+		return nil
+	}
+	if w.room() < skip+n {
+		w.refresh()
+		if w.room() < skip+n {
+			return nil
+		}
+	}
+	if skip+n > w.acquired {
+		w.acquired = skip + n
+	}
+	off := w.off + skip*f.tokenSize
+	if off >= f.size {
+		off -= f.size
+	}
+	end := off + n*f.tokenSize
+	return f.buf[off:end:end]
+}
+
 // Commit publishes the first n tokens of the acquired window to the
 // readers and wakes a reader parked waiting for them. n must not exceed
 // the tokens acquired (it panics otherwise: a programming error, like an

@@ -241,7 +241,7 @@ func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
 	}
 	depth := r.opts.DeviceDepth
 	if depth <= 0 {
-		depth = 4
+		depth = maxAutoDepth // lowered by setupDevice from the staging sizes
 	}
 	if r.opts.DeviceMode == Callback {
 		depth = 1
@@ -254,6 +254,26 @@ func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
 	r.devByID[key] = d
 	r.devs = append(r.devs, d)
 	return d, nil
+}
+
+// maxAutoDepth is the deepest default DeviceDepth (autoDepth).
+const maxAutoDepth = 16
+
+// autoDepth is the default number of invocations of a kernel actor in
+// flight for the largest staging slot (one invocation's tokens of one
+// port) of a device's kernel actors: 4 for slots over 1 MiB (enough to
+// keep a device busy while the host enqueues), deeper for smaller ones,
+// whose invocations take the device a few µs each, so that enqueueing runs
+// far enough ahead of a round's latency (a chain of ten 1 KiB actors takes
+// 55 µs per iteration at depth 4 and 32 µs at 16 on an H100).
+func autoDepth(slot int64) int {
+	switch {
+	case slot <= 64<<10:
+		return maxAutoDepth
+	case slot <= 1<<20:
+		return 8
+	}
+	return 4
 }
 
 // isHostDevice reports whether a placement's device is the CPU runtime.
@@ -308,6 +328,15 @@ func (r *run) setupDevice(ctx context.Context, u *unit, pl *graph.Placement) err
 		return fmt.Errorf("runtime: %w", err)
 	}
 	du := &devUnit{ak: ak, G: int64(ak.Groups()), iters: max(1, a.Iterations)}
+	if r.opts.DeviceDepth <= 0 && r.opts.DeviceMode != Callback {
+		slot := int64(0)
+		for _, ps := range [][]*graph.Port{a.Inputs, a.Outputs} {
+			for _, p := range ps {
+				slot = max(slot, du.G*int64(p.Rate.Sum())*int64(p.Type.Size))
+			}
+		}
+		d.depth = min(d.depth, autoDepth(slot))
+	}
 	u.mode = modeDevice
 	u.drv = d
 	u.du = du
@@ -477,6 +506,67 @@ func ringable(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Actor]*unit
 		}
 	}
 	return true
+}
+
+// forceFIFOMemory makes host FIFOs next to kernel actors live in device
+// host memory on any device (tests: PoCL has no GPU).
+var forceFIFOMemory bool
+
+// fifoMemory returns pinned host memory of a device for the FIFO of a
+// kernel actor's host channel (single reader) when that device copies
+// between host FIFOs and its memory by DMA only from memory it allocated
+// itself (an OpenCL GPU: not a device.HostPinner, not a CPU device or one
+// sharing host memory), or nil. Its ring is the capacity rounded up to a
+// multiple of every window size the device's invocations and the rates
+// use, so that windows do not cross the ring's end (see fifo
+// Options.Memory); the memory is released with the run's devices.
+func (r *run) fifoMemory(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Actor]*unit, capTok int) []byte {
+	if len(cs) != 1 || op.tsize <= 0 {
+		return nil
+	}
+	cu := by[cs[0].To.Actor]
+	var d *devRunner
+	l := int64(1)
+	for _, x := range []*unit{u, cu} {
+		rate := int64(op.sum)
+		if x == cu {
+			rate = int64(cs[0].To.Rate.Sum())
+		}
+		if x.mode != modeDevice || x.drv == nil {
+			l = lcm64(l, max(rate, 1))
+			continue
+		}
+		l = lcm64(l, max(rate*x.du.G, 1))
+		if d != nil {
+			continue
+		}
+		in := x.drv.dev.Info()
+		if _, ok := x.drv.dev.(device.HostPinner); ok && !forceFIFOMemory {
+			continue
+		}
+		if !forceFIFOMemory && (in.Kind == device.CPU || in.HostUnified) {
+			continue
+		}
+		d = x.drv
+	}
+	if d == nil {
+		return nil
+	}
+	ring := (int64(capTok) + l - 1) / l * l
+	if ring > 4*int64(capTok) { // odd rates: no alignment worth its memory
+		ring = int64(capTok)
+	}
+	n := (ring + int64(capTok)) * int64(op.tsize)
+	if n < pinMin && !forceFIFOMemory {
+		return nil
+	}
+	h, err := d.dev.AllocHost(n)
+	if err != nil {
+		d.pinErr = err
+		return nil
+	}
+	r.hostBufs = append(r.hostBufs, h)
+	return h.Bytes()[:n]
 }
 
 // pinMin is the smallest FIFO worth pinning for a device's copies.
@@ -874,16 +964,17 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		default:
 			off := slot * du.G * p.rate
 			ws[i] = device.Window{Buf: p.stage, Off: off}
-			have := p.pending * int(p.tsize)
-			win := p.up.r.TryAcquire(p.pending + int(n))
-			if int64(len(win)) < int64(have)+n*p.tsize {
+			// only this invocation's tokens need be contiguous (a FIFO in
+			// a device's pinned memory copies none into its tail then)
+			win := p.up.r.TryAcquireAt(p.pending, int(n))
+			if int64(len(win)) < n*p.tsize {
 				return fail("input "+p.up.p.Name, errors.New("host FIFO window shorter than planned"))
 			}
-			src := win[have:]
+			src := win
 			if p.bounce != nil {
 				nb := n * p.tsize
 				src = p.bounce[off*p.tsize : off*p.tsize+nb]
-				copy(src, win[have:int64(have)+nb])
+				copy(src, win)
 			}
 			ev, err := d.cq.Write(p.stage, off*p.tsize, src)
 			if err != nil {
@@ -1011,14 +1102,13 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			continue
 		}
 		n := k * p.rate
-		have := p.pending * int(p.tsize)
-		win := p.up.w.TryAcquire(p.pending + int(n))
-		if int64(len(win)) < int64(have)+n*p.tsize {
+		win := p.up.w.TryAcquireAt(p.pending, int(n))
+		if int64(len(win)) < n*p.tsize {
 			return fail("output "+p.up.p.Name, errors.New("host FIFO room shorter than planned"))
 		}
 		// on the copy queue, after the last kernel: the next invocation's
 		// kernels overlap this copy
-		dst := win[have : have+int(n*p.tsize)]
+		dst := win
 		if p.bounce != nil { // copied into the FIFO when the invocation retires
 			o := slot * du.G * p.rate * p.tsize
 			dst = p.bounce[o : o+n*p.tsize]
@@ -1114,7 +1204,7 @@ func (d *devRunner) retire(inv *invocation) {
 			if p.bounce != nil {
 				o := inv.slot * du.G * p.rate * p.tsize
 				nb := int64(n) * p.tsize
-				win := p.up.w.TryAcquire(p.pending)
+				win := p.up.w.TryAcquireAt(0, n)
 				copy(win[:nb], p.bounce[o:o+nb])
 			}
 			p.up.w.Commit(n)

@@ -205,9 +205,12 @@ func benchDeviceChannel(b *testing.B, id string, d device.Device, q device.Queue
 	}
 	// on a GPU also 64 MiB invocations: 16 MiB take the H100 about 15 µs,
 	// as long as the host's enqueueing of one invocation
+	// 8 GiB, so that the rounds' first captures and the run's start weigh
+	// little (2 GiB of 16 MiB are only 128 rounds)
 	for _, g := range []int{sh.G, 4 * sh.G} {
 		s := sh
 		s.G = g
+		s.total = 8 << 30
 		b.Run(device.Size(s.chunk()), func(b *testing.B) { benchDeviceChannelShape(b, id, d, q, s) })
 	}
 }

@@ -444,3 +444,15 @@ func testKernelActorErrors(t *testing.T, d0 string) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
+
+// Host FIFOs in a device's pinned host memory (as next to an OpenCL GPU's
+// kernel actors) carry the same streams, on every placement and at the end
+// of a stream.
+func TestKernelActorsFIFOMemory(t *testing.T) {
+	forceFIFOMemory = true
+	t.Cleanup(func() { forceFIFOMemory = false })
+	forBackends(t, func(t *testing.T, devs []string) {
+		testPlacements(t, devs)
+		testEndOfStream(t, devs[0])
+	})
+}

@@ -59,7 +59,9 @@ type Options struct {
 	// device: EnqueueAhead (the default) or the Callback baseline.
 	DeviceMode DeviceMode
 	// DeviceDepth is the most invocations of one kernel actor in flight
-	// with EnqueueAhead; 0 means 4.
+	// with EnqueueAhead; 0 chooses by the largest staging slot (one
+	// invocation's tokens of one port) of the device's kernel actors: 16
+	// up to 64 KiB, 8 up to 1 MiB, else 4.
 	DeviceDepth int
 	// SwapMode says how iterated kernel actors pass their swap pairs
 	// between iterations: Swap (the default), CopyDevice or CopyHost.

@@ -310,14 +310,19 @@ func (r *run) setup(ctx context.Context) error {
 				continue
 			}
 			pinners := fifoPinners(u, cs, byActor)
+			mem := r.fifoMemory(u, op, cs, byActor, capTok)
 			f, err := fifo.New(fifo.Options{
 				Name: fifoName(op.p, cs), TokenSize: op.tsize, Capacity: capTok, Readers: len(cs),
-				Wait: opts.Wait, Initial: initial, InitialData: initData,
+				Wait: opts.Wait, Initial: initial, InitialData: initData, Memory: mem,
 			})
 			if err != nil {
 				return fmt.Errorf("runtime: channel %s: %w", cs[0].Name, err)
 			}
-			r.pinFIFO(f, initial, pinners)
+			if mem != nil {
+				r.pinned[f] = true
+			} else {
+				r.pinFIFO(f, initial, pinners)
+			}
 			fr.f = f
 			fr.live.Store(int32(len(cs)))
 			op.w = f.Writer()
