@@ -438,6 +438,7 @@ type PanicError struct {
 	Value any
 }
 
+// Error renders "panic: value".
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 // Unwrap returns the panic value when it is an error.
