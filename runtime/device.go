@@ -181,7 +181,32 @@ type devRunner struct {
 	replay   bool
 	round    []*invocation // invocations of the open round
 	reads    []devRead     // their host outputs' reads, issued after the batch
-	lastDone device.Event  // the latest event seen complete
+	rw       []ringUse     // the ring windows the open round's launches use
+	uses     []ringUse     // scratch of enqueue
+	forker   interface{ Fork() }
+	lastDone device.Event // the latest event seen complete
+}
+
+// devNoFork turns off the concurrent launches of a round (benchmarks'
+// A/B comparison).
+var devNoFork bool
+
+// ringUse is a window of a ring that a launch of the open round reads or
+// writes, in tokens (absolute positions; a window never wraps).
+type ringUse struct {
+	g     *devRing
+	a, b  int64
+	write bool
+}
+
+// conflicts reports whether x and y touch the same ring slots and one of
+// them writes.
+func (x ringUse) conflicts(y ringUse) bool {
+	if x.g != y.g || !x.write && !y.write {
+		return false
+	}
+	xa, ya := x.a%x.g.cap, y.a%y.g.cap
+	return max(xa, ya) < min(xa+x.b-x.a, ya+y.b-y.a)
 }
 
 // devRead is a host output's read of a round's invocation, issued on the
@@ -935,6 +960,8 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 	}
 	slot := du.seq % int64(d.depth)
 	ws := du.ws
+	uses := d.uses[:0]
+	scratch := false
 	nin := len(du.ins)
 	fail := func(what string, err error) (bool, error) {
 		return false, fmt.Errorf("actor %s firings %d–%d on %s: %s: %w", u.name, u.next, u.next+k-1, d.id, what, err)
@@ -957,9 +984,11 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		switch {
 		case p.rate == 0:
 			ws[i] = device.Window{Buf: du.sbufAny(d)}
+			scratch = true
 		case p.ring != nil:
 			g := p.ring
 			ws[i] = device.Window{Buf: g.buf, Off: g.rpos[p.reader] % g.cap}
+			uses = append(uses, ringUse{g: g, a: g.rpos[p.reader], b: g.rpos[p.reader] + n})
 			g.rpos[p.reader] += n
 		default:
 			off := slot * du.G * p.rate
@@ -991,9 +1020,11 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		switch {
 		case p.rate == 0:
 			ws[nin+i] = device.Window{Buf: du.sbufAny(d)}
+			scratch = true
 		case p.ring != nil:
 			g := p.ring
 			ws[nin+i] = device.Window{Buf: g.buf, Off: g.wpos % g.cap}
+			uses = append(uses, ringUse{g: g, a: g.wpos, b: g.wpos + n, write: true})
 			g.wpos += n
 			if f := g.wpos - min(g.wpos, minReader(g)); f > g.peak {
 				g.peak = f
@@ -1002,8 +1033,27 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			ws[nin+i] = device.Window{Buf: p.stage, Off: slot * du.G * p.rate}
 		default: // unconnected output (open graph output): scratch
 			ws[nin+i] = device.Window{Buf: du.sbufAny(d)}
+			scratch = true
 		}
 	}
+	// In a round, a launch that shares no ring slot it writes or reads
+	// with an earlier launch of the round (and uses no shared scratch)
+	// may run concurrently with them (device.Batcher's Fork, CUDA).
+	if d.bat != nil && d.forker != nil && du.iters <= 1 && !scratch && len(d.round) > 0 {
+		indep := true
+		for _, x := range uses {
+			for _, y := range d.rw {
+				if x.conflicts(y) {
+					indep = false
+				}
+			}
+		}
+		if indep {
+			d.forker.Fork()
+		}
+	}
+	d.rw = append(d.rw, uses...)
+	d.uses = uses
 	// The launches: one, or one per iteration of an iterated actor.
 	fire := du.ak.Fire()
 	rng := du.ak.Range(int(k))
@@ -1274,6 +1324,9 @@ func (d *devRunner) setupRounds() {
 		}
 	}
 	d.bat, d.replay = b, !d.r.opts.NoGraphs
+	if !devNoFork {
+		d.forker, _ = b.(interface{ Fork() })
+	}
 	indeg := map[*unit]int{}
 	next := map[*unit][]*unit{}
 	on := map[*unit]bool{}
@@ -1322,6 +1375,7 @@ func (d *devRunner) endRound() error {
 	if err != nil {
 		return fmt.Errorf("device %s: %w", d.id, err)
 	}
+	d.rw = d.rw[:0]
 	if len(d.round) == 0 {
 		if ev != nil {
 			ev.Release()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -235,9 +236,9 @@ func benchDeviceChannelShape(b *testing.B, id string, d device.Device, q device.
 		kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
 		kernelActorI(g, "cons", consCL, []string{"x"}, []string{"s"}, sh.rate, 1, 0)
 		goActor(g, "sink", sh.G, 0)
-		g.JoinNames("prod.y", "cons.x", graph.Capacity(4*sh.G*sh.rate))
-		g.JoinNames("cons.s", "sink.x", graph.Capacity(4*sh.G))
-		return runFor(b, g, Options{Iterations: fires / int64(sh.G), Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"prod": pl(), "cons": pl()}}})
+		g.JoinNames("prod.y", "cons.x", graph.Capacity(envInt("BENCH_RINGX", 4)*sh.G*sh.rate))
+		g.JoinNames("cons.s", "sink.x", graph.Capacity(envInt("BENCH_SINKX", 4)*sh.G))
+		return runFor(b, g, Options{Iterations: fires / int64(sh.G), NoGraphs: os.Getenv("BENCH_NOGRAPHS") != "", Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"prod": pl(), "cons": pl()}}})
 	}
 	run(4 * int64(sh.G)) // warm-up: memory touched, code loaded
 	for b.Loop() {
@@ -451,4 +452,15 @@ func BenchmarkChain10(b *testing.B) {
 		b.ReportMetric(float64(ng.Nanoseconds())/fires/1e3, "no-graphs-µs/iteration")
 		b.ReportMetric(el.Seconds()/ng.Seconds(), "graphs/no-graphs")
 	})
+}
+
+func init() { devNoFork = os.Getenv("BENCH_NOFORK") != "" }
+
+// envInt reads a benchmark knob (BENCH_RINGX, BENCH_SINKX: the on-device
+// channel's ring and sink FIFO in invocations).
+func envInt(k string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(k)); err == nil {
+		return v
+	}
+	return def
 }

@@ -31,6 +31,7 @@ type batchLaunch struct {
 	grid, block cu.Dim3
 	shared      uint32
 	args        []int // offsets of the argument values in batch.key
+	fork        bool  // independent of the batch's earlier launches
 }
 
 type batch struct {
@@ -39,6 +40,46 @@ type batch struct {
 	key      []byte
 	ptrs     []uintptr
 	offs     []int
+	fork     bool // the next launch is independent of the earlier ones
+	forks    bool // some launch is
+}
+
+// Fork marks the batch's next launch as independent of the batch's
+// earlier launches (it still follows everything enqueued before the
+// batch): it runs on a second stream, concurrently with them, and the
+// launches after it (unless marked too) wait for it. Outside a batch it
+// does nothing. The runtime marks a consumer whose ring window no earlier
+// launch of the round writes, so that a producer and a consumer kernel of
+// one round overlap their ramps instead of running back to back.
+func (q *Queue) Fork() {
+	if q.inBatch {
+		q.bt.fork = true
+	}
+}
+
+// side returns the queue's second stream and its fork and join events,
+// made on first use; the context is current and the thread locked.
+func (q *Queue) side() error {
+	if q.s2 != 0 {
+		return nil
+	}
+	s2, err := q.dev.ctx.StreamCreate(cu.StreamNonBlocking)
+	if err != nil {
+		return err
+	}
+	ef, err := q.dev.ctx.EventCreate(cu.EventDisableTiming)
+	if err != nil {
+		_ = q.dev.ctx.StreamDestroy(s2)
+		return err
+	}
+	ej, err := q.dev.ctx.EventCreate(cu.EventDisableTiming)
+	if err != nil {
+		_ = q.dev.ctx.EventDestroy(ef)
+		_ = q.dev.ctx.StreamDestroy(s2)
+		return err
+	}
+	q.s2, q.evFork, q.evJoin = s2, ef, ej
+	return nil
 }
 
 var _ device.Batcher = (*Queue)(nil)
@@ -54,6 +95,7 @@ func (q *Queue) BeginBatch(replay bool) {
 	b.launches = b.launches[:0]
 	b.key = b.key[:0]
 	b.offs = b.offs[:0]
+	b.fork, b.forks = false, false
 	q.inBatch = true
 }
 
@@ -83,8 +125,13 @@ func (q *Queue) LaunchQuiet(k device.Kernel, r device.Range, wait ...device.Even
 			}
 		}
 		b := q.bt
-		l := batchLaunch{k: kk, grid: grid, block: block, shared: kk.shared}
+		l := batchLaunch{k: kk, grid: grid, block: block, shared: kk.shared, fork: b.fork && len(b.launches) > 0}
+		b.fork = false
+		b.forks = b.forks || l.fork
 		b.key = binary.LittleEndian.AppendUint64(b.key, uint64(kk.f))
+		if l.fork {
+			b.key = append(b.key, 'f')
+		}
 		for _, v := range [...]uint32{grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, kk.shared, uint32(len(kk.vals))} {
 			b.key = binary.LittleEndian.AppendUint32(b.key, v)
 		}
@@ -121,7 +168,41 @@ func (q *Queue) LaunchQuiet(k device.Kernel, r device.Range, wait ...device.Even
 // launchAll launches the batch's launches on q.s; the context is current
 // and the thread locked.
 func (q *Queue) launchAll(b *batch) error {
+	if b.forks {
+		if err := q.side(); err != nil {
+			return q.fail("fork", err)
+		}
+		if err := q.evFork.Record(q.s); err != nil {
+			return q.fail("fork", err)
+		}
+	}
+	open := false // launches on s2 not yet joined into s
+	join := func() error {
+		if !open {
+			return nil
+		}
+		open = false
+		if err := q.evJoin.Record(q.s2); err != nil {
+			return q.fail("join", err)
+		}
+		if err := q.s.WaitEvent(q.evJoin); err != nil {
+			return q.fail("join", err)
+		}
+		return nil
+	}
 	for _, l := range b.launches {
+		s := q.s
+		if l.fork {
+			if !open {
+				if err := q.s2.WaitEvent(q.evFork); err != nil {
+					return q.fail("fork", err)
+				}
+				open = true
+			}
+			s = q.s2
+		} else if err := join(); err != nil {
+			return err
+		}
 		b.ptrs = b.ptrs[:0]
 		for _, o := range l.args {
 			b.ptrs = append(b.ptrs, uintptr(unsafe.Pointer(&b.key[o])))
@@ -130,7 +211,7 @@ func (q *Queue) launchAll(b *batch) error {
 		if len(b.ptrs) > 0 {
 			params = unsafe.Pointer(&b.ptrs[0])
 		}
-		if err := l.k.f.Launch(q.s, l.grid, l.block, l.shared, params); err != nil {
+		if err := l.k.f.Launch(s, l.grid, l.block, l.shared, params); err != nil {
 			return fmt.Errorf("kernel %s: %w", l.k.name, q.fail("launch", err))
 		}
 		if q.capturing != nil {
@@ -138,7 +219,7 @@ func (q *Queue) launchAll(b *batch) error {
 		}
 	}
 	runtime.KeepAlive(b.key)
-	return nil
+	return join()
 }
 
 // EndBatch enqueues the batch's launches (as one CUDA Graph when the batch

@@ -141,3 +141,64 @@ func TestAllocAtStackDepths(t *testing.T) {
 		rec(n)
 	}
 }
+
+// A batch whose second chain is forked (Fork: a second stream, joined
+// before the next unmarked launch and at the batch's end) gives the same
+// result as launching one by one: directly, captured and replayed.
+func TestBatchFork(t *testing.T) {
+	d, q := open(t)
+	p := build(t, d, device.Source{Name: "step.cu", Text: graphKernel})
+	const n = 1 << 16
+	init := make([]float32, n)
+	for i := range init {
+		init[i] = float32(i%89) * 0.5
+	}
+	k := must(p.Kernel("step"))
+	a := must(d.Alloc(4*n, device.ReadWrite))
+	defer a.Release()
+	b := must(d.Alloc(4*n, device.ReadWrite))
+	defer b.Release()
+	step := func(buf device.Buffer, v float32, fork bool) {
+		if err := errors.Join(k.SetArg(0, buf), k.SetArg(1, v), k.SetArg(2, int32(n))); err != nil {
+			t.Fatal(err)
+		}
+		if fork {
+			q.Fork()
+		}
+		if err := q.LaunchQuiet(k, device.Groups(n/256, 256)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := func(fork bool) {
+		for i := range 4 {
+			step(a, float32(i), false)
+		}
+		step(b, 1, fork) // independent of the launches on a
+		step(b, 2, false)
+		step(a, 5, false)
+	}
+	reset := func() {
+		wait(t, must(q.Write(a, 0, f32bytes(init))))
+		wait(t, must(q.Write(b, 0, f32bytes(init))))
+	}
+	reset()
+	steps(false)
+	wantA, wantB := make([]byte, 4*n), make([]byte, 4*n)
+	wait(t, must(q.Read(wantA, a, 0)))
+	wait(t, must(q.Read(wantB, b, 0)))
+	for round := range 4 {
+		reset()
+		q.BeginBatch(true)
+		steps(true)
+		wait(t, must(q.EndBatch()))
+		gotA, gotB := make([]byte, 4*n), make([]byte, 4*n)
+		wait(t, must(q.Read(gotA, a, 0)))
+		wait(t, must(q.Read(gotB, b, 0)))
+		if string(gotA) != string(wantA) || string(gotB) != string(wantB) {
+			t.Fatalf("round %d: the forked batch's result differs from launching one by one", round)
+		}
+	}
+	if q.Graphs() != 1 {
+		t.Fatalf("%d graphs: expected the forked batch captured", q.Graphs())
+	}
+}

@@ -788,6 +788,9 @@ type Queue struct {
 	inBatch bool
 	graphs  map[string]*Graph
 	seen    map[string]bool
+	// Fork's second stream and its fork and join events (made on first use)
+	s2             cu.Stream
+	evFork, evJoin cu.Event
 	// GraphHits counts batches replayed as a cached CUDA Graph.
 	GraphHits int
 }
@@ -1127,6 +1130,9 @@ func (q *Queue) Release() error {
 	q.last.unref()
 	q.ref.unref()
 	q.last, q.ref = nil, nil
+	if q.s2 != 0 {
+		err = errors.Join(err, q.dev.ctx.EventDestroy(q.evFork), q.dev.ctx.EventDestroy(q.evJoin), q.dev.ctx.StreamDestroy(q.s2))
+	}
 	return errors.Join(err, q.dev.ctx.StreamDestroy(q.s))
 }
 
