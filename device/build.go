@@ -19,6 +19,7 @@ type Diagnostic struct {
 	Message  string `json:"message"`
 }
 
+// String renders "file:line:col: severity: message".
 func (d Diagnostic) String() string {
 	if d.Col > 0 {
 		return fmt.Sprintf("%s:%d:%d: %s: %s", d.File, d.Line, d.Col, d.Severity, d.Message)
@@ -36,6 +37,7 @@ type BuildError struct {
 	Err         error
 }
 
+// Error renders the mapped diagnostics, or the raw build log.
 func (e *BuildError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "building %s for %s: ", e.File, e.Device)

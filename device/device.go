@@ -181,6 +181,7 @@ const (
 	Failed
 )
 
+// String returns the status in lower case ("complete", ...).
 func (s Status) String() string {
 	return [...]string{"queued", "submitted", "running", "complete", "failed"}[s]
 }

@@ -110,6 +110,8 @@ type NotFoundError struct {
 	Unavailable []Report
 }
 
+// Error names what was asked for, the devices that exist and why the
+// unavailable backends are unavailable.
 func (e *NotFoundError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "no device %q: expected one of ", e.ID)

@@ -320,22 +320,40 @@ type Compiled struct {
 
 var _ device.ActorKernel = (*Compiled)(nil)
 
-func (c *Compiled) Groups() int                  { return c.ga.Groups }
-func (c *Compiled) Items() int                   { return c.ga.Items }
-func (c *Compiled) Range(g int) device.Range     { return device.Groups(g, c.ga.Items) }
-func (c *Compiled) Fire() device.Kernel          { return c.fire }
-func (c *Compiled) Init() device.Kernel          { return c.init }
-func (c *Compiled) Inputs() []device.PortLayout  { return c.ga.Inputs }
+// Groups returns G, the firings per invocation.
+func (c *Compiled) Groups() int { return c.ga.Groups }
+
+// Items returns I, the work-items per firing.
+func (c *Compiled) Items() int { return c.ga.Items }
+
+// Range returns the launch shape of g ≤ G firings.
+func (c *Compiled) Range(g int) device.Range { return device.Groups(g, c.ga.Items) }
+
+// Fire returns the FIRE kernel.
+func (c *Compiled) Fire() device.Kernel { return c.fire }
+
+// Init returns the INIT kernel, or nil when the actor has none.
+func (c *Compiled) Init() device.Kernel { return c.init }
+
+// Inputs returns the layouts of the input ports, in kernel-argument order.
+func (c *Compiled) Inputs() []device.PortLayout { return c.ga.Inputs }
+
+// Outputs returns the layouts of the output ports, in kernel-argument order.
 func (c *Compiled) Outputs() []device.PortLayout { return c.ga.Outputs }
-func (c *Compiled) Log() string                  { return c.prog.Log() }
+
+// Log returns the build log.
+func (c *Compiled) Log() string { return c.prog.Log() }
 
 // Generated returns the generated source of the actor.
 func (c *Compiled) Generated() *Actor { return c.ga }
 
+// Bind sets kernel k's buffer and offset arguments to the windows ws
+// (FIRE: inputs then outputs; INIT: outputs).
 func (c *Compiled) Bind(k device.Kernel, ws []device.Window) error {
 	return c.ga.Bind(k, k.Name() == "INIT", ws)
 }
 
+// Release frees the kernels and the program; it is idempotent.
 func (c *Compiled) Release() error {
 	c.once.Do(func() {
 		var errs []error

@@ -494,6 +494,7 @@ type BuildError struct {
 	Log     string
 }
 
+// Error renders the status and the build log.
 func (e *BuildError) Error() string {
 	return fmt.Sprintf("clBuildProgram: %v\n%s", e.Status, strings.TrimRight(e.Log, "\n"))
 }

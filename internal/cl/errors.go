@@ -39,6 +39,7 @@ type Error struct {
 	Detail string
 }
 
+// Error renders the operation, the named status and any detail.
 func (e *Error) Error() string {
 	if e.Detail != "" {
 		return fmt.Sprintf("%s (%s): %v", e.Op, e.Detail, e.Status)

@@ -114,6 +114,7 @@ type Error struct {
 	Detail string
 }
 
+// Error renders the operation, the named result and any detail.
 func (e *Error) Error() string {
 	s := e.Op
 	if e.Detail != "" {

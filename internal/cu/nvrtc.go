@@ -52,6 +52,7 @@ type CompileError struct {
 	Log    string
 }
 
+// Error renders the NVRTC result and the compile log.
 func (e *CompileError) Error() string {
 	if strings.TrimSpace(e.Log) == "" {
 		return "nvrtcCompileProgram: " + e.Result.Error()
