@@ -138,11 +138,18 @@ run() {
 
   local bin name start end secs pass fail skip
   : >"$tmp/body.md"
-  for bin in "$dir"/*.test; do
+  # Each test binary runs in its package's directory when the repository is
+  # here (tests that read examples/ need it), else in a scratch directory.
+  local root absdir wd
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  absdir=$(cd "$dir" && pwd)
+  for bin in "$absdir"/*.test; do
     [ -x "$bin" ] || continue
     name=$(basename "$bin" .test | tr '_' '/')
+    wd=$tmp
+    [ -d "$root/$name" ] && wd=$root/$name
     start=$(date +%s)
-    (cd "$tmp" && "$bin" -test.v -test.count=1 -test.timeout "$TEST_TIMEOUT") >"$tmp/out" 2>&1
+    (cd "$wd" && "$bin" -test.v -test.count=1 -test.timeout "$TEST_TIMEOUT") >"$tmp/out" 2>&1
     local rc=$?
     end=$(date +%s)
     secs=$((end - start))
@@ -176,7 +183,7 @@ run() {
     if "$bin" -test.list '^Benchmark' 2>/dev/null | grep -q .; then
       local bpat=. btime=$BENCHTIME
       if [ "$name" = runtime ]; then bpat=$RUNTIME_BENCH; btime=$RUNTIME_BENCHTIME; fi
-      (cd "$tmp" && "$bin" -test.run '^$' -test.bench "$bpat" -test.benchmem -test.benchtime "$btime" -test.timeout "$TEST_TIMEOUT") >"$tmp/bench" 2>&1 || status=1
+      (cd "$wd" && "$bin" -test.run '^$' -test.bench "$bpat" -test.benchmem -test.benchtime "$btime" -test.timeout "$TEST_TIMEOUT") >"$tmp/bench" 2>&1 || status=1
       {
         echo "Benchmarks (\`-test.bench '$bpat' -test.benchmem -test.benchtime $btime\`):"
         echo
