@@ -50,10 +50,15 @@ func newScale(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return scaleFor(ti, g), nil
+}
+
+// scaleFor returns the scale kernel for the element type of ti.
+func scaleFor(ti tokenInfo, g float64) runtime.FireFunc {
 	if ti.elem == "f32" {
-		return scaleFire[float32](float32(g)), nil
+		return scaleFire[float32](float32(g))
 	}
-	return scaleFire[float64](g), nil
+	return scaleFire[float64](g)
 }
 
 func scaleFire[T float](g T) runtime.FireFunc {
@@ -73,14 +78,7 @@ func scaleK[T float](y, x []T, g T) {
 
 // newAdd: add.
 func newAdd(a *graph.Actor, p runtime.Params) (any, error) {
-	if err := p.Only("value"); err != nil {
-		return nil, err
-	}
-	ti, err := elementwise(a, 2, floatTypes)
-	if err != nil {
-		return nil, err
-	}
-	v, err := constOrSecond(a, p, "value")
+	ti, v, err := valueKernel(a, p)
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +87,20 @@ func newAdd(a *graph.Actor, p runtime.Params) (any, error) {
 		return addFire[float32](two, float32(v), ti.complex), nil
 	}
 	return addFire[float64](two, v, ti.complex), nil
+}
+
+// valueKernel checks the ports and the "value" parameter of add and
+// multiply, which take a second input or that constant.
+func valueKernel(a *graph.Actor, p runtime.Params) (tokenInfo, float64, error) {
+	if err := p.Only("value"); err != nil {
+		return tokenInfo{}, 0, err
+	}
+	ti, err := elementwise(a, 2, floatTypes)
+	if err != nil {
+		return tokenInfo{}, 0, err
+	}
+	v, err := constOrSecond(a, p, "value")
+	return ti, v, err
 }
 
 // constOrSecond returns the constant parameter of a kernel that takes either
@@ -147,22 +159,12 @@ func addConstK[T float](y, x []T, c T) {
 
 // newMultiply: multiply.
 func newMultiply(a *graph.Actor, p runtime.Params) (any, error) {
-	if err := p.Only("value"); err != nil {
-		return nil, err
-	}
-	ti, err := elementwise(a, 2, floatTypes)
-	if err != nil {
-		return nil, err
-	}
-	v, err := constOrSecond(a, p, "value")
+	ti, v, err := valueKernel(a, p)
 	if err != nil {
 		return nil, err
 	}
 	if len(a.Inputs) == 1 { // a real constant scales every element
-		if ti.elem == "f32" {
-			return scaleFire[float32](float32(v)), nil
-		}
-		return scaleFire[float64](v), nil
+		return scaleFor(ti, v), nil
 	}
 	switch {
 	case ti.complex && ti.elem == "f32":
@@ -275,39 +277,12 @@ func newThreshold(a *graph.Actor, p runtime.Params) (any, error) {
 	if ti.elem == "u8" {
 		defAbove = 255
 	}
-	level, err := p.Float("level", 0)
-	if err != nil {
-		return nil, err
+	r := paramReader{p: p}
+	level, below, above := r.float("level", 0), r.float("below", 0), r.float("above", defAbove)
+	if r.err != nil {
+		return nil, r.err
 	}
-	below, err := p.Float("below", 0)
-	if err != nil {
-		return nil, err
-	}
-	above, err := p.Float("above", defAbove)
-	if err != nil {
-		return nil, err
-	}
-	switch ti.elem {
-	case "f32":
-		return thresholdFire[float32](level, below, above), nil
-	case "f64":
-		return thresholdFire[float64](level, below, above), nil
-	case "u8":
-		return thresholdFire[uint8](level, below, above), nil
-	case "i8":
-		return thresholdFire[int8](level, below, above), nil
-	case "u16":
-		return thresholdFire[uint16](level, below, above), nil
-	case "i16":
-		return thresholdFire[int16](level, below, above), nil
-	case "u32":
-		return thresholdFire[uint32](level, below, above), nil
-	case "i32":
-		return thresholdFire[int32](level, below, above), nil
-	case "u64":
-		return thresholdFire[uint64](level, below, above), nil
-	}
-	return thresholdFire[int64](level, below, above), nil
+	return kernelsFor(ti.elem).threshold(level, below, above), nil
 }
 
 // thresholdFire: elements ≥ level become above, the others below. For an

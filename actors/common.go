@@ -178,6 +178,34 @@ func countParam(p runtime.Params, def int) (int64, error) {
 	return int64(n), nil
 }
 
+// paramReader reads parameters in turn and keeps the first error: a
+// factory reads them all and checks err once. After an error it reads no
+// more, so the error is the one the first bad parameter gives.
+type paramReader struct {
+	p   runtime.Params
+	err error
+}
+
+// float reads a float parameter (see runtime.Params.Float).
+func (r *paramReader) float(name string, def float64) float64 {
+	if r.err != nil {
+		return 0
+	}
+	v, err := r.p.Float(name, def)
+	r.err = err
+	return v
+}
+
+// count reads the "count" parameter (see countParam).
+func (r *paramReader) count(def int) int64 {
+	if r.err != nil {
+		return 0
+	}
+	n, err := countParam(r.p, def)
+	r.err = err
+	return n
+}
+
 // errReplicated is returned by the firing of a built-in that keeps state
 // across firings when the runtime runs it with several replicas.
 var errReplicated = errors.New("this built-in keeps state across firings and cannot be replicated: mark the actor stateful: true")
@@ -204,6 +232,36 @@ func soloState(f *runtime.Firing) error {
 // number is the set of real numeric element types.
 type number interface {
 	~uint8 | ~int8 | ~uint16 | ~int16 | ~uint32 | ~int32 | ~uint64 | ~int64 | ~float32 | ~float64
+}
+
+// numKernels holds the per-element-type instances of the generic kernels
+// that accept every real numeric type, so a factory picks them by the
+// token's element name instead of switching over the types itself.
+type numKernels struct {
+	ramp      func(count int64, rate graph.Rate, start, step float64, width int, cplx bool) runtime.FireFunc
+	random    func(count int64, seed uint64, lo, hi float64, integer bool) runtime.FireFunc
+	threshold func(level, below, above float64) runtime.FireFunc
+}
+
+func kernelsOf[T number]() numKernels {
+	return numKernels{ramp: rampFire[T], random: randomFire[T], threshold: thresholdFire[T]}
+}
+
+var kernelsByElem = map[string]numKernels{
+	"f32": kernelsOf[float32](), "f64": kernelsOf[float64](),
+	"u8": kernelsOf[uint8](), "i8": kernelsOf[int8](),
+	"u16": kernelsOf[uint16](), "i16": kernelsOf[int16](),
+	"u32": kernelsOf[uint32](), "i32": kernelsOf[int32](),
+	"u64": kernelsOf[uint64](), "i64": kernelsOf[int64](),
+}
+
+// kernelsFor returns the kernels for an element type name (i64 for any
+// other name, as the factories' type checks leave only i64).
+func kernelsFor(elem string) numKernels {
+	if k, ok := kernelsByElem[elem]; ok {
+		return k
+	}
+	return kernelsByElem["i64"]
 }
 
 // float is the set of floating-point element types.

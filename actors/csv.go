@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/sluicehq/sluice/graph"
@@ -29,25 +28,17 @@ func textToken(p *graph.Port) (tokenInfo, error) {
 
 // textSource reads tokens from CSV lines.
 type textSource struct {
-	path   string // "" for stdin
-	name   string
+	fileSource
 	header bool
-	count  int64
 	ti     tokenInfo
 	tname  string
-	file   *os.File
 	sc     *bufio.Scanner
 	line   int
-	done   bool
-	fired  int64
 	fields [][]byte // reused
 }
 
 func newCSVRead(a *graph.Actor, p runtime.Params) (any, error) {
-	if err := p.Only("path", "header", "count"); err != nil {
-		return nil, err
-	}
-	if err := sourcePorts(a); err != nil {
+	if err := sourceParams(a, p, "path", "header", "count"); err != nil {
 		return nil, err
 	}
 	path, err := pathParam(p)
@@ -74,19 +65,15 @@ func newTextSource(a *graph.Actor, p runtime.Params, path string, count int64) (
 	if path == "" {
 		name = "stdin"
 	}
-	return &textSource{path: path, name: name, header: header, count: count, ti: ti, tname: a.Outputs[0].Type.Name,
+	return &textSource{fileSource: fileSource{path: path, name: name, count: count}, header: header, ti: ti, tname: a.Outputs[0].Type.Name,
 		fields: make([][]byte, 0, ti.width+1)}, nil
 }
 
 // Start opens the file.
 func (s *textSource) Start(context.Context) error {
-	var r io.Reader = os.Stdin
-	if s.path != "" {
-		f, err := os.Open(s.path)
-		if err != nil {
-			return err
-		}
-		s.file, r = f, f
+	r, err := s.open()
+	if err != nil {
+		return err
 	}
 	s.sc = bufio.NewScanner(r)
 	s.sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -99,7 +86,7 @@ func (s *textSource) Fire(f *runtime.Firing) error {
 	if err := solo(f); err != nil {
 		return err
 	}
-	if s.done || s.count > 0 && s.fired >= s.count {
+	if s.ended() {
 		return runtime.ErrEndOfStream
 	}
 	out := f.Out(0)
@@ -113,8 +100,7 @@ func (s *textSource) Fire(f *runtime.Firing) error {
 			if t == 0 {
 				return runtime.ErrEndOfStream
 			}
-			clear(out[t*ts:])
-			s.done = true
+			s.pad(out, t*ts)
 			break
 		}
 		if len(s.fields) != s.ti.width {
@@ -172,33 +158,16 @@ func splitFields(dst [][]byte, line []byte) [][]byte {
 	return dst
 }
 
-// Stop closes the file.
-func (s *textSource) Stop() error {
-	if s.file == nil {
-		return nil
-	}
-	err := s.file.Close()
-	s.file = nil
-	return err
-}
-
 // textSink writes tokens as CSV lines.
 type textSink struct {
-	path   string // "" for stdout
-	name   string
+	fileSink
 	header string
 	ti     tokenInfo
-	file   *os.File
-	w      *bufio.Writer
 	buf    []byte // one line, reused
-	flush  bool
 }
 
 func newCSVWrite(a *graph.Actor, p runtime.Params) (any, error) {
-	if err := p.Only("path", "header"); err != nil {
-		return nil, err
-	}
-	if err := sinkPorts(a); err != nil {
+	if err := sinkParams(a, p, "path", "header"); err != nil {
 		return nil, err
 	}
 	path, err := pathParam(p)
@@ -221,21 +190,15 @@ func newTextSink(a *graph.Actor, p runtime.Params, path string) (any, error) {
 	if path == "" {
 		name = "stdout"
 	}
-	return &textSink{path: path, name: name, header: header, ti: ti, flush: path == "",
+	return &textSink{fileSink: fileSink{path: path, name: name, flush: path == ""}, header: header, ti: ti,
 		buf: make([]byte, 0, 32*ti.width)}, nil
 }
 
 // Start creates the file and writes the header line, if any.
 func (s *textSink) Start(context.Context) error {
-	var w io.Writer = os.Stdout
-	if s.path != "" {
-		f, err := os.Create(s.path)
-		if err != nil {
-			return err
-		}
-		s.file, w = f, f
+	if err := s.open(os.O_RDWR | os.O_CREATE | os.O_TRUNC); err != nil { // as os.Create
+		return err
 	}
-	s.w = bufio.NewWriterSize(w, 1<<16)
 	if s.header != "" {
 		if _, err := s.w.WriteString(s.header + "\n"); err != nil {
 			return fmt.Errorf("write %s: %w", s.name, err)
@@ -263,33 +226,9 @@ func (s *textSink) Fire(f *runtime.Firing) error {
 		}
 		b = append(b, '\n')
 		s.buf = b
-		if _, err := s.w.Write(b); err != nil {
-			return fmt.Errorf("write %s: %w", s.name, err)
+		if err := s.write(b); err != nil {
+			return err
 		}
 	}
-	if s.flush {
-		if err := s.w.Flush(); err != nil {
-			return fmt.Errorf("write %s: %w", s.name, err)
-		}
-	}
-	return nil
-}
-
-// Stop flushes and closes the file.
-func (s *textSink) Stop() error {
-	if s.w == nil {
-		return nil
-	}
-	err := s.w.Flush()
-	if err != nil {
-		err = fmt.Errorf("write %s: %w", s.name, err)
-	}
-	s.w = nil
-	if s.file != nil {
-		if cerr := s.file.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close %s: %w", s.name, cerr)
-		}
-		s.file = nil
-	}
-	return err
+	return s.endFiring()
 }

@@ -35,21 +35,59 @@ func pathParam(p runtime.Params) (string, error) {
 
 // byteSource reads raw tokens from a file (or stdin).
 type byteSource struct {
+	fileSource
+	loop bool
+	r    io.Reader
+}
+
+// fileSource is the file handling that byte and text sources share: the
+// file (or stdin), the count limit and the end of stream after a padded
+// window.
+type fileSource struct {
 	path  string // "" for stdin
 	name  string // for messages: the path or "stdin"
-	loop  bool
 	count int64
-	r     io.Reader
 	file  *os.File
 	done  bool // the last (padded) window was produced
 	fired int64
 }
 
-func newFileRead(a *graph.Actor, p runtime.Params) (any, error) {
-	if err := p.Only("path", "loop", "count"); err != nil {
-		return nil, err
+// open opens the file, or returns stdin when there is no path.
+func (s *fileSource) open() (io.Reader, error) {
+	if s.path == "" {
+		return os.Stdin, nil
 	}
-	if err := sourcePorts(a); err != nil {
+	f, err := os.Open(s.path)
+	if err != nil {
+		return nil, err // *PathError names the path
+	}
+	s.file = f
+	return f, nil
+}
+
+// ended reports whether the source has produced its last window.
+func (s *fileSource) ended() bool {
+	return s.done || s.count > 0 && s.fired >= s.count
+}
+
+// pad zeroes b from n on and marks the window as the last one.
+func (s *fileSource) pad(b []byte, n int) {
+	clear(b[n:])
+	s.done = true
+}
+
+// Stop closes the file.
+func (s *fileSource) Stop() error {
+	if s.file == nil {
+		return nil
+	}
+	err := s.file.Close()
+	s.file = nil
+	return err
+}
+
+func newFileRead(a *graph.Actor, p runtime.Params) (any, error) {
+	if err := sourceParams(a, p, "path", "loop", "count"); err != nil {
 		return nil, err
 	}
 	path, err := pathParam(p)
@@ -64,7 +102,7 @@ func newFileRead(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &byteSource{path: path, name: path, loop: loop, count: count}, nil
+	return &byteSource{fileSource: fileSource{path: path, name: path, count: count}, loop: loop}, nil
 }
 
 // sourcePorts checks for no input and one output with a static rate.
@@ -73,6 +111,22 @@ func sourcePorts(a *graph.Actor) error {
 		return err
 	}
 	return staticRate(a.Outputs[0])
+}
+
+// sourceParams checks a source's parameter names, then its ports.
+func sourceParams(a *graph.Actor, p runtime.Params, names ...string) error {
+	if err := p.Only(names...); err != nil {
+		return err
+	}
+	return sourcePorts(a)
+}
+
+// sinkParams checks a sink's parameter names, then its ports.
+func sinkParams(a *graph.Actor, p runtime.Params, names ...string) error {
+	if err := p.Only(names...); err != nil {
+		return err
+	}
+	return sinkPorts(a)
 }
 
 // sinkPorts checks for one input with a static rate and no output.
@@ -85,15 +139,11 @@ func sinkPorts(a *graph.Actor) error {
 
 // Start opens the file.
 func (s *byteSource) Start(context.Context) error {
-	if s.path == "" {
-		s.r = os.Stdin
-		return nil
-	}
-	f, err := os.Open(s.path)
+	r, err := s.open()
 	if err != nil {
-		return err // *PathError names the path
+		return err
 	}
-	s.file, s.r = f, f
+	s.r = r
 	return nil
 }
 
@@ -105,7 +155,7 @@ func (s *byteSource) Fire(f *runtime.Firing) error {
 	if err := solo(f); err != nil {
 		return err
 	}
-	if s.done || s.count > 0 && s.fired >= s.count {
+	if s.ended() {
 		return runtime.ErrEndOfStream
 	}
 	b := f.Out(0)
@@ -133,61 +183,35 @@ func (s *byteSource) Fire(f *runtime.Firing) error {
 		if n == 0 {
 			return runtime.ErrEndOfStream
 		}
-		clear(b[n:])
-		s.done = true
+		s.pad(b, n)
 		break
 	}
 	s.fired++
 	return nil
 }
 
-// Stop closes the file.
-func (s *byteSource) Stop() error {
-	if s.file == nil {
-		return nil
-	}
-	err := s.file.Close()
-	s.file = nil
-	return err
-}
-
 // byteSink writes raw tokens to a file (or stdout).
 type byteSink struct {
-	path   string // "" for stdout
-	name   string
+	fileSink
 	append bool
-	file   *os.File
-	w      *bufio.Writer
-	flush  bool // flush after every firing (stdout)
 }
 
-func newFileWrite(a *graph.Actor, p runtime.Params) (any, error) {
-	if err := p.Only("path", "append"); err != nil {
-		return nil, err
-	}
-	if err := sinkPorts(a); err != nil {
-		return nil, err
-	}
-	path, err := pathParam(p)
-	if err != nil {
-		return nil, err
-	}
-	app, err := p.Bool("append", false)
-	if err != nil {
-		return nil, err
-	}
-	return &byteSink{path: path, name: path, append: app}, nil
+// fileSink is the file handling that byte and text sinks share: the file
+// (or stdout) behind a 64 KiB buffer, flushed after every firing on stdout
+// and at Stop.
+type fileSink struct {
+	path  string // "" for stdout
+	name  string // for messages: the path or "stdout"
+	file  *os.File
+	w     *bufio.Writer
+	flush bool // flush after every firing (stdout)
 }
 
-// Start creates (or truncates, or opens for append) the file.
-func (s *byteSink) Start(context.Context) error {
+// open opens the file with flags, or stdout when there is no path.
+func (s *fileSink) open(flags int) error {
 	if s.path == "" {
 		s.w = bufio.NewWriterSize(os.Stdout, 1<<16)
 		return nil
-	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	if s.append {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	}
 	f, err := os.OpenFile(s.path, flags, 0o666)
 	if err != nil {
@@ -197,14 +221,16 @@ func (s *byteSink) Start(context.Context) error {
 	return nil
 }
 
-// Fire writes the input window.
-func (s *byteSink) Fire(f *runtime.Firing) error {
-	if err := solo(f); err != nil {
-		return err
-	}
-	if _, err := s.w.Write(f.In(0)); err != nil {
+// write writes b to the buffer.
+func (s *fileSink) write(b []byte) error {
+	if _, err := s.w.Write(b); err != nil {
 		return fmt.Errorf("write %s: %w", s.name, err)
 	}
+	return nil
+}
+
+// endFiring flushes the buffer when the sink flushes after every firing.
+func (s *fileSink) endFiring() error {
 	if s.flush {
 		if err := s.w.Flush(); err != nil {
 			return fmt.Errorf("write %s: %w", s.name, err)
@@ -214,7 +240,7 @@ func (s *byteSink) Fire(f *runtime.Firing) error {
 }
 
 // Stop flushes and closes the file.
-func (s *byteSink) Stop() error {
+func (s *fileSink) Stop() error {
 	if s.w == nil {
 		return nil
 	}
@@ -230,6 +256,41 @@ func (s *byteSink) Stop() error {
 		s.file = nil
 	}
 	return err
+}
+
+func newFileWrite(a *graph.Actor, p runtime.Params) (any, error) {
+	if err := sinkParams(a, p, "path", "append"); err != nil {
+		return nil, err
+	}
+	path, err := pathParam(p)
+	if err != nil {
+		return nil, err
+	}
+	app, err := p.Bool("append", false)
+	if err != nil {
+		return nil, err
+	}
+	return &byteSink{fileSink: fileSink{path: path, name: path}, append: app}, nil
+}
+
+// Start creates (or truncates, or opens for append) the file.
+func (s *byteSink) Start(context.Context) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if s.append {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	return s.open(flags)
+}
+
+// Fire writes the input window.
+func (s *byteSink) Fire(f *runtime.Firing) error {
+	if err := solo(f); err != nil {
+		return err
+	}
+	if err := s.write(f.In(0)); err != nil {
+		return err
+	}
+	return s.endFiring()
 }
 
 // formatParam reads "format": text (the default) or binary.
@@ -248,10 +309,7 @@ func formatParam(p runtime.Params) (bool, error) {
 }
 
 func newStdin(a *graph.Actor, p runtime.Params) (any, error) {
-	if err := p.Only("format", "count", "header"); err != nil {
-		return nil, err
-	}
-	if err := sourcePorts(a); err != nil {
+	if err := sourceParams(a, p, "format", "count", "header"); err != nil {
 		return nil, err
 	}
 	binary, err := formatParam(p)
@@ -266,16 +324,13 @@ func newStdin(a *graph.Actor, p runtime.Params) (any, error) {
 		if p.Has("header") {
 			return nil, fmt.Errorf("parameter \"header\" applies to format text only")
 		}
-		return &byteSource{name: "stdin", count: count}, nil
+		return &byteSource{fileSource: fileSource{name: "stdin", count: count}}, nil
 	}
 	return newTextSource(a, p, "", count)
 }
 
 func newStdout(a *graph.Actor, p runtime.Params) (any, error) {
-	if err := p.Only("format", "header"); err != nil {
-		return nil, err
-	}
-	if err := sinkPorts(a); err != nil {
+	if err := sinkParams(a, p, "format", "header"); err != nil {
 		return nil, err
 	}
 	binary, err := formatParam(p)
@@ -286,7 +341,7 @@ func newStdout(a *graph.Actor, p runtime.Params) (any, error) {
 		if p.Has("header") {
 			return nil, fmt.Errorf("parameter \"header\" applies to format text only")
 		}
-		return &byteSink{name: "stdout", flush: true}, nil
+		return &byteSink{fileSink: fileSink{name: "stdout", flush: true}}, nil
 	}
 	return newTextSink(a, p, "")
 }

@@ -67,13 +67,10 @@ func newConst(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := p.Float("value", 0)
-	if err != nil {
-		return nil, err
-	}
-	count, err := countParam(p, 0)
-	if err != nil {
-		return nil, err
+	r := paramReader{p: p}
+	v, count := r.float("value", 0), r.count(0)
+	if r.err != nil {
+		return nil, r.err
 	}
 	// One token's bytes, repeated over the window.
 	tok := make([]byte, ti.size*ti.width)
@@ -108,42 +105,13 @@ func newRamp(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	start, err := p.Float("start", 0)
-	if err != nil {
-		return nil, err
-	}
-	step, err := p.Float("step", 1)
-	if err != nil {
-		return nil, err
-	}
-	count, err := countParam(p, 0)
-	if err != nil {
-		return nil, err
+	r := paramReader{p: p}
+	start, step, count := r.float("start", 0), r.float("step", 1), r.count(0)
+	if r.err != nil {
+		return nil, r.err
 	}
 	rate := a.Outputs[0].Rate
-	w, cplx := ti.width, ti.complex
-	switch ti.elem {
-	case "f32":
-		return rampFire[float32](count, rate, start, step, w, cplx), nil
-	case "f64":
-		return rampFire[float64](count, rate, start, step, w, cplx), nil
-	case "u8":
-		return rampFire[uint8](count, rate, start, step, w, cplx), nil
-	case "i8":
-		return rampFire[int8](count, rate, start, step, w, cplx), nil
-	case "u16":
-		return rampFire[uint16](count, rate, start, step, w, cplx), nil
-	case "i16":
-		return rampFire[int16](count, rate, start, step, w, cplx), nil
-	case "u32":
-		return rampFire[uint32](count, rate, start, step, w, cplx), nil
-	case "i32":
-		return rampFire[int32](count, rate, start, step, w, cplx), nil
-	case "u64":
-		return rampFire[uint64](count, rate, start, step, w, cplx), nil
-	default:
-		return rampFire[int64](count, rate, start, step, w, cplx), nil
-	}
+	return kernelsFor(ti.elem).ramp(count, rate, start, step, ti.width, ti.complex), nil
 }
 
 // rampFire: token n (counted over the whole stream) is start + n·step, on
@@ -198,13 +166,10 @@ func newRandom(a *graph.Actor, p runtime.Params) (any, error) {
 	if !ti.isFloat() {
 		defMax = intMax(ti.elem)
 	}
-	lo, err := p.Float("min", 0)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := p.Float("max", defMax)
-	if err != nil {
-		return nil, err
+	r := paramReader{p: p}
+	lo, hi := r.float("min", 0), r.float("max", defMax)
+	if r.err != nil {
+		return nil, r.err
 	}
 	if !(hi > lo) {
 		return nil, fmt.Errorf("parameters min %g and max %g: expected min < max", lo, hi)
@@ -213,29 +178,7 @@ func newRandom(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := uint64(seed)
-	switch ti.elem {
-	case "f32":
-		return randomFire[float32](count, s, lo, hi, false), nil
-	case "f64":
-		return randomFire[float64](count, s, lo, hi, false), nil
-	case "u8":
-		return randomFire[uint8](count, s, lo, hi, true), nil
-	case "i8":
-		return randomFire[int8](count, s, lo, hi, true), nil
-	case "u16":
-		return randomFire[uint16](count, s, lo, hi, true), nil
-	case "i16":
-		return randomFire[int16](count, s, lo, hi, true), nil
-	case "u32":
-		return randomFire[uint32](count, s, lo, hi, true), nil
-	case "i32":
-		return randomFire[int32](count, s, lo, hi, true), nil
-	case "u64":
-		return randomFire[uint64](count, s, lo, hi, true), nil
-	default:
-		return randomFire[int64](count, s, lo, hi, true), nil
-	}
+	return kernelsFor(ti.elem).random(count, uint64(seed), lo, hi, !ti.isFloat()), nil
 }
 
 func intMax(elem string) float64 {
@@ -305,25 +248,12 @@ func newSine(a *graph.Actor, p runtime.Params) (any, error) {
 	if !ti.isFloat() || ti.width != 1 && !(ti.complex && ti.width == 2) {
 		return nil, fmt.Errorf("port %s: token type %s is not supported: expected f32, f64, c64 or c128", a.Outputs[0].FullName(), a.Outputs[0].Type)
 	}
-	freq, err := p.Float("freq", 0.01)
-	if err != nil {
-		return nil, err
-	}
-	amp, err := p.Float("amplitude", 1)
-	if err != nil {
-		return nil, err
-	}
-	phase, err := p.Float("phase", 0)
-	if err != nil {
-		return nil, err
-	}
-	offset, err := p.Float("offset", 0)
-	if err != nil {
-		return nil, err
-	}
-	count, err := countParam(p, 0)
-	if err != nil {
-		return nil, err
+	r := paramReader{p: p}
+	freq, amp := r.float("freq", 0.01), r.float("amplitude", 1)
+	phase, offset := r.float("phase", 0), r.float("offset", 0)
+	count := r.count(0)
+	if r.err != nil {
+		return nil, r.err
 	}
 	rate := a.Outputs[0].Rate
 	if ti.elem == "f32" {
