@@ -186,3 +186,14 @@ func Open(ctx context.Context, id string) (Device, error) {
 
 // IsNotFound reports whether err says a device does not exist.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// Lookup returns the index of the device with the given ID among infos (a
+// backend's devices), or a *NotFoundError that lists them.
+func Lookup(infos []Info, id string) (int, error) {
+	for i := range infos {
+		if infos[i].ID == id {
+			return i, nil
+		}
+	}
+	return -1, &NotFoundError{ID: id, Known: infos}
+}

@@ -128,19 +128,15 @@ func (b *Backend) Open(ctx context.Context, id string) (device.Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	var f *found
+	infos := make([]device.Info, len(fs))
 	for i := range fs {
-		if fs[i].info.ID == id {
-			f = &fs[i]
-		}
+		infos[i] = fs[i].info
 	}
-	if f == nil {
-		known := make([]device.Info, len(fs))
-		for i := range fs {
-			known[i] = fs[i].info
-		}
-		return nil, &device.NotFoundError{ID: id, Known: known}
+	i, err := device.Lookup(infos, id)
+	if err != nil {
+		return nil, err
 	}
+	f := &fs[i]
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
