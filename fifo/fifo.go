@@ -142,6 +142,9 @@ type FIFO struct {
 	tail     int    // portable only: bytes of ring start mirrored after the end
 	mirrored bool
 	lazy     bool // external Memory: the tail is fixed up only for windows crossing the end
+	// tailCopied counts the bytes copied between a portable ring and its
+	// tail (fixupWrite, fixupRead).
+	tailCopied atomic.Int64
 
 	peak    atomic.Uint64 // max tokens ever held; written by the writer
 	freed   atomic.Bool
@@ -288,10 +291,10 @@ func (f *FIFO) fixupWrite(off, nb int) {
 	end := off + nb
 	if off < f.tail && !f.lazy {
 		e := min(end, f.size, f.tail)
-		copy(f.buf[f.size+off:f.size+e], f.buf[off:e])
+		f.tailCopied.Add(int64(copy(f.buf[f.size+off:f.size+e], f.buf[off:e])))
 	}
 	if end > f.size {
-		copy(f.buf[:end-f.size], f.buf[f.size:end])
+		f.tailCopied.Add(int64(copy(f.buf[:end-f.size], f.buf[f.size:end])))
 	}
 }
 
@@ -300,7 +303,7 @@ func (f *FIFO) fixupWrite(off, nb int) {
 // ring. The writer is never inside that part of the tail at the same time:
 // it cannot cross the same end while a reader's window does.
 func (f *FIFO) fixupRead(end int) {
-	copy(f.buf[f.size:end], f.buf[:end-f.size])
+	f.tailCopied.Add(int64(copy(f.buf[f.size:end], f.buf[:end-f.size])))
 }
 
 // window returns the bytes of n tokens at byte offset off of the ring
@@ -371,6 +374,11 @@ func (f *FIFO) CopiedBytes() int64 {
 	}
 	return n
 }
+
+// TailCopiedBytes returns the bytes a ring that is not mirrored copied
+// between its end and its tail to keep windows contiguous (0 for a
+// mirrored ring, and for one whose windows never cross its end).
+func (f *FIFO) TailCopiedBytes() int64 { return f.tailCopied.Load() }
 
 // Blocked reports which sides are waiting in Acquire right now (spinning or
 // parked): the indexes of the blocked readers and whether the writer is

@@ -166,4 +166,20 @@ func TestMemoryOptions(t *testing.T) {
 			t.Fatal("an aligned stream wrote into the tail")
 		}
 	}
+	if n := f.TailCopiedBytes(); n != 0 {
+		t.Fatalf("aligned windows: %d bytes copied to or from the tail, want 0", n)
+	}
+	// from token 16 of the 32-token ring, windows of 16, 12 and 12 tokens
+	// cross nothing; the next 12, from token 24, cross the end: their 4
+	// tokens past the end are copied to the ring's start when committed, and
+	// back to the tail for the reader
+	for _, n := range []int{16, 12, 12, 12} {
+		w.TryAcquireAt(0, n)
+		w.Commit(n)
+		r.TryAcquireAt(0, n)
+		r.Release(n)
+	}
+	if n := f.TailCopiedBytes(); n != 2*(24+12-32)*4 {
+		t.Fatalf("a window crossing the end: %d bytes copied, want %d", n, 2*(24+12-32)*4)
+	}
 }

@@ -38,12 +38,16 @@ func shapeOf(d device.Device) benchShape {
 	if d.Info().Kind == device.CPU {
 		return benchShape{rate: 16384, G: 64, I: 256, total: 256 << 20}
 	}
-	return benchShape{rate: 16384, G: 256, I: 1024, total: 2 << 30}
+	// BENCH_RATE and BENCH_ITEMS reshape an invocation of the same bytes:
+	// fewer tokens per firing, more firings (work-groups).
+	rate, items := envInt("BENCH_RATE", 16384), envInt("BENCH_ITEMS", 1024)
+	return benchShape{rate: rate, G: 256 * 16384 / rate, I: items, total: 2 << 30}
 }
 
 // prodCL writes rate tokens per firing; consCL reads them and writes one
 // token per firing (thread 0's partial sum; the others' sums are only
-// compared, so their loads cannot be dropped); copyCL copies. On a GPU
+// compared, so their loads cannot be dropped; four independent sums keep
+// four loads in flight per work-item); copyCL copies. On a GPU
 // work-item i takes tokens i, i+I, … (coalesced); on a CPU device
 // (CONTIG) a contiguous run. The sources are OpenCL C and CUDA C at once:
 // the actor API is the backends' common one.
@@ -64,7 +68,18 @@ const consCL = `void FIRE() {
 	const int n = TOKEN_X_RATE / ls;
 	for (int i = li * n; i < (li + 1) * n; i++) acc += x[i];
 #else
-	for (int i = li; i < TOKEN_X_RATE; i += ls) acc += x[i];
+	// four loads in flight per work-item, not one: a single running sum
+	// would make the kernel wait for each load in turn
+	float a1 = 0, a2 = 0, a3 = 0;
+	int i = li;
+	for (; i + 3 * ls < TOKEN_X_RATE; i += 4 * ls) {
+		acc += x[i];
+		a1 += x[i + ls];
+		a2 += x[i + 2 * ls];
+		a3 += x[i + 3 * ls];
+	}
+	for (; i < TOKEN_X_RATE; i += ls) acc += x[i];
+	acc += a1 + a2 + a3;
 #endif
 	if (li == 0 || acc == -1.0f) s[0] = acc;
 }
@@ -230,7 +245,8 @@ func benchDeviceChannelShape(b *testing.B, id string, d device.Device, q device.
 	defer src.Release()
 	defer dst.Release()
 	pl := func() *graph.Placement { return kernelAt(id, sh.G, sh.I) }
-	var ch, cp time.Duration
+	var ch, cp, pair time.Duration
+	pairLoop := kernelPair(b, d, q, sh, src)
 	run := func(fires int64) time.Duration {
 		g := graph.New("ring")
 		kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
@@ -248,11 +264,63 @@ func benchDeviceChannelShape(b *testing.B, id string, d device.Device, q device.
 			i++
 			return q.Copy(dst, i%4*chunk, src, i%4*chunk, chunk)
 		})
+		pair = pairLoop(int(total / chunk))
 	}
 	b.SetBytes(total)
 	b.ReportMetric(gbps(total, ch), "channel-GB/s")
 	b.ReportMetric(gbps(total, cp), "copy-GB/s")
+	b.ReportMetric(gbps(total, pair), "kernels-GB/s")
 	b.ReportMetric(cp.Seconds()/ch.Seconds(), "channel/copy")
+	b.ReportMetric(pair.Seconds()/ch.Seconds(), "channel/kernels")
+}
+
+// kernelPair compiles the channel benchmark's producer and consumer
+// kernels outside the runtime and returns a loop that launches them back to
+// back on one queue, n times, on a buffer of four invocations (the
+// producer writing window k mod 4, the consumer reading it): the same
+// kernels with no channel around them, the floor the channel is measured
+// against.
+func kernelPair(b *testing.B, d device.Device, q device.Queue, sh benchShape, buf device.Buffer) func(n int) time.Duration {
+	b.Helper()
+	g := graph.New("pair")
+	kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
+	kernelActorI(g, "cons", consCL, []string{"x"}, []string{"s"}, sh.rate, 1, 0)
+	comp := d.(device.ActorCompiler)
+	compile := func(name string) device.ActorKernel {
+		a := g.Actor(name)
+		im, _ := a.Impl(graph.ImplKind(d.Info().Backend))
+		ak, err := comp.CompileActor(context.Background(), a, &graph.Placement{WorkGroups: sh.G, WorkItems: sh.I}, im)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = ak.Release() })
+		return ak
+	}
+	prod, cons := compile("prod"), compile("cons")
+	sums, err := d.Alloc(int64(4*sh.G*4), device.ReadWrite)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = sums.Release() })
+	per := int64(sh.G * sh.rate) // tokens per invocation
+	return func(n int) time.Duration {
+		k := int64(0)
+		var second bool
+		return rawLoop(b, q, 2*n, func() (device.Event, error) {
+			second = !second
+			if second {
+				k++
+				if err := prod.Bind(prod.Fire(), []device.Window{{Buf: buf, Off: k % 4 * per}}); err != nil {
+					return nil, err
+				}
+				return q.Launch(prod.Fire(), prod.Range(sh.G))
+			}
+			if err := cons.Bind(cons.Fire(), []device.Window{{Buf: buf, Off: k % 4 * per}, {Buf: sums, Off: k % 4 * int64(sh.G)}}); err != nil {
+				return nil, err
+			}
+			return q.Launch(cons.Fire(), cons.Range(sh.G))
+		})
+	}
 }
 
 // Host → device channel (Go source → kernel) and device → host (kernel →

@@ -454,5 +454,29 @@ func TestKernelActorsFIFOMemory(t *testing.T) {
 	forBackends(t, func(t *testing.T, devs []string) {
 		testPlacements(t, devs)
 		testEndOfStream(t, devs[0])
+		testNoTailCopies(t, devs[0])
 	})
+}
+
+// A Go source's windows into a FIFO in a device's memory stop at the
+// ring's end, so that the FIFO copies nothing into its tail: the channel
+// copies each token once, to the device.
+func testNoTailCopies(t *testing.T, dev string) {
+	const iters = 200
+	ref, rs := chain()
+	ref.Channels[0].Capacity = 7 * rate // rounds of up to 3 firings, a ring of 8
+	if _, err := Run(context.Background(), ref, Options{Iterations: iters}); err != nil {
+		t.Fatal(err)
+	}
+	g, s := chain()
+	g.Channels[0].Capacity = 7 * rate
+	st, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"a1": kernelAt(dev, 2, 8)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameF32(t, s.got, rs.got)
+	c := st.Channels[0]
+	if want := int64(iters * rate * 4); c.Name != "src.out->a1.x" || c.CopiedBytes != want {
+		t.Fatalf("channel %s copied %d bytes: want %d (each token once, none at the ring's end)", c.Name, c.CopiedBytes, want)
+	}
 }

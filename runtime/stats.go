@@ -229,7 +229,7 @@ func (r *run) stats() *Stats {
 		}
 		st.Channels = append(st.Channels, ChannelStats{
 			Name: c.c.Name, Capacity: c.fr.f.Capacity(), PeakFill: c.fr.f.PeakFill(),
-			CopiedBytes: c.fr.f.CopiedBytes() + c.devCopied.Load(), Left: c.left(),
+			CopiedBytes: c.fr.f.CopiedBytes() + c.fr.f.TailCopiedBytes() + c.devCopied.Load(), Left: c.left(),
 		})
 	}
 	return st

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sluicehq/sluice/fifo"
 	"github.com/sluicehq/sluice/graph"
 )
 
@@ -202,6 +203,18 @@ func (u *unit) prepare() (int64, int) {
 		}
 		k = n
 	}
+	// A portable (not mirrored) FIFO copies a window that crosses its
+	// ring's end: stop at the end when at least one firing fits before it.
+	for i := range u.ins {
+		if p := &u.ins[i]; p.sum > 0 {
+			k = p.toRingEnd(p.ch.fr.f, p.r.Position(), next, k)
+		}
+	}
+	for i := range u.outs {
+		if p := &u.outs[i]; p.sum > 0 && p.w != nil {
+			k = p.toRingEnd(p.fr.f, p.w.Position(), next, k)
+		}
+	}
 	for i := range u.ins {
 		p := &u.ins[i]
 		if n := p.tokens(next, k); n > 0 {
@@ -219,6 +232,24 @@ func (u *unit) prepare() (int64, int) {
 		}
 	}
 	return k, whyNone
+}
+
+// toRingEnd returns k, or fewer firings from firing next whose window
+// from token position pos ends at f's ring end when f is not mirrored and
+// at least one firing fits before that end.
+func (p *uport) toRingEnd(f *fifo.FIFO, pos uint64, next, k int64) int64 {
+	if f.Mirrored() {
+		return k
+	}
+	ring := uint64(f.RingBytes() / f.TokenSize())
+	left := ring - pos%ring
+	if int64(left) >= int64(p.tokens(next, k)) {
+		return k
+	}
+	if n := p.firingsFor(next, int(left), k); n > 0 {
+		return n
+	}
+	return k
 }
 
 // readyAtomic reports, from atomic state only, whether the unit may be able
