@@ -120,6 +120,27 @@ type HostBuffer interface {
 	Release() error
 }
 
+// HostMapper is implemented by devices whose kernels address pinned host
+// memory directly (zero-copy, e.g. CUDA's mapped host memory): for small
+// transfers, the host writing or reading such memory around a kernel
+// replaces a copy command and its event on every invocation.
+type HostMapper interface {
+	// AllocMapped allocates size bytes of pinned host memory that kernels of
+	// this device use as a Buffer.
+	AllocMapped(size int64) (MappedBuffer, error)
+}
+
+// MappedBuffer is pinned host memory that kernels of its device use
+// directly: a Buffer for kernel arguments and Bytes for the host. The host
+// must not touch bytes that a kernel in flight reads or writes: a kernel's
+// writes are visible to the host once its event completes, and the host's
+// writes to a kernel enqueued after them.
+type MappedBuffer interface {
+	Buffer
+	// Bytes returns the memory; valid until Release.
+	Bytes() []byte
+}
+
 // MapMode says what the host will do with a mapped region.
 type MapMode uint8
 

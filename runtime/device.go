@@ -120,7 +120,8 @@ type devPort struct {
 	stage   device.Buffer // host ports: Depth slots of G·rate tokens
 	bounce  []byte        // host ports of an unpinned FIFO on a GPU: pinned slots like stage's
 	hbuf    device.HostBuffer
-	pending int // host ports: tokens acquired by invocations in flight
+	mapped  bool // stage is mapped host memory (bounce its bytes): no copy commands
+	pending int  // host ports: tokens acquired by invocations in flight
 	rate    int64
 	tsize   int64
 }
@@ -135,6 +136,7 @@ type devUnit struct {
 	inflight int
 	seq      int64
 	stopped  bool
+	round    int64 // the manager's round that enqueued this unit last
 	iters    int
 	pairs    [][2]int           // (output index, input index)
 	sbuf     [][2]device.Buffer // per pair: two buffers of G·rate tokens
@@ -185,11 +187,21 @@ type devRunner struct {
 	uses     []ringUse     // scratch of enqueue
 	forker   interface{ Fork() }
 	lastDone device.Event // the latest event seen complete
+	roundNo  int64        // rounds begun
 }
 
 // devNoFork turns off the concurrent launches of a round (benchmarks'
 // A/B comparison).
 var devNoFork bool
+
+// mappedMax is the largest invocation's tokens of one host port (bytes)
+// staged through mapped host memory (device.HostMapper) rather than by
+// copy commands: beyond it a DMA copy overlapped with the kernels is
+// faster than the kernels' own accesses over the bus.
+const mappedMax = 64 << 10
+
+// devNoMapped turns mapped staging off (benchmarks' A/B comparison).
+var devNoMapped bool
 
 // ringUse is a window of a ring that a launch of the open round reads or
 // writes, in tokens (absolute positions; a window never wraps).
@@ -403,7 +415,19 @@ func (r *run) placeDevice(u *unit) error {
 			if p.ring != nil || p.rate == 0 || (p.up.r == nil && p.up.w == nil) {
 				continue
 			}
-			if p.stage, err = alloc("staging buffer of port "+p.up.p.Name, int64(d.depth)*G*p.rate*p.tsize); err != nil {
+			slots := int64(d.depth) * G * p.rate * p.tsize
+			// Small invocations stage through host memory the kernels
+			// address directly: the host copies between it and the FIFO,
+			// and no copy command (with its event and cross-queue wait)
+			// goes to the device per invocation.
+			if hm, ok := d.dev.(device.HostMapper); ok && G*p.rate*p.tsize <= mappedMax && !devNoMapped {
+				if m, err := hm.AllocMapped(slots); err == nil {
+					r.devBufs = append(r.devBufs, m)
+					p.stage, p.bounce, p.mapped = m, m.Bytes(), true
+					continue
+				}
+			}
+			if p.stage, err = alloc("staging buffer of port "+p.up.p.Name, slots); err != nil {
 				return err
 			}
 			// A FIFO a GPU could not pin is copied through pinned bounce
@@ -742,18 +766,33 @@ func (d *devRunner) loop() {
 		if d.bat != nil {
 			for {
 				d.bat.BeginBatch(d.replay)
+				d.roundNo++
 				any := false
-				for _, u := range d.units {
-					if u.state.Load() == stateDone {
-						continue
+				// A second pass gives the units that could not go a chance
+				// that later units of the round made (a consumer enqueued
+				// frees its producer's ring room): one launch of the pair
+				// rather than two rounds of one.
+				for pass := 0; pass < 2; pass++ {
+					moved := false
+					for _, u := range d.units {
+						if u.state.Load() == stateDone || u.du.round == d.roundNo {
+							continue
+						}
+						ok, err := d.enqueue(u)
+						if err != nil {
+							_, _ = d.bat.EndBatch()
+							r.fail(err)
+							return
+						}
+						if ok {
+							u.du.round = d.roundNo
+							moved = true
+						}
 					}
-					ok, err := d.enqueue(u)
-					if err != nil {
-						_, _ = d.bat.EndBatch()
-						r.fail(err)
-						return
+					any = any || moved
+					if !moved || !any {
+						break
 					}
-					any = any || ok
 				}
 				if err := d.endRound(); err != nil {
 					r.fail(err)
@@ -1021,13 +1060,16 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 				src = p.bounce[off*p.tsize : off*p.tsize+nb]
 				copy(src, win)
 			}
+			p.pending += int(n)
+			p.up.ch.devCopied.Add(n * p.tsize)
+			if p.mapped { // the kernel reads the slot itself
+				continue
+			}
 			ev, err := d.cq.Write(p.stage, off*p.tsize, src)
 			if err != nil {
 				return fail("copy to device", err)
 			}
 			d.deps = append(d.deps, ev) // the first launch waits for it
-			p.pending += int(n)
-			p.up.ch.devCopied.Add(n * p.tsize)
 		}
 	}
 	for i := range du.outs {
@@ -1183,6 +1225,9 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		for _, c := range p.up.fr.chans {
 			c.devCopied.Add(n * p.tsize)
 		}
+		if p.mapped { // the kernel wrote the slot itself: copied at retire
+			continue
+		}
 		if d.bat != nil { // after the round's batch
 			d.reads = append(d.reads, devRead{dst: dst, stage: p.stage, off: slot * du.G * p.rate * p.tsize})
 			continue
@@ -1283,10 +1328,8 @@ func (d *devRunner) retire(inv *invocation) {
 	t1 := d.c.now()
 	t0 := max(inv.tEnq, d.lastEnd)
 	d.lastEnd = t1
-	if span := t1 - t0; inv.k > 0 {
-		for j := int64(0); j < inv.k; j++ {
-			d.c.record(u, inv.base+j, t0+span*j/inv.k, t0+span*(j+1)/inv.k)
-		}
+	if inv.k > 0 {
+		d.c.recordInvocation(u, inv.base, inv.k, t0, t1)
 	}
 	u.notify()
 }

@@ -251,10 +251,19 @@ func benchDeviceChannelShape(b *testing.B, id string, d device.Device, q device.
 		g := graph.New("ring")
 		kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
 		kernelActorI(g, "cons", consCL, []string{"x"}, []string{"s"}, sh.rate, 1, 0)
-		goActor(g, "sink", sh.G, 0)
 		g.JoinNames("prod.y", "cons.x", graph.Capacity(envInt("BENCH_RINGX", 4)*sh.G*sh.rate))
-		g.JoinNames("cons.s", "sink.x", graph.Capacity(envInt("BENCH_SINKX", 4)*sh.G))
-		return runFor(b, g, Options{Iterations: fires / int64(sh.G), NoGraphs: os.Getenv("BENCH_NOGRAPHS") != "", Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"prod": pl(), "cons": pl()}}})
+		if os.Getenv("BENCH_NOSINK") == "" {
+			goActor(g, "sink", sh.G, 0)
+			g.JoinNames("cons.s", "sink.x", graph.Capacity(envInt("BENCH_SINKX", 4)*sh.G))
+		} else {
+			kernelActorI(g, "sink", "void FIRE() {}\n", []string{"x"}, nil, sh.G, 0, 0)
+			g.JoinNames("cons.s", "sink.x", graph.Capacity(envInt("BENCH_SINKX", 4)*sh.G))
+		}
+		m := &graph.Mapping{Actors: map[string]*graph.Placement{"prod": pl(), "cons": pl()}}
+		if os.Getenv("BENCH_NOSINK") != "" {
+			m.Actors["sink"] = kernelAt(id, 1, 1)
+		}
+		return runFor(b, g, Options{Iterations: fires / int64(sh.G), NoGraphs: os.Getenv("BENCH_NOGRAPHS") != "", DeviceDepth: envInt("BENCH_DEPTH", 0), Mapping: m})
 	}
 	run(4 * int64(sh.G)) // warm-up: memory touched, code loaded
 	for b.Loop() {
@@ -522,10 +531,15 @@ func BenchmarkChain10(b *testing.B) {
 	})
 }
 
-func init() { devNoFork = os.Getenv("BENCH_NOFORK") != "" }
+func init() {
+	devNoFork = os.Getenv("BENCH_NOFORK") != ""
+	devNoMapped = os.Getenv("BENCH_NOMAPPED") != ""
+}
 
 // envInt reads a benchmark knob (BENCH_RINGX, BENCH_SINKX: the on-device
-// channel's ring and sink FIFO in invocations).
+// channel's ring and sink FIFO in invocations; BENCH_DEPTH: its
+// DeviceDepth; BENCH_NOSINK=1 makes its sink an empty kernel actor, so the
+// run moves nothing to the host).
 func envInt(k string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(k)); err == nil {
 		return v

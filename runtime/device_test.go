@@ -458,6 +458,27 @@ func TestKernelActorsFIFOMemory(t *testing.T) {
 	})
 }
 
+// Host channels of small invocations stage through mapped host memory on a
+// device that has it (CUDA); the same placements with copy commands
+// instead carry the same streams.
+func TestKernelActorsCopyStaging(t *testing.T) {
+	forBackends(t, func(t *testing.T, devs []string) {
+		d, err := device.Open(context.Background(), devs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, mapper := d.(device.HostMapper)
+		_ = d.Close()
+		if !mapper {
+			t.Skipf("%s has no mapped host memory: its host channels always use copies (tested elsewhere)", devs[0])
+		}
+		devNoMapped = true
+		t.Cleanup(func() { devNoMapped = false })
+		testPlacements(t, devs)
+		testEndOfStream(t, devs[0])
+	})
+}
+
 // A Go source's windows into a FIFO in a device's memory stop at the
 // ring's end, so that the FIFO copies nothing into its tail: the channel
 // copies each token once, to the device.

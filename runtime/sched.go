@@ -207,6 +207,25 @@ func (c *execCtx) record(u *unit, idx, t0, t1 int64) {
 	}
 }
 
+// recordInvocation records firings [base, base+k) of u that ran together
+// from t0 to t1 (a kernel invocation), each taking an equal share: one
+// accumulator update, and a trace event per firing when tracing.
+func (c *execCtx) recordInvocation(u *unit, base, k, t0, t1 int64) {
+	a := c.acc[u.idx]
+	if a == nil {
+		a = &unitAcc{min: -1}
+		c.acc[u.idx] = a
+	}
+	span := t1 - t0
+	a.addN(span, k)
+	if c.tracing {
+		for j := range k {
+			s, e := t0+span*j/k, t0+span*(j+1)/k
+			c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: base + j, ts: s, dur: e - s})
+		}
+	}
+}
+
 // worker is a pool worker: it runs tasks from its queue until it closes.
 func (r *run) worker(c *execCtx, q *queue) {
 	defer r.wg.Done()

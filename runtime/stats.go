@@ -119,6 +119,21 @@ func (a *unitAcc) add(d int64) {
 	a.hist[histBucket(d)]++
 }
 
+// addN records k firings that took span ns together, each span/k (a
+// kernel invocation's firings), in O(1).
+func (a *unitAcc) addN(span, k int64) {
+	d := span / k
+	a.n += k
+	a.busy += span
+	if a.min < 0 || d < a.min {
+		a.min = d
+	}
+	if e := (span + k - 1) / k; e > a.max {
+		a.max = e
+	}
+	a.hist[histBucket(d)] += uint64(k)
+}
+
 func (a *unitAcc) merge(b *unitAcc) {
 	a.n += b.n
 	a.busy += b.busy

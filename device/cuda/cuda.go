@@ -525,6 +525,62 @@ func (b *Buffer) Release() error {
 	return b.dev.ctx.MemFree(b.ptr)
 }
 
+// AllocMapped allocates size bytes of pinned host memory mapped into the
+// device's address space (cuMemHostAlloc with CU_MEMHOSTALLOC_DEVICEMAP):
+// kernels read and write it directly, over the bus, with no copy command
+// (device.HostMapper).
+func (d *Device) AllocMapped(size int64) (device.MappedBuffer, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("mapped host buffer of %d bytes on %s: expected a size > 0", size, d.info)
+	}
+	p, err := d.ctx.MemHostAlloc(size, cu.HostAllocPortable|cu.HostAllocDeviceMap)
+	if err != nil {
+		if cu.IsOutOfMemory(err) {
+			return nil, device.OutOfMemory(d.info, "mapped host buffer", size, err)
+		}
+		return nil, fmt.Errorf("mapped host buffer of %s on %s: %w", device.Size(size), d.info, err)
+	}
+	ptr, err := d.ctx.MemHostGetDevicePointer(p)
+	if err != nil {
+		_ = d.ctx.MemFreeHost(p)
+		return nil, fmt.Errorf("mapped host buffer of %s on %s: %w", device.Size(size), d.info, err)
+	}
+	return &MappedBuffer{Buffer: Buffer{dev: d, ptr: ptr, size: size}, p: p, b: unsafe.Slice((*byte)(p), size)}, nil
+}
+
+// MappedBuffer is pinned host memory that the device's kernels address
+// directly (AllocMapped).
+type MappedBuffer struct {
+	Buffer
+	p unsafe.Pointer
+	b []byte
+}
+
+// Bytes returns the memory, for the host.
+func (m *MappedBuffer) Bytes() []byte { return m.b }
+
+// Release frees the memory; later calls do nothing. Commands using it must
+// have completed.
+func (m *MappedBuffer) Release() error {
+	if !m.released.CompareAndSwap(false, true) {
+		return nil
+	}
+	m.b = nil
+	return m.dev.ctx.MemFreeHost(m.p)
+}
+
+// asBuffer returns the device memory behind b: a *Buffer, or a mapped
+// host buffer's.
+func asBuffer(b device.Buffer) (*Buffer, bool) {
+	switch x := b.(type) {
+	case *Buffer:
+		return x, true
+	case *MappedBuffer:
+		return &x.Buffer, true
+	}
+	return nil, false
+}
+
 // HostBuffer is pinned host memory (cuMemHostAlloc).
 type HostBuffer struct {
 	dev      *Device
@@ -637,6 +693,11 @@ func (k *Kernel) SetArg(i int, v any) error {
 	var raw [8]byte
 	var b []byte
 	put := func(p unsafe.Pointer, n int) { copy(raw[:], unsafe.Slice((*byte)(p), n)); b = raw[:n] }
+	if b, ok := v.(device.Buffer); ok {
+		if x, ok := asBuffer(b); ok {
+			v = x
+		}
+	}
 	switch x := v.(type) {
 	case *Buffer:
 		if x.dev.ctx != k.dev.ctx {
@@ -800,7 +861,7 @@ func (q *Queue) Device() device.Device { return q.dev }
 func (q *Queue) Stream() cu.Stream { return q.s }
 
 func (q *Queue) buf(b device.Buffer) (*Buffer, error) {
-	x, ok := b.(*Buffer)
+	x, ok := asBuffer(b)
 	if !ok || x.dev.ctx != q.dev.ctx {
 		return nil, fmt.Errorf("buffer of %s used on a queue of %s: expected a buffer of this device (use device.Transfer across devices)", b.Device().Info(), q.dev.info)
 	}

@@ -313,6 +313,16 @@ func (c Context) MemHostAlloc(size int64, flags uint32) (unsafe.Pointer, error) 
 	return ptrFromC(*p), nil
 }
 
+// MemHostGetDevicePointer returns the device address of page-locked host
+// memory allocated with HostAllocDeviceMap (cuMemHostGetDevicePointer).
+func (c Context) MemHostGetDevicePointer(p unsafe.Pointer) (DevicePtr, error) {
+	d := new(uintptr)
+	if err := c.inCtx("cuMemHostGetDevicePointer", fn.MemHostGetDevicePointer, uintptr(unsafe.Pointer(d)), uintptr(p), 0); err != nil {
+		return 0, err
+	}
+	return DevicePtr(*d), nil
+}
+
 // MemAllocHost allocates page-locked host memory (cuMemAllocHost).
 func (c Context) MemAllocHost(size int64) (unsafe.Pointer, error) {
 	p := new(uintptr)

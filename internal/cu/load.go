@@ -55,7 +55,7 @@ type driverSymbols struct {
 	PrimaryCtxRetain, PrimaryCtxRelease, CtxSetCurrent, CtxGetCurrent    uintptr
 	CtxSynchronize, MemGetInfo                                           uintptr
 	MemAlloc, MemFree, MemAllocHost, MemHostAlloc, MemFreeHost           uintptr
-	MemHostRegister, MemHostUnregister                                   uintptr
+	MemHostRegister, MemHostUnregister, MemHostGetDevicePointer          uintptr
 	MemcpyHtoDAsync, MemcpyDtoHAsync, MemcpyDtoDAsync, MemsetD8Async     uintptr
 	MemcpyHtoD, MemcpyDtoH                                               uintptr
 	StreamCreate, StreamDestroy, StreamSynchronize, StreamQuery          uintptr
@@ -151,6 +151,7 @@ func load() error {
 		s(&fn.MemAllocHost, "cuMemAllocHost_v2"),
 		s(&fn.MemHostAlloc, "cuMemHostAlloc"),
 		s(&fn.MemFreeHost, "cuMemFreeHost"),
+		s(&fn.MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"),
 		opt(&fn.MemHostRegister, "cuMemHostRegister_v2", "cuMemHostRegister"),
 		opt(&fn.MemHostUnregister, "cuMemHostUnregister"),
 		s(&fn.MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
