@@ -116,8 +116,16 @@ func (e Event) Release() error {
 	return check("clReleaseEvent", call(fn.ReleaseEvent, e.h))
 }
 
-// waitList returns the count and pointer of a wait list; hs must stay alive
-// during the call (the callers pass it on as a uintptr argument).
+// waitList returns the count and the handles of a wait list.
+//
+// The callers pass the list and the event out-parameter converted to
+// uintptr in the call expression itself (uintptr(unsafe.Pointer(…))):
+// only then does call's go:uintptrescapes keep them alive and in place
+// during the call. A uintptr computed beforehand (as helper functions
+// did) leaves a local Event on the stack, which may move when the stack
+// grows inside the call: the library then wrote the new event's handle
+// into the old stack, the command's event was lost, and a kernel that
+// should have waited for a write ran before it.
 func waitList(wait []Event) (n uintptr, hs []uintptr) {
 	for _, e := range wait {
 		if e.h != 0 {
@@ -125,20 +133,6 @@ func waitList(wait []Event) (n uintptr, hs []uintptr) {
 		}
 	}
 	return uintptr(len(hs)), hs
-}
-
-func listPtr(hs []uintptr) uintptr {
-	if len(hs) == 0 {
-		return 0
-	}
-	return uintptr(unsafe.Pointer(&hs[0]))
-}
-
-func evPtr(ev *Event) uintptr {
-	if ev == nil {
-		return 0
-	}
-	return uintptr(unsafe.Pointer(&ev.h))
 }
 
 func gotEvent(ev *Event, st int32) {
@@ -159,7 +153,7 @@ func boolArg(b bool) uintptr {
 // later Finish) completes. ev, when not nil, receives the command's event.
 func (q *Queue) EnqueueWrite(b *Buffer, blocking bool, offset, size uintptr, src unsafe.Pointer, wait []Event, ev *Event) error {
 	n, hs := waitList(wait)
-	st := call(fn.EnqueueWriteBuffer, q.h, b.h, boolArg(blocking), offset, size, uintptr(src), n, listPtr(hs), evPtr(ev))
+	st := call(fn.EnqueueWriteBuffer, q.h, b.h, boolArg(blocking), offset, size, uintptr(src), n, uintptr(unsafe.Pointer(unsafe.SliceData(hs))), uintptr(unsafe.Pointer(ev)))
 	gotEvent(ev, st)
 	if st != 0 {
 		return &Error{Op: "clEnqueueWriteBuffer", Status: Status(st), Detail: fmt.Sprintf("%d bytes at %d into a %d-byte buffer", size, offset, b.size)}
@@ -171,7 +165,7 @@ func (q *Queue) EnqueueWrite(b *Buffer, blocking bool, offset, size uintptr, src
 // blocking, dst must stay valid until the event completes.
 func (q *Queue) EnqueueRead(b *Buffer, blocking bool, offset, size uintptr, dst unsafe.Pointer, wait []Event, ev *Event) error {
 	n, hs := waitList(wait)
-	st := call(fn.EnqueueReadBuffer, q.h, b.h, boolArg(blocking), offset, size, uintptr(dst), n, listPtr(hs), evPtr(ev))
+	st := call(fn.EnqueueReadBuffer, q.h, b.h, boolArg(blocking), offset, size, uintptr(dst), n, uintptr(unsafe.Pointer(unsafe.SliceData(hs))), uintptr(unsafe.Pointer(ev)))
 	gotEvent(ev, st)
 	if st != 0 {
 		return &Error{Op: "clEnqueueReadBuffer", Status: Status(st), Detail: fmt.Sprintf("%d bytes at %d from a %d-byte buffer", size, offset, b.size)}
@@ -183,7 +177,7 @@ func (q *Queue) EnqueueRead(b *Buffer, blocking bool, offset, size uintptr, dst 
 // device (both buffers in this queue's context).
 func (q *Queue) EnqueueCopy(src, dst *Buffer, srcOff, dstOff, size uintptr, wait []Event, ev *Event) error {
 	n, hs := waitList(wait)
-	st := call(fn.EnqueueCopyBuffer, q.h, src.h, dst.h, srcOff, dstOff, size, n, listPtr(hs), evPtr(ev))
+	st := call(fn.EnqueueCopyBuffer, q.h, src.h, dst.h, srcOff, dstOff, size, n, uintptr(unsafe.Pointer(unsafe.SliceData(hs))), uintptr(unsafe.Pointer(ev)))
 	gotEvent(ev, st)
 	if st != 0 {
 		return &Error{Op: "clEnqueueCopyBuffer", Status: Status(st), Detail: fmt.Sprintf("%d bytes from %d/%d to %d/%d", size, srcOff, src.size, dstOff, dst.size)}
@@ -201,7 +195,7 @@ func (q *Queue) EnqueueFill(b *Buffer, pattern []byte, offset, size uintptr, wai
 		return &Error{Op: "clEnqueueFillBuffer", Status: ErrInvalidValue, Detail: "empty pattern"}
 	}
 	n, hs := waitList(wait)
-	st := call(fn.EnqueueFillBuffer, q.h, b.h, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), offset, size, n, listPtr(hs), evPtr(ev))
+	st := call(fn.EnqueueFillBuffer, q.h, b.h, uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)), offset, size, n, uintptr(unsafe.Pointer(unsafe.SliceData(hs))), uintptr(unsafe.Pointer(ev)))
 	gotEvent(ev, st)
 	return check("clEnqueueFillBuffer", st)
 }
@@ -212,7 +206,7 @@ func (q *Queue) EnqueueFill(b *Buffer, pattern []byte, offset, size uintptr, wai
 func (q *Queue) EnqueueMap(b *Buffer, blocking bool, flags MapFlags, offset, size uintptr, wait []Event, ev *Event) (unsafe.Pointer, error) {
 	n, hs := waitList(wait)
 	var st int32
-	p := callp(fn.EnqueueMapBuffer, q.h, b.h, boolArg(blocking), uintptr(flags), offset, size, n, listPtr(hs), evPtr(ev), uintptr(unsafe.Pointer(&st)))
+	p := callp(fn.EnqueueMapBuffer, q.h, b.h, boolArg(blocking), uintptr(flags), offset, size, n, uintptr(unsafe.Pointer(unsafe.SliceData(hs))), uintptr(unsafe.Pointer(ev)), uintptr(unsafe.Pointer(&st)))
 	gotEvent(ev, st)
 	if st != 0 {
 		return nil, &Error{Op: "clEnqueueMapBuffer", Status: Status(st), Detail: fmt.Sprintf("%d bytes at %d of a %d-byte buffer", size, offset, b.size)}
@@ -223,7 +217,7 @@ func (q *Queue) EnqueueMap(b *Buffer, blocking bool, flags MapFlags, offset, siz
 // EnqueueUnmap unmaps a pointer returned by EnqueueMap.
 func (q *Queue) EnqueueUnmap(b *Buffer, p unsafe.Pointer, wait []Event, ev *Event) error {
 	n, hs := waitList(wait)
-	st := call(fn.EnqueueUnmapMemObject, q.h, b.h, uintptr(p), n, listPtr(hs), evPtr(ev))
+	st := call(fn.EnqueueUnmapMemObject, q.h, b.h, uintptr(p), n, uintptr(unsafe.Pointer(unsafe.SliceData(hs))), uintptr(unsafe.Pointer(ev)))
 	gotEvent(ev, st)
 	return check("clEnqueueUnmapMemObject", st)
 }
@@ -235,19 +229,21 @@ func (q *Queue) EnqueueKernel(k *Kernel, offset, global, local []uintptr, wait [
 	if dims < 1 || dims > 3 || (local != nil && len(local) != dims) || (offset != nil && len(offset) != dims) {
 		return &Error{Op: "clEnqueueNDRangeKernel", Status: ErrInvalidWorkDimension, Detail: fmt.Sprintf("kernel %s: global %v local %v", k.name, global, local)}
 	}
-	var g, l, o [3]uintptr
+	var g [3]uintptr
 	copy(g[:], global)
-	var lp, op uintptr
+	var lp, op *uintptr // nil, or arrays of dims sizes
 	if local != nil {
+		l := new([3]uintptr)
 		copy(l[:], local)
-		lp = uintptr(unsafe.Pointer(&l[0]))
+		lp = &l[0]
 	}
 	if offset != nil {
+		o := new([3]uintptr)
 		copy(o[:], offset)
-		op = uintptr(unsafe.Pointer(&o[0]))
+		op = &o[0]
 	}
 	n, hs := waitList(wait)
-	st := call(fn.EnqueueNDRangeKernel, q.h, k.h, uintptr(dims), op, uintptr(unsafe.Pointer(&g[0])), lp, n, listPtr(hs), evPtr(ev))
+	st := call(fn.EnqueueNDRangeKernel, q.h, k.h, uintptr(dims), uintptr(unsafe.Pointer(op)), uintptr(unsafe.Pointer(&g[0])), uintptr(unsafe.Pointer(lp)), n, uintptr(unsafe.Pointer(unsafe.SliceData(hs))), uintptr(unsafe.Pointer(ev)))
 	gotEvent(ev, st)
 	if st != 0 {
 		return &Error{Op: "clEnqueueNDRangeKernel", Status: Status(st), Detail: fmt.Sprintf("kernel %s: global %v local %v", k.name, global[:dims], local)}
@@ -262,7 +258,7 @@ func (q *Queue) EnqueueMarker(wait []Event, ev *Event) error {
 		return &Error{Op: "clEnqueueMarkerWithWaitList", Status: ErrInvalidOperation, Detail: "not provided by the library"}
 	}
 	n, hs := waitList(wait)
-	st := call(fn.EnqueueMarkerWithWaitList, q.h, n, listPtr(hs), evPtr(ev))
+	st := call(fn.EnqueueMarkerWithWaitList, q.h, n, uintptr(unsafe.Pointer(unsafe.SliceData(hs))), uintptr(unsafe.Pointer(ev)))
 	gotEvent(ev, st)
 	return check("clEnqueueMarkerWithWaitList", st)
 }
