@@ -141,6 +141,26 @@ type MappedBuffer interface {
 	Bytes() []byte
 }
 
+// PeerCopier is implemented by queues that copy between buffers of their
+// device and of another device of the same backend without the host
+// (CUDA: cuMemcpyPeerAsync).
+type PeerCopier interface {
+	// CopyPeer copies n bytes from src at srcOff to dst at dstOff, where one
+	// of the buffers is of the queue's device and the other of a device of
+	// the same backend (or the same device).
+	CopyPeer(dst Buffer, dstOff int64, src Buffer, srcOff, n int64, wait ...Event) (Event, error)
+}
+
+// PeerEnabler is implemented by devices that can reach the memory of
+// another device of their backend directly.
+type PeerEnabler interface {
+	// EnablePeer makes copies between this device and other go directly
+	// (over NVLink or PCIe) when the hardware allows it, both ways, and
+	// reports whether they do; otherwise PeerCopier copies are staged by
+	// the driver through host memory.
+	EnablePeer(other Device) (direct bool, err error)
+}
+
 // MapMode says what the host will do with a mapped region.
 type MapMode uint8
 

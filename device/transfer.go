@@ -11,9 +11,10 @@ var StageSize int64 = 4 << 20
 
 // Transfer copies n bytes from src (at srcOff, on srcQ's device) to dst (at
 // dstOff, on dstQ's device) and waits for it. Buffers of one device are
-// copied on the device (dstQ.Copy); otherwise the bytes are staged through
-// two pinned host buffers of dst's device, so reading chunk k+1 from the
-// source overlaps writing chunk k to the destination.
+// copied on the device (dstQ.Copy), buffers of two devices of one backend
+// by one peer copy when srcQ is a PeerCopier; otherwise the bytes are
+// staged through two pinned host buffers of dst's device, so reading
+// chunk k+1 from the source overlaps writing chunk k to the destination.
 func Transfer(ctx context.Context, dstQ Queue, dst Buffer, dstOff int64, srcQ Queue, src Buffer, srcOff, n int64) error {
 	if n < 0 || srcOff < 0 || dstOff < 0 || srcOff+n > src.Size() || dstOff+n > dst.Size() {
 		return fmt.Errorf("transfer of %d bytes from %d of a %d-byte buffer to %d of a %d-byte buffer: out of range", n, srcOff, src.Size(), dstOff, dst.Size())
@@ -23,6 +24,15 @@ func Transfer(ctx context.Context, dstQ Queue, dst Buffer, dstOff int64, srcQ Qu
 	}
 	if dst.Device() == src.Device() {
 		ev, err := dstQ.Copy(dst, dstOff, src, srcOff, n)
+		if err != nil {
+			return err
+		}
+		defer ev.Release()
+		return ev.Wait(ctx)
+	}
+	// Two devices of one backend that copy between themselves: one copy.
+	if pc, ok := srcQ.(PeerCopier); ok && src.Device().Info().Backend == dst.Device().Info().Backend {
+		ev, err := pc.CopyPeer(dst, dstOff, src, srcOff, n)
 		if err != nil {
 			return err
 		}

@@ -111,6 +111,68 @@ func (g *devRing) abandoned() bool {
 	return true
 }
 
+// peerRing is the ring, in the consumer's device memory, of a channel
+// between kernel actors of two devices of one backend whose queues copy
+// between devices (device.PeerCopier): the producer's invocations are
+// copied from its staging slots straight into it, the consumer's kernels
+// read it in place. The channel's host FIFO keeps the counts (room, fill,
+// end of stream) that the two devices' managers share, but no data: token
+// position p lies at p mod tok in buf, and no window crosses the end.
+type peerRing struct {
+	buf    device.Buffer
+	tok    int64 // tokens; the FIFO's ring, a multiple of both rates
+	direct bool  // the devices access each other's memory (not driver-staged)
+}
+
+// devNoPeer turns peer channels off (benchmarks' A/B comparison): such
+// channels are then staged through host memory.
+var devNoPeer bool
+
+// peerable returns the consumer of a kernel actor's output when the
+// channel can be a peer ring: one channel, no initial tokens, its
+// consumer a kernel actor of another device of the same backend, and the
+// producer's device copying to it (device.PeerCopier).
+func peerable(u *unit, op *uport, cs []*graph.Channel, initial int, by map[*graph.Actor]*unit) *unit {
+	if devNoPeer || len(cs) != 1 || initial != 0 || u.mode != modeDevice || u.drv == nil {
+		return nil
+	}
+	cu := by[cs[0].To.Actor]
+	if cu == nil || cu.mode != modeDevice || cu.drv == nil || cu.drv == u.drv {
+		return nil
+	}
+	if u.drv.dev.Info().Backend != cu.drv.dev.Info().Backend {
+		return nil
+	}
+	if _, ok := u.drv.cq.(device.PeerCopier); !ok {
+		return nil
+	}
+	return cu
+}
+
+// newPeerRing allocates the peer ring of channel c (FIFO f) from u to cu
+// on cu's device, enabling direct access between the two devices where
+// they allow it; nil (host staging then) when the FIFO's ring is not a
+// multiple of both rates.
+func (r *run) newPeerRing(u, cu *unit, op *uport, c *graph.Channel, f *fifo.FIFO) (*peerRing, error) {
+	tok := int64(f.RingBytes() / f.TokenSize())
+	if tok%lcm64(max(op.sum, 1), int64(max(c.To.Rate.Sum(), 1))) != 0 {
+		return nil, nil
+	}
+	direct := false
+	if pe, ok := u.drv.dev.(device.PeerEnabler); ok {
+		var err error
+		if direct, err = pe.EnablePeer(cu.drv.dev); err != nil {
+			return nil, fmt.Errorf("runtime: channel %s: %w", c.Name, err)
+		}
+	}
+	b, err := cu.drv.dev.Alloc(tok*int64(f.TokenSize()), device.ReadWrite)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: channel %s: ring on %s: %w", c.Name, cu.drv.id, err)
+	}
+	r.devBufs = append(r.devBufs, b)
+	return &peerRing{buf: b, tok: tok, direct: direct}, nil
+}
+
 // devPort is a kernel actor's port: on a device ring, or on a host FIFO
 // staged through device memory.
 type devPort struct {
@@ -120,8 +182,9 @@ type devPort struct {
 	stage   device.Buffer // host ports: Depth slots of G·rate tokens
 	bounce  []byte        // host ports of an unpinned FIFO on a GPU: pinned slots like stage's
 	hbuf    device.HostBuffer
-	mapped  bool // stage is mapped host memory (bounce its bytes): no copy commands
-	pending int  // host ports: tokens acquired by invocations in flight
+	mapped  bool      // stage is mapped host memory (bounce its bytes): no copy commands
+	peer    *peerRing // a channel between devices: its ring on the consumer's device
+	pending int       // host ports: tokens acquired by invocations in flight
 	rate    int64
 	tsize   int64
 }
@@ -228,6 +291,9 @@ type devRead struct {
 	dst   []byte
 	stage device.Buffer
 	off   int64
+	// a copy into a peer ring instead: n bytes to peerOff of peer
+	peer       device.Buffer
+	peerOff, n int64
 }
 
 // sharedEvent is one event shared by the invocations of a round: released
@@ -389,7 +455,13 @@ func (r *run) placeDevice(u *unit) error {
 	a := u.a
 	G := du.G
 	port := func(up *uport) devPort {
-		return devPort{up: up, ring: up.ring, rate: int64(up.sum), tsize: int64(up.tsize)}
+		p := devPort{up: up, ring: up.ring, rate: int64(up.sum), tsize: int64(up.tsize)}
+		if up.ch != nil {
+			p.peer = up.ch.peer
+		} else if up.fr != nil && len(up.fr.chans) == 1 {
+			p.peer = up.fr.chans[0].peer
+		}
+		return p
 	}
 	for i := range u.ins {
 		du.ins = append(du.ins, port(&u.ins[i]))
@@ -416,6 +488,16 @@ func (r *run) placeDevice(u *unit) error {
 				continue
 			}
 			slots := int64(d.depth) * G * p.rate * p.tsize
+			if p.peer != nil {
+				if p.up.r != nil { // the kernels read the peer ring in place
+					continue
+				}
+				// outputs are copied from device staging slots
+				if p.stage, err = alloc("staging buffer of port "+p.up.p.Name, slots); err != nil {
+					return err
+				}
+				continue
+			}
 			// Small invocations stage through host memory the kernels
 			// address directly: the host copies between it and the FIFO,
 			// and no copy command (with its event and cross-queue wait)
@@ -945,7 +1027,11 @@ func (d *devRunner) plan(u *unit) (int64, bool) {
 		} else {
 			closed = p.up.ch.fr.f.Writer().Closed()
 			avail = int64(p.up.r.Available() - p.pending)
-			k = toFIFOEnd(p.up.ch.fr.f, p.up.r.Position()+uint64(p.pending), p.rate, k)
+			pos := p.up.r.Position() + uint64(p.pending)
+			k = toFIFOEnd(p.up.ch.fr.f, pos, p.rate, k)
+			if g := p.peer; g != nil {
+				k = min(k, (g.tok-int64(pos)%g.tok)/p.rate)
+			}
 		}
 		n := avail / p.rate
 		if n == 0 {
@@ -971,7 +1057,11 @@ func (d *devRunner) plan(u *unit) (int64, bool) {
 			k = min(k, g.room()/p.rate, (g.cap-g.wpos%g.cap)/p.rate)
 		} else if p.up.w != nil {
 			k = min(k, int64(p.up.w.Room()-p.pending)/p.rate)
-			k = toFIFOEnd(p.up.fr.f, p.up.w.Position()+uint64(p.pending), p.rate, k)
+			pos := p.up.w.Position() + uint64(p.pending)
+			k = toFIFOEnd(p.up.fr.f, pos, p.rate, k)
+			if g := p.peer; g != nil {
+				k = min(k, (g.tok-int64(pos)%g.tok)/p.rate)
+			}
 		}
 	}
 	return max(k, 0), false
@@ -1053,6 +1143,11 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			win := p.up.r.TryAcquireAt(p.pending, int(n))
 			if int64(len(win)) < n*p.tsize {
 				return fail("input "+p.up.p.Name, errors.New("host FIFO window shorter than planned"))
+			}
+			if g := p.peer; g != nil { // the tokens are in the peer ring already
+				ws[i] = device.Window{Buf: g.buf, Off: (int64(p.up.r.Position()) + int64(p.pending)) % g.tok}
+				p.pending += int(n)
+				continue
 			}
 			src := win
 			if p.bounce != nil {
@@ -1214,6 +1309,22 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		if int64(len(win)) < n*p.tsize {
 			return fail("output "+p.up.p.Name, errors.New("host FIFO room shorter than planned"))
 		}
+		if g := p.peer; g != nil { // copied device to device, after the kernel
+			rd := devRead{peer: g.buf, peerOff: (int64(p.up.w.Position()) + int64(p.pending)) % g.tok * p.tsize,
+				stage: p.stage, off: slot * du.G * p.rate * p.tsize, n: n * p.tsize}
+			p.pending += int(n)
+			p.up.fr.chans[0].devCopied.Add(n * p.tsize)
+			if d.bat != nil {
+				d.reads = append(d.reads, rd)
+				continue
+			}
+			ev, err := d.cq.(device.PeerCopier).CopyPeer(rd.peer, rd.peerOff, rd.stage, rd.off, rd.n, kev)
+			if err != nil {
+				return fail("copy to "+g.buf.Device().Info().ID, err)
+			}
+			reads = append(reads, ev)
+			continue
+		}
 		// on the copy queue, after the last kernel: the next invocation's
 		// kernels overlap this copy
 		dst := win
@@ -1302,7 +1413,7 @@ func (d *devRunner) retire(inv *invocation) {
 	u, du := inv.u, inv.u.du
 	for i := range du.ins {
 		p := &du.ins[i]
-		if p.ring == nil && p.stage != nil && p.rate > 0 {
+		if p.ring == nil && (p.stage != nil || p.peer != nil) && p.rate > 0 {
 			n := int(inv.k * p.rate)
 			p.up.r.Release(n)
 			p.pending -= n
@@ -1449,7 +1560,13 @@ func (d *devRunner) endRound() error {
 	for _, inv := range d.round {
 		for ; ri < len(d.reads) && d.reads[ri].inv == inv; ri++ {
 			rd := d.reads[ri]
-			rev, err := d.cq.Read(rd.dst, rd.stage, rd.off, ev)
+			var rev device.Event
+			var err error
+			if rd.peer != nil {
+				rev, err = d.cq.(device.PeerCopier).CopyPeer(rd.peer, rd.peerOff, rd.stage, rd.off, rd.n, ev)
+			} else {
+				rev, err = d.cq.Read(rd.dst, rd.stage, rd.off, ev)
+			}
 			if err != nil {
 				return fmt.Errorf("actor %s firings %d–%d on %s: copy to host: %w", inv.u.name, inv.base, inv.base+inv.k-1, d.id, err)
 			}

@@ -43,6 +43,10 @@ type chanRec struct {
 	// between a host FIFO and a device.
 	ring      *devRing
 	devCopied atomic.Int64
+	// peer is the device ring of a channel between kernel actors of two
+	// devices that copy between themselves (then the host FIFO only
+	// counts tokens).
+	peer *peerRing
 }
 
 // left returns the tokens the channel holds (or held when its consumer
@@ -310,7 +314,11 @@ func (r *run) setup(ctx context.Context) error {
 				continue
 			}
 			pinners := fifoPinners(u, cs, byActor)
-			mem := r.fifoMemory(u, op, cs, byActor, capTok)
+			var mem []byte
+			peer := peerable(u, op, cs, initial, byActor)
+			if peer == nil {
+				mem = r.fifoMemory(u, op, cs, byActor, capTok)
+			}
 			f, err := fifo.New(fifo.Options{
 				Name: fifoName(op.p, cs), TokenSize: op.tsize, Capacity: capTok, Readers: len(cs),
 				Wait: opts.Wait, Initial: initial, InitialData: initData, Memory: mem,
@@ -318,9 +326,17 @@ func (r *run) setup(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("runtime: channel %s: %w", cs[0].Name, err)
 			}
-			if mem != nil {
+			var pr *peerRing
+			if peer != nil {
+				if pr, err = r.newPeerRing(u, peer, op, cs[0], f); err != nil {
+					return err
+				}
+			}
+			switch {
+			case pr != nil: // the data go device to device
+			case mem != nil:
 				r.pinned[f] = true
-			} else {
+			default:
 				r.pinFIFO(f, initial, pinners)
 			}
 			fr.f = f
@@ -329,7 +345,7 @@ func (r *run) setup(ctx context.Context) error {
 			op.fr = fr
 			r.fifos = append(r.fifos, fr)
 			for i, c := range cs {
-				cr := &chanRec{c: c, fr: fr, reader: i, consumer: byActor[c.To.Actor]}
+				cr := &chanRec{c: c, fr: fr, reader: i, consumer: byActor[c.To.Actor], peer: pr}
 				fr.chans = append(fr.chans, cr)
 				r.chans = append(r.chans, cr)
 				cu := cr.consumer

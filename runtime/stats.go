@@ -71,6 +71,12 @@ type ChannelStats struct {
 	// kernels read and write the ring in place); empty for host FIFOs,
 	// whose CopiedBytes include the bytes staged to and from devices.
 	Device string `json:"device,omitempty"`
+	// Peer names the device holding the ring of a channel between kernel
+	// actors of two devices that copy between themselves, "cuda:1" (then
+	// CopiedBytes are the bytes copied device to device, none through the
+	// host), with " (direct)" when the devices reach each other's memory
+	// (NVLink or PCIe peer access) rather than through the driver's staging.
+	Peer string `json:"peer,omitempty"`
 }
 
 // histN is the number of buckets of the firing-time histogram: values 0..3,
@@ -246,6 +252,13 @@ func (r *run) stats() *Stats {
 			Name: c.c.Name, Capacity: c.fr.f.Capacity(), PeakFill: c.fr.f.PeakFill(),
 			CopiedBytes: c.fr.f.CopiedBytes() + c.fr.f.TailCopiedBytes() + c.devCopied.Load(), Left: c.left(),
 		})
+		if p := c.peer; p != nil {
+			cs := &st.Channels[len(st.Channels)-1]
+			cs.Peer = p.buf.Device().Info().ID
+			if p.direct {
+				cs.Peer += " (direct)"
+			}
+		}
 	}
 	return st
 }
@@ -271,9 +284,16 @@ func (s *Stats) WriteTable(w io.Writer) error {
 			a.TokensIn, a.TokensOut, a.BytesIn, a.BytesOut, a.Replicas)
 	}
 	fmt.Fprintf(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\n")
-	fmt.Fprintf(tw, "channel\tcapacity\tpeak fill\tcopied bytes\tleft\t\n")
+	fmt.Fprintf(tw, "channel\tcapacity\tpeak fill\tcopied bytes\tleft\tin\t\n")
 	for _, c := range s.Channels {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t\n", c.Name, c.Capacity, c.PeakFill, c.CopiedBytes, c.Left)
+		in := "host memory"
+		switch {
+		case c.Device != "":
+			in = "ring on " + c.Device
+		case c.Peer != "":
+			in = "peer ring on " + c.Peer
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t\n", c.Name, c.Capacity, c.PeakFill, c.CopiedBytes, c.Left, in)
 	}
 	fmt.Fprintf(tw, "elapsed\t%v\t\n", s.Elapsed.Round(time.Microsecond))
 	return tw.Flush()

@@ -1010,6 +1010,62 @@ func (q *Queue) Read(dst []byte, src device.Buffer, off int64, wait ...device.Ev
 	})
 }
 
+// CopyPeer copies n bytes from src at srcOff to dst at dstOff, buffers of
+// this device or of another CUDA device (device.PeerCopier): directly
+// when EnablePeer allowed it, staged by the driver otherwise. It is
+// ordered on this queue's stream.
+func (q *Queue) CopyPeer(dst device.Buffer, dstOff int64, src device.Buffer, srcOff, n int64, wait ...device.Event) (device.Event, error) {
+	d, dok := asBuffer(dst)
+	s, sok := asBuffer(src)
+	if !dok || !sok {
+		return nil, fmt.Errorf("peer copy on %s: buffers of %s and %s: expected CUDA buffers", q.dev.info, dst.Device().Info(), src.Device().Info())
+	}
+	if d.dev.ctx != q.dev.ctx && s.dev.ctx != q.dev.ctx {
+		return nil, fmt.Errorf("peer copy on %s: from %s to %s: expected one buffer of the queue's device", q.dev.info, s.dev.info, d.dev.info)
+	}
+	if d.released.Load() || s.released.Load() {
+		return nil, fmt.Errorf("peer copy on %s: %w", q.dev.info, device.ErrReleased)
+	}
+	if n < 0 || srcOff < 0 || dstOff < 0 || srcOff+n > s.size || dstOff+n > d.size {
+		return nil, fmt.Errorf("peer copy of %d bytes from %d of a %d-byte buffer to %d of a %d-byte buffer: out of range", n, srcOff, s.size, dstOff, d.size)
+	}
+	if n == 0 {
+		return q.Marker(wait...)
+	}
+	return q.enqueue("peer copy", wait, nil, func() error {
+		return q.s.CopyPeer(d.ptr+cu.DevicePtr(dstOff), d.dev.ctx, s.ptr+cu.DevicePtr(srcOff), s.dev.ctx, n)
+	})
+}
+
+// EnablePeer lets this device and other (a CUDA device) access each
+// other's memory directly when the hardware allows it (cuCtxEnablePeerAccess
+// both ways), and reports whether it does (device.PeerEnabler). Peer
+// copies work either way; without access the driver stages them.
+func (d *Device) EnablePeer(other device.Device) (bool, error) {
+	o, ok := other.(*Device)
+	if !ok {
+		return false, fmt.Errorf("peer access from %s to %s: expected a CUDA device", d.info, other.Info())
+	}
+	if o.ctx == d.ctx {
+		return true, nil
+	}
+	for _, p := range [][2]*Device{{d, o}, {o, d}} {
+		can, err := p[0].dev.CanAccessPeer(p[1].dev)
+		if err != nil {
+			return false, fmt.Errorf("peer access from %s to %s: %w", p[0].info, p[1].info, err)
+		}
+		if !can {
+			return false, nil
+		}
+	}
+	for _, p := range [][2]*Device{{d, o}, {o, d}} {
+		if err := p[0].ctx.EnablePeerAccess(p[1].ctx); err != nil {
+			return false, fmt.Errorf("peer access from %s to %s: %w", p[0].info, p[1].info, err)
+		}
+	}
+	return true, nil
+}
+
 // Copy copies n bytes between buffers of this device.
 func (q *Queue) Copy(dst device.Buffer, dstOff int64, src device.Buffer, srcOff, n int64, wait ...device.Event) (device.Event, error) {
 	d, err := q.buf(dst)

@@ -349,6 +349,72 @@ func TestMapped(t *testing.T) {
 	}
 }
 
+// CopyPeer copies within a device, and between two CUDA devices (both
+// ways, on either device's queue) when there are two; device.Transfer
+// takes the same path.
+func TestCopyPeer(t *testing.T) {
+	d, q := open(t)
+	const n = 3<<20 + 8
+	src := make([]byte, n)
+	for i := range src {
+		src[i] = byte(i*13 + i>>11)
+	}
+	a := must(d.Alloc(n, device.ReadWrite))
+	defer a.Release()
+	b := must(d.Alloc(n, device.ReadWrite))
+	defer b.Release()
+	wait(t, must(q.Write(a, 0, src)))
+	check := func(what string, q device.Queue, buf device.Buffer, off int64, want []byte) {
+		t.Helper()
+		got := make([]byte, len(want))
+		wait(t, must(q.Read(got, buf, off)))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: bytes differ", what)
+		}
+	}
+	wait(t, must(q.CopyPeer(b, 8, a, 0, n-8)))
+	check("within the device", q, b, 8, src[:n-8])
+	ids := cudaIDs(t)
+	if len(ids) < 2 {
+		t.Logf("one CUDA device (%v): copies between two devices not tested", ids)
+		return
+	}
+	d2 := must(cuda.Open(context.Background(), ids[1], cuda.Options{}))
+	q2 := must(d2.Queue())
+	defer func() { _ = q2.Release(); _ = d2.Close() }()
+	direct, err := d.EnablePeer(d2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s ↔ %s: direct peer access %v", d.Info().ID, d2.Info().ID, direct)
+	c := must(d2.Alloc(n, device.ReadWrite))
+	defer c.Release()
+	wait(t, must(q.CopyPeer(c, 0, a, 0, n))) // pushed by the source's queue
+	check("to the second device", q2, c, 0, src)
+	wait(t, must(q.CopyPeer(b, 0, c, 8, n-8))) // pulled by the destination's
+	check("back from it", q, b, 0, src[8:])
+	if err := device.Transfer(context.Background(), q2, c, 16, q, a, 0, n-16); err != nil {
+		t.Fatal(err)
+	}
+	check("device.Transfer", q2, c, 16, src[:n-16])
+	if _, err := q2.CopyPeer(a, 0, b, 0, 8); err == nil {
+		t.Fatal("a peer copy between two buffers of another device's queue: no error")
+	}
+}
+
+// cudaIDs returns the CUDA devices' IDs.
+func cudaIDs(t *testing.T) []string {
+	var ids []string
+	for _, r := range device.Discover(context.Background()) {
+		if r.Backend == "cuda" {
+			for _, di := range r.Devices {
+				ids = append(ids, di.ID)
+			}
+		}
+	}
+	return ids
+}
+
 // Go memory pinned with PinHost copies both ways and unpins; a copy of it
 // is faster than of the same memory unpinned (logged, not checked).
 func TestPinHost(t *testing.T) {

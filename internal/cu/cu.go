@@ -195,6 +195,26 @@ func (d Device) ReleasePrimary() error {
 	return err
 }
 
+// CanAccessPeer reports whether contexts on d can access memory of peer
+// directly (cuDeviceCanAccessPeer).
+func (d Device) CanAccessPeer(peer Device) (bool, error) {
+	var v int32
+	if err := check("cuDeviceCanAccessPeer", call(fn.DeviceCanAccessPeer, uintptr(unsafe.Pointer(&v)), uintptr(d), uintptr(peer))); err != nil {
+		return false, err
+	}
+	return v != 0, nil
+}
+
+// EnablePeerAccess lets c access the memory of peer's context directly
+// (cuCtxEnablePeerAccess); enabling it twice is not an error.
+func (c Context) EnablePeerAccess(peer Context) error {
+	err := c.inCtx("cuCtxEnablePeerAccess", fn.CtxEnablePeerAccess, uintptr(peer), 0)
+	if e, ok := err.(*Error); ok && e.Result == ErrPeerAccessEnabled {
+		return nil
+	}
+	return err
+}
+
 // SetCurrent makes c current on the calling OS thread. The caller must keep
 // the goroutine on that thread (runtime.LockOSThread) for as long as it
 // relies on it; see Do.
@@ -484,6 +504,13 @@ func (s Stream) CopyDtoH(dst unsafe.Pointer, src DevicePtr, n int64) error {
 // CopyDtoD copies n bytes between device buffers.
 func (s Stream) CopyDtoD(dst, src DevicePtr, n int64) error {
 	return checkf("cuMemcpyDtoDAsync", call(fn.MemcpyDtoDAsync, uintptr(dst), uintptr(src), uintptr(n), uintptr(s)), "%d bytes from %#x to %#x", n, uint64(src), uint64(dst))
+}
+
+// CopyPeer copies n bytes from src in context srcCtx to dst in context
+// dstCtx (cuMemcpyPeerAsync): directly between the devices when peer
+// access is enabled, staged by the driver otherwise.
+func (s Stream) CopyPeer(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Context, n int64) error {
+	return checkf("cuMemcpyPeerAsync", call(fn.MemcpyPeerAsync, uintptr(dst), uintptr(dstCtx), uintptr(src), uintptr(srcCtx), uintptr(n), uintptr(s)), "%d bytes from %#x to %#x", n, uint64(src), uint64(dst))
 }
 
 // MemsetD8 sets n bytes at dst to v.

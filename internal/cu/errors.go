@@ -39,6 +39,8 @@ const (
 	ErrIllegalAddress         Result = 700
 	ErrLaunchOutOfResources   Result = 701
 	ErrLaunchTimeout          Result = 702
+	ErrPeerAccessUnsupported  Result = 217
+	ErrPeerAccessEnabled      Result = 704
 	ErrHostMemoryAlreadyReg   Result = 712
 	ErrLaunchFailed           Result = 719
 	ErrNotPermitted           Result = 800
@@ -56,6 +58,7 @@ const (
 )
 
 var resultNames = map[Result]string{
+	217: "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", 704: "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
 	0: "CUDA_SUCCESS", 1: "CUDA_ERROR_INVALID_VALUE", 2: "CUDA_ERROR_OUT_OF_MEMORY",
 	3: "CUDA_ERROR_NOT_INITIALIZED", 4: "CUDA_ERROR_DEINITIALIZED", 34: "CUDA_ERROR_STUB_LIBRARY",
 	100: "CUDA_ERROR_NO_DEVICE", 101: "CUDA_ERROR_INVALID_DEVICE", 102: "CUDA_ERROR_DEVICE_NOT_LICENSED",

@@ -67,6 +67,7 @@ type driverSymbols struct {
 	StreamBeginCapture, StreamEndCapture, GraphInstantiate, GraphLaunch  uintptr
 	GraphExecDestroy, GraphDestroy, GraphGetNodes                        uintptr
 	GetErrorName, GetErrorString                                         uintptr
+	DeviceCanAccessPeer, CtxEnablePeerAccess, MemcpyPeerAsync            uintptr
 }
 
 type nvrtcSymbols struct {
@@ -152,6 +153,9 @@ func load() error {
 		s(&fn.MemHostAlloc, "cuMemHostAlloc"),
 		s(&fn.MemFreeHost, "cuMemFreeHost"),
 		s(&fn.MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"),
+		s(&fn.DeviceCanAccessPeer, "cuDeviceCanAccessPeer"),
+		s(&fn.CtxEnablePeerAccess, "cuCtxEnablePeerAccess"),
+		s(&fn.MemcpyPeerAsync, "cuMemcpyPeerAsync"),
 		opt(&fn.MemHostRegister, "cuMemHostRegister_v2", "cuMemHostRegister"),
 		opt(&fn.MemHostUnregister, "cuMemHostUnregister"),
 		s(&fn.MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
