@@ -531,6 +531,83 @@ func BenchmarkChain10(b *testing.B) {
 	})
 }
 
+// Two GPUs: a producer kernel on the first CUDA device and a consumer on
+// the second, 16 and 64 MiB per invocation: the channel as a peer ring
+// (device-to-device copies) and staged through host memory
+// (devNoPeer), against raw peer copies of the same chunks on one queue.
+func BenchmarkTwoGPUChannel(b *testing.B) {
+	ids := cudaDevices(b)
+	if len(ids) < 2 {
+		b.Skipf("%d CUDA device(s): the two-GPU channel needs two", len(ids))
+	}
+	d0, err := device.Open(context.Background(), ids[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	d1, err := device.Open(context.Background(), ids[1])
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := d0.NewQueue()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = q.Release(); _ = d0.Close(); _ = d1.Close() }()
+	direct, err := d0.(device.PeerEnabler).EnablePeer(d1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%s → %s, direct peer access: %v", d0.Info(), d1.Info(), direct)
+	base := shapeOf(d0)
+	for _, g := range []int{base.G, 4 * base.G} {
+		sh := base
+		sh.G, sh.total = g, 8<<30
+		chunk := sh.chunk()
+		b.Run(device.Size(chunk), func(b *testing.B) {
+			src, err := d0.Alloc(4*chunk, device.ReadWrite)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dst, err := d1.Alloc(4*chunk, device.ReadWrite)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer src.Release()
+			defer dst.Release()
+			run := func(fires int64, noPeer bool) time.Duration {
+				devNoPeer = noPeer
+				defer func() { devNoPeer = false }()
+				g := graph.New("two")
+				kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
+				kernelActorI(g, "cons", consCL, []string{"x"}, []string{"s"}, sh.rate, 1, 0)
+				goActor(g, "sink", sh.G, 0)
+				g.JoinNames("prod.y", "cons.x", graph.Capacity(4*sh.G*sh.rate))
+				g.JoinNames("cons.s", "sink.x", graph.Capacity(4*sh.G))
+				m := &graph.Mapping{Actors: map[string]*graph.Placement{"prod": kernelAt(ids[0], sh.G, sh.I), "cons": kernelAt(ids[1], sh.G, sh.I)}}
+				return runFor(b, g, Options{Iterations: fires / int64(sh.G), Mapping: m})
+			}
+			run(4*int64(sh.G), false)
+			run(4*int64(sh.G), true)
+			var peer, host, raw time.Duration
+			pc := q.(device.PeerCopier)
+			for b.Loop() {
+				peer = run(sh.fires(), false)
+				host = run(sh.fires()/4, true) * 4 // slower: a quarter of the bytes
+				i := int64(0)
+				raw = rawLoop(b, q, int(sh.total/chunk), func() (device.Event, error) {
+					i++
+					return pc.CopyPeer(dst, i%4*chunk, src, i%4*chunk, chunk)
+				})
+			}
+			b.ReportMetric(gbps(sh.total, peer), "peer-channel-GB/s")
+			b.ReportMetric(gbps(sh.total, host), "host-staged-GB/s")
+			b.ReportMetric(gbps(sh.total, raw), "peer-copy-GB/s")
+			b.ReportMetric(raw.Seconds()/peer.Seconds(), "peer-channel/peer-copy")
+			b.ReportMetric(host.Seconds()/peer.Seconds(), "peer/host-staged")
+		})
+	}
+}
+
 func init() {
 	devNoFork = os.Getenv("BENCH_NOFORK") != ""
 	devNoMapped = os.Getenv("BENCH_NOMAPPED") != ""

@@ -252,6 +252,13 @@ func testPlacements(t *testing.T, devs []string) {
 						if c.ring && ch.CopiedBytes != 0 {
 							t.Fatalf("channel %s copied %d bytes: want 0 on one device", ch.Name, ch.CopiedBytes)
 						}
+						// two CUDA devices: copied once, device to device
+						if c.name == "two-devices" && backendOf(d0) == "cuda" && !devNoPeer {
+							if want := int64(iters * rate * 4); ch.Peer == "" || ch.CopiedBytes != want {
+								t.Fatalf("channel %s: peer %q, %d bytes copied: want a peer ring on %s, %d bytes", ch.Name, ch.Peer, ch.CopiedBytes, devs[1], want)
+							}
+							t.Logf("channel %s: peer ring on %s", ch.Name, ch.Peer)
+						}
 					}
 				}
 				for _, a := range []string{"a1", "a2"} {
