@@ -24,7 +24,7 @@ set -uo pipefail
 
 PACKAGES=${PACKAGES:-"./internal/cl ./device ./device/cpu ./device/opencl ./device/cuda ./internal/cu ./runtime"}
 BENCHTIME=${BENCHTIME:-1s}
-RUNTIME_BENCH=${RUNTIME_BENCH:-'DeviceChannelVsCopy|HostChannelVsPinned|EnqueueAheadVsCallback|SwapVsCopy|Chain10|KernelFiringVsRawLaunch'}
+RUNTIME_BENCH=${RUNTIME_BENCH:-'DeviceChannelVsCopy|HostChannelVsPinned|EnqueueAheadVsCallback|SwapVsCopy|Chain10|KernelFiringVsRawLaunch|TwoGPUChannel'}
 RUNTIME_BENCHTIME=${RUNTIME_BENCHTIME:-3x}
 TEST_TIMEOUT=${TEST_TIMEOUT:-20m}
 
