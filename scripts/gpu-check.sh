@@ -16,10 +16,12 @@
 # override the list of packages built; TEST_TIMEOUT (default 20m);
 # REPORT_NOTE, a paragraph put under the report's title. The runtime
 # package runs only its kernel-actor benchmarks (RUNTIME_BENCH, default
-# the four that print ratios measured side by side: on-device channel vs
+# those that print ratios measured side by side: on-device channel vs
 # buffer copy, host channels vs pinned write/read, enqueue-ahead vs
-# callback, swap vs copy-device vs copy-host), RUNTIME_BENCHTIME times
-# (default 3x: each is a whole measurement).
+# callback, swap vs copy-device vs copy-host, a chain of ten kernel actors
+# with and without CUDA Graphs, a kernel actor's firing vs a raw launch,
+# and with two GPUs the peer channel vs host staging vs raw peer copies),
+# RUNTIME_BENCHTIME times (default 3x: each is a whole measurement).
 set -uo pipefail
 
 PACKAGES=${PACKAGES:-"./internal/cl ./device ./device/cpu ./device/opencl ./device/cuda ./internal/cu ./runtime"}
