@@ -200,6 +200,7 @@ type devUnit struct {
 	seq      int64
 	stopped  bool
 	round    int64 // the manager's round that enqueued this unit last
+	inRound  int   // invocations of the unit in that round
 	iters    int
 	pairs    [][2]int           // (output index, input index)
 	sbuf     [][2]device.Buffer // per pair: two buffers of G·rate tokens
@@ -256,6 +257,22 @@ type devRunner struct {
 // devNoFork turns off the concurrent launches of a round (benchmarks'
 // A/B comparison).
 var devNoFork bool
+
+// devRoundPer, when > 0, fixes the invocations per unit in a round
+// (benchmarks' A/B comparison); 0 lets perRound choose.
+var devRoundPer int
+
+// perRound is the most invocations of one kernel actor in one round: half
+// the invocations a unit may have in flight (at least one), so that at
+// least two rounds are in flight, one running while the host enqueues the
+// next; the round's fixed costs (a graph launch, its event and its
+// queries, ~10 µs on an H100) are then shared by that many iterations.
+func (d *devRunner) perRound() int {
+	if devRoundPer > 0 {
+		return devRoundPer
+	}
+	return max(1, d.depth/2)
+}
 
 // mappedMax is the largest invocation's tokens of one host port (bytes)
 // staged through mapped host memory (device.HostMapper) rather than by
@@ -850,14 +867,21 @@ func (d *devRunner) loop() {
 				d.bat.BeginBatch(d.replay)
 				d.roundNo++
 				any := false
-				// A second pass gives the units that could not go a chance
-				// that later units of the round made (a consumer enqueued
-				// frees its producer's ring room): one launch of the pair
-				// rather than two rounds of one.
-				for pass := 0; pass < 2; pass++ {
+				// Each pass gives every unit one more invocation, up to
+				// perRound per unit: later passes take what the earlier
+				// ones made possible (a consumer enqueued frees its
+				// producer's ring room) and what the next iterations
+				// allow, so one launch (one CUDA Graph) covers several
+				// invocations of a chain rather than a round of one each.
+				per := d.perRound()
+				for pass := 0; pass <= per; pass++ {
 					moved := false
 					for _, u := range d.units {
-						if u.state.Load() == stateDone || u.du.round == d.roundNo {
+						du := u.du
+						if du.round != d.roundNo {
+							du.round, du.inRound = d.roundNo, 0
+						}
+						if u.state.Load() == stateDone || du.inRound >= per {
 							continue
 						}
 						ok, err := d.enqueue(u)
@@ -867,12 +891,12 @@ func (d *devRunner) loop() {
 							return
 						}
 						if ok {
-							u.du.round = d.roundNo
+							du.inRound++
 							moved = true
 						}
 					}
 					any = any || moved
-					if !moved || !any {
+					if !moved {
 						break
 					}
 				}

@@ -531,6 +531,58 @@ func BenchmarkChain10(b *testing.B) {
 	})
 }
 
+// spinCL is a producer whose firings compute for a while (a dependent
+// chain of SPIN multiply-adds per work-item): one work-group keeps one
+// multiprocessor busy for a fixed time.
+const spinCL = `void FIRE() {
+	FOREACH(b IN PORT_y) {
+		TOKEN_Y_t *y = RESERVE(PORT_y, b);
+		float v = (float)b;
+		for (int i = 0; i < SPIN; i++) v = v * 0.9999f + 1.0f;
+		for (int j = 0; j < BLOCK_Y_SIZE; j++) y[j] = v;
+	}
+}
+`
+
+// Independent actors on one device: two producers of one work-group each,
+// every firing ~0.1–0.3 ms of arithmetic, each feeding its own Go sink. In
+// a round the second launch touches nothing the first does, so it goes to
+// a second stream (CUDA) and the two run concurrently; devNoFork puts both
+// on one stream, one after the other. OpenCL has one queue for kernels:
+// the ratio there is ~1.
+func BenchmarkIndependentActors(b *testing.B) {
+	benchBackends(b, func(b *testing.B, id string, _ device.Device, _ device.Queue) {
+		const fires = 200
+		spin := 100000 // ~0.1–0.3 ms on a GPU's multiprocessor
+		if contig {    // a CPU device: each work-item on a core of its own
+			spin = 500
+		}
+		src := fmt.Sprintf("#define SPIN %d\n", spin) + spinCL
+		run := func(noFork bool) time.Duration {
+			devNoFork = noFork
+			defer func() { devNoFork = os.Getenv("BENCH_NOFORK") != "" }()
+			g := graph.New("two")
+			m := &graph.Mapping{Actors: map[string]*graph.Placement{}}
+			for _, n := range []string{"a", "b"} {
+				kernelActorI(g, n, src, nil, []string{"y"}, 0, 256, 256)
+				goActor(g, n+"sink", 256, 0)
+				g.JoinNames(n+".y", n+"sink.x")
+				m.Actors[n] = kernelAt(id, 1, 256)
+			}
+			return runFor(b, g, Options{Iterations: fires, Mapping: m})
+		}
+		run(false)
+		var fork, serial time.Duration
+		for b.Loop() {
+			fork = run(false)
+			serial = run(true)
+		}
+		b.ReportMetric(float64(fork.Microseconds())/fires, "concurrent-µs/iteration")
+		b.ReportMetric(float64(serial.Microseconds())/fires, "one-stream-µs/iteration")
+		b.ReportMetric(serial.Seconds()/fork.Seconds(), "one-stream/concurrent")
+	})
+}
+
 // Two GPUs: a producer kernel on the first CUDA device and a consumer on
 // the second, 16 and 64 MiB per invocation: the channel as a peer ring
 // (device-to-device copies) and staged through host memory
@@ -611,11 +663,13 @@ func BenchmarkTwoGPUChannel(b *testing.B) {
 func init() {
 	devNoFork = os.Getenv("BENCH_NOFORK") != ""
 	devNoMapped = os.Getenv("BENCH_NOMAPPED") != ""
+	devRoundPer = envInt("BENCH_ROUNDPER", 0)
 }
 
 // envInt reads a benchmark knob (BENCH_RINGX, BENCH_SINKX: the on-device
 // channel's ring and sink FIFO in invocations; BENCH_DEPTH: its
-// DeviceDepth; BENCH_NOSINK=1 makes its sink an empty kernel actor, so the
+// DeviceDepth; BENCH_ROUNDPER: invocations per actor in a round, 0 =
+// the runtime's choice; BENCH_NOSINK=1 makes its sink an empty kernel actor, so the
 // run moves nothing to the host).
 func envInt(k string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(k)); err == nil {
