@@ -201,6 +201,7 @@ type devUnit struct {
 	stopped  bool
 	round    int64 // the manager's round that enqueued this unit last
 	inRound  int   // invocations of the unit in that round
+	lane     int   // its stream in a round (laneUnits)
 	iters    int
 	pairs    [][2]int           // (output index, input index)
 	sbuf     [][2]device.Buffer // per pair: two buffers of G·rate tokens
@@ -247,16 +248,19 @@ type devRunner struct {
 	replay   bool
 	round    []*invocation // invocations of the open round
 	reads    []devRead     // their host outputs' reads, issued after the batch
-	rw       []ringUse     // the ring windows the open round's launches use
-	uses     []ringUse     // scratch of enqueue
-	forker   interface{ Fork() }
+	laner    interface{ Lane(int) } // puts a round's next launch on a stream (lane)
+	lanes    bool                   // the device's kernel actors form several lanes
 	lastDone device.Event // the latest event seen complete
 	roundNo  int64        // rounds begun
 }
 
-// devNoFork turns off the concurrent launches of a round (benchmarks'
-// A/B comparison).
+// devNoFork puts every launch of a round on one stream (benchmarks' A/B
+// comparison of lanes).
 var devNoFork bool
+
+// devLanes is the number of lanes the runtime deals independent kernel
+// actors to (the CUDA queue has cuda.MaxLanes = 4).
+const devLanes = 4
 
 // devRoundPer, when > 0, fixes the invocations per unit in a round
 // (benchmarks' A/B comparison); 0 lets perRound choose.
@@ -282,24 +286,6 @@ const mappedMax = 64 << 10
 
 // devNoMapped turns mapped staging off (benchmarks' A/B comparison).
 var devNoMapped bool
-
-// ringUse is a window of a ring that a launch of the open round reads or
-// writes, in tokens (absolute positions; a window never wraps).
-type ringUse struct {
-	g     *devRing
-	a, b  int64
-	write bool
-}
-
-// conflicts reports whether x and y touch the same ring slots and one of
-// them writes.
-func (x ringUse) conflicts(y ringUse) bool {
-	if x.g != y.g || !x.write && !y.write {
-		return false
-	}
-	xa, ya := x.a%x.g.cap, y.a%y.g.cap
-	return max(xa, ya) < min(xa+x.b-x.a, ya+y.b-y.a)
-}
 
 // devRead is a host output's read of a round's invocation, issued on the
 // copy queue once the round's batch has been enqueued.
@@ -1129,8 +1115,6 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 	}
 	slot := du.seq % int64(d.depth)
 	ws := du.ws
-	uses := d.uses[:0]
-	scratch := false
 	nin := len(du.ins)
 	fail := func(what string, err error) (bool, error) {
 		return false, fmt.Errorf("actor %s firings %d–%d on %s: %s: %w", u.name, u.next, u.next+k-1, d.id, what, err)
@@ -1153,11 +1137,9 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		switch {
 		case p.rate == 0:
 			ws[i] = device.Window{Buf: du.sbufAny(d)}
-			scratch = true
 		case p.ring != nil:
 			g := p.ring
 			ws[i] = device.Window{Buf: g.buf, Off: g.rpos[p.reader] % g.cap}
-			uses = append(uses, ringUse{g: g, a: g.rpos[p.reader], b: g.rpos[p.reader] + n})
 			g.rpos[p.reader] += n
 		default:
 			off := slot * du.G * p.rate
@@ -1197,11 +1179,9 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		switch {
 		case p.rate == 0:
 			ws[nin+i] = device.Window{Buf: du.sbufAny(d)}
-			scratch = true
 		case p.ring != nil:
 			g := p.ring
 			ws[nin+i] = device.Window{Buf: g.buf, Off: g.wpos % g.cap}
-			uses = append(uses, ringUse{g: g, a: g.wpos, b: g.wpos + n, write: true})
 			g.wpos += n
 			if f := g.wpos - min(g.wpos, minReader(g)); f > g.peak {
 				g.peak = f
@@ -1210,27 +1190,13 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			ws[nin+i] = device.Window{Buf: p.stage, Off: slot * du.G * p.rate}
 		default: // unconnected output (open graph output): scratch
 			ws[nin+i] = device.Window{Buf: du.sbufAny(d)}
-			scratch = true
 		}
 	}
-	// In a round, a launch that shares no ring slot it writes or reads
-	// with an earlier launch of the round (and uses no shared scratch)
-	// may run concurrently with them (device.Batcher's Fork, CUDA).
-	if d.bat != nil && d.forker != nil && du.iters <= 1 && !scratch && len(d.round) > 0 {
-		indep := true
-		for _, x := range uses {
-			for _, y := range d.rw {
-				if x.conflicts(y) {
-					indep = false
-				}
-			}
-		}
-		if indep {
-			d.forker.Fork()
-		}
+	// In a round, kernel actors of different lanes (no device ring joins
+	// them) go to different streams and may run concurrently (CUDA).
+	if d.bat != nil && d.lanes {
+		d.laner.Lane(du.lane)
 	}
-	d.rw = append(d.rw, uses...)
-	d.uses = uses
 	// The launches: one, or one per iteration of an iterated actor.
 	fire := du.ak.Fire()
 	rng := du.ak.Range(int(k))
@@ -1519,8 +1485,9 @@ func (d *devRunner) setupRounds() {
 	}
 	d.bat, d.replay = b, !d.r.opts.NoGraphs
 	if !devNoFork {
-		d.forker, _ = b.(interface{ Fork() })
+		d.laner, _ = b.(interface{ Lane(int) })
 	}
+	d.laneUnits()
 	indeg := map[*unit]int{}
 	next := map[*unit][]*unit{}
 	on := map[*unit]bool{}
@@ -1561,6 +1528,44 @@ func (d *devRunner) setupRounds() {
 	d.units = order
 }
 
+// laneUnits deals the device's kernel actors to lanes: actors joined by a
+// device ring (directly or through others) share one, so their launches
+// stay in order on one stream; independent groups go round-robin to
+// devLanes lanes and run concurrently in a round. One group: no lanes.
+func (d *devRunner) laneUnits() {
+	if d.laner == nil {
+		return
+	}
+	root := map[*unit]*unit{}
+	var find func(u *unit) *unit
+	find = func(u *unit) *unit {
+		if r := root[u]; r != nil && r != u {
+			root[u] = find(r)
+			return root[u]
+		}
+		return u
+	}
+	for _, u := range d.units {
+		root[u] = u
+	}
+	for _, u := range d.units {
+		for i := range u.du.ins {
+			if g := u.du.ins[i].ring; g != nil && root[g.prod] != nil {
+				root[find(u)] = find(g.prod)
+			}
+		}
+	}
+	lane := map[*unit]int{}
+	for _, u := range d.units {
+		r := find(u)
+		if _, ok := lane[r]; !ok {
+			lane[r] = len(lane) % devLanes
+		}
+		u.du.lane = lane[r]
+	}
+	d.lanes = len(lane) > 1
+}
+
 // endRound ends the open round: it enqueues the batch of its launches,
 // then its host outputs' reads (after the batch), and gives each
 // invocation its event: its last read's, or the batch's, shared.
@@ -1569,7 +1574,6 @@ func (d *devRunner) endRound() error {
 	if err != nil {
 		return fmt.Errorf("device %s: %w", d.id, err)
 	}
-	d.rw = d.rw[:0]
 	if len(d.round) == 0 {
 		if ev != nil {
 			ev.Release()

@@ -465,6 +465,49 @@ func TestKernelActorsFIFOMemory(t *testing.T) {
 	})
 }
 
+// Two independent chains of kernel actors on one device (on CUDA in two
+// lanes: streams that run concurrently within a round) give the Go
+// results, with and without lanes.
+func TestKernelActorsIndependentChains(t *testing.T) {
+	forBackends(t, func(t *testing.T, devs []string) {
+		const iters = 60
+		build := func() (*graph.Graph, [2]*f32sink) {
+			g := graph.New("two-chains")
+			var sinks [2]*f32sink
+			for c, p := range []string{"x", "y"} {
+				addRandom(g, p+"src", uint64(42+c))
+				addAffine(g, p+"a1", 3, float32(c))
+				addAffine(g, p+"a2", 2, -0.5)
+				sinks[c] = addF32Sink(g, p+"snk")
+				g.JoinNames(p+"src.out", p+"a1.x")
+				g.JoinNames(p+"a1.y", p+"a2.x")
+				g.JoinNames(p+"a2.y", p+"snk.in")
+			}
+			return g, sinks
+		}
+		ref, want := build()
+		if _, err := Run(context.Background(), ref, Options{Iterations: iters}); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]*graph.Placement{}
+		for _, a := range []string{"xa1", "xa2", "ya1", "ya2"} {
+			m[a] = kernelAt(devs[0], 3, 8)
+		}
+		for _, noLanes := range []bool{false, true} {
+			devNoFork = noLanes
+			g, got := build()
+			_, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: m}})
+			devNoFork = false
+			if err != nil {
+				t.Fatal(err)
+			}
+			for c := range got {
+				sameF32(t, got[c].got, want[c].got)
+			}
+		}
+	})
+}
+
 // Host channels of small invocations stage through mapped host memory on a
 // device that has it (CUDA); the same placements with copy commands
 // instead carry the same streams.

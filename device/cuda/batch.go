@@ -32,6 +32,7 @@ type batchLaunch struct {
 	shared      uint32
 	args        []int // offsets of the argument values in batch.key
 	fork        bool  // independent of the batch's earlier launches
+	lane        int   // Lane: 0, or a side stream
 }
 
 type batch struct {
@@ -42,6 +43,46 @@ type batch struct {
 	offs     []int
 	fork     bool // the next launch is independent of the earlier ones
 	forks    bool // some launch is
+	lane     int  // the next launch's lane
+	lanes    int  // 1 + the highest lane used
+}
+
+// MaxLanes is the number of lanes (streams) a batch's launches may use.
+const MaxLanes = 4
+
+// Lane puts the batch's next launch on lane l (0 ≤ l < MaxLanes): lane 0
+// is the queue's stream, the others side streams. Launches of one lane run
+// in order, after everything enqueued before the batch; launches of
+// different lanes may run concurrently, so they must not depend on each
+// other; every lane is joined into the queue's stream at the batch's end.
+// The runtime gives independent kernel actors (no device ring between
+// them) different lanes. Outside a batch, or with l out of range, it does
+// nothing. A launch on a lane other than 0 is not also forked (Fork).
+func (q *Queue) Lane(l int) {
+	if q.inBatch && l >= 0 && l < MaxLanes {
+		q.bt.lane = l
+	}
+}
+
+// sideLanes makes the side streams of lanes 1…n-1 and their join events,
+// and the fork event; the context is current and the thread locked.
+func (q *Queue) sideLanes(n int) error {
+	if err := q.side(); err != nil {
+		return err
+	}
+	for len(q.lanes) < n-1 {
+		s, err := q.dev.ctx.StreamCreate(cu.StreamNonBlocking)
+		if err != nil {
+			return err
+		}
+		e, err := q.dev.ctx.EventCreate(cu.EventDisableTiming)
+		if err != nil {
+			_ = q.dev.ctx.StreamDestroy(s)
+			return err
+		}
+		q.lanes, q.evLane = append(q.lanes, s), append(q.evLane, e)
+	}
+	return nil
 }
 
 // Fork marks the batch's next launch as independent of the batch's
@@ -96,6 +137,7 @@ func (q *Queue) BeginBatch(replay bool) {
 	b.key = b.key[:0]
 	b.offs = b.offs[:0]
 	b.fork, b.forks = false, false
+	b.lane, b.lanes = 0, 1
 	q.inBatch = true
 }
 
@@ -125,12 +167,17 @@ func (q *Queue) LaunchQuiet(k device.Kernel, r device.Range, wait ...device.Even
 			}
 		}
 		b := q.bt
-		l := batchLaunch{k: kk, grid: grid, block: block, shared: kk.shared, fork: b.fork && len(b.launches) > 0}
-		b.fork = false
+		l := batchLaunch{k: kk, grid: grid, block: block, shared: kk.shared, lane: b.lane}
+		l.fork = b.fork && len(b.launches) > 0 && l.lane == 0
+		b.fork, b.lane = false, 0
 		b.forks = b.forks || l.fork
+		b.lanes = max(b.lanes, l.lane+1)
 		b.key = binary.LittleEndian.AppendUint64(b.key, uint64(kk.f))
 		if l.fork {
 			b.key = append(b.key, 'f')
+		}
+		if l.lane > 0 {
+			b.key = append(b.key, 'l', byte(l.lane))
 		}
 		for _, v := range [...]uint32{grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, kk.shared, uint32(len(kk.vals))} {
 			b.key = binary.LittleEndian.AppendUint32(b.key, v)
@@ -168,13 +215,28 @@ func (q *Queue) LaunchQuiet(k device.Kernel, r device.Range, wait ...device.Even
 // launchAll launches the batch's launches on q.s; the context is current
 // and the thread locked.
 func (q *Queue) launchAll(b *batch) error {
-	if b.forks {
-		if err := q.side(); err != nil {
+	if b.forks || b.lanes > 1 {
+		if err := q.sideLanes(b.lanes); err != nil {
 			return q.fail("fork", err)
 		}
 		if err := q.evFork.Record(q.s); err != nil {
 			return q.fail("fork", err)
 		}
+	}
+	var laneOpen [MaxLanes]bool // lane's stream waited for the batch's start
+	joinLanes := func() error {
+		for l := 1; l < b.lanes; l++ {
+			if !laneOpen[l] {
+				continue
+			}
+			if err := q.evLane[l-1].Record(q.lanes[l-1]); err != nil {
+				return q.fail("lane join", err)
+			}
+			if err := q.s.WaitEvent(q.evLane[l-1]); err != nil {
+				return q.fail("lane join", err)
+			}
+		}
+		return nil
 	}
 	open := false // launches on s2 not yet joined into s
 	join := func() error {
@@ -192,7 +254,15 @@ func (q *Queue) launchAll(b *batch) error {
 	}
 	for _, l := range b.launches {
 		s := q.s
-		if l.fork {
+		if l.lane > 0 {
+			s = q.lanes[l.lane-1]
+			if !laneOpen[l.lane] {
+				if err := s.WaitEvent(q.evFork); err != nil {
+					return q.fail("lane", err)
+				}
+				laneOpen[l.lane] = true
+			}
+		} else if l.fork {
 			if !open {
 				if err := q.s2.WaitEvent(q.evFork); err != nil {
 					return q.fail("fork", err)
@@ -219,7 +289,10 @@ func (q *Queue) launchAll(b *batch) error {
 		}
 	}
 	runtime.KeepAlive(b.key)
-	return join()
+	if err := join(); err != nil {
+		return err
+	}
+	return joinLanes()
 }
 
 // EndBatch enqueues the batch's launches (as one CUDA Graph when the batch

@@ -848,6 +848,9 @@ type Queue struct {
 	// Fork's second stream and its fork and join events (made on first use)
 	s2             cu.Stream
 	evFork, evJoin cu.Event
+	// Lane's side streams (lanes 1…) and their join events, made on first use
+	lanes  []cu.Stream
+	evLane []cu.Event
 	// GraphHits counts batches replayed as a cached CUDA Graph.
 	GraphHits int
 }
@@ -1245,6 +1248,9 @@ func (q *Queue) Release() error {
 	q.last, q.ref = nil, nil
 	if q.s2 != 0 {
 		err = errors.Join(err, q.dev.ctx.EventDestroy(q.evFork), q.dev.ctx.EventDestroy(q.evJoin), q.dev.ctx.StreamDestroy(q.s2))
+	}
+	for i := range q.lanes {
+		err = errors.Join(err, q.dev.ctx.EventDestroy(q.evLane[i]), q.dev.ctx.StreamDestroy(q.lanes[i]))
 	}
 	return errors.Join(err, q.dev.ctx.StreamDestroy(q.s))
 }
