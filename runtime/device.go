@@ -246,12 +246,12 @@ type devRunner struct {
 	// round recurs — and all of them complete with the batch's event.
 	bat      device.Batcher
 	replay   bool
-	round    []*invocation // invocations of the open round
-	reads    []devRead     // their host outputs' reads, issued after the batch
+	round    []*invocation          // invocations of the open round
+	reads    []devRead              // their host outputs' reads, issued after the batch
 	laner    interface{ Lane(int) } // puts a round's next launch on a stream (lane)
 	lanes    bool                   // the device's kernel actors form several lanes
-	lastDone device.Event // the latest event seen complete
-	roundNo  int64        // rounds begun
+	lastDone device.Event           // the latest event seen complete
+	roundNo  int64                  // rounds begun
 }
 
 // devNoFork puts every launch of a round on one stream (benchmarks' A/B
