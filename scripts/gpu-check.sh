@@ -20,13 +20,14 @@
 # buffer copy, host channels vs pinned write/read, enqueue-ahead vs
 # callback, swap vs copy-device vs copy-host, a chain of ten kernel actors
 # with and without CUDA Graphs, a kernel actor's firing vs a raw launch,
-# and with two GPUs the peer channel vs host staging vs raw peer copies),
+# two independent actors on streams of their own vs one stream, and with
+# two GPUs the peer channel vs host staging vs raw peer copies),
 # RUNTIME_BENCHTIME times (default 3x: each is a whole measurement).
 set -uo pipefail
 
 PACKAGES=${PACKAGES:-"./internal/cl ./device ./device/cpu ./device/opencl ./device/cuda ./internal/cu ./runtime"}
 BENCHTIME=${BENCHTIME:-1s}
-RUNTIME_BENCH=${RUNTIME_BENCH:-'DeviceChannelVsCopy|HostChannelVsPinned|EnqueueAheadVsCallback|SwapVsCopy|Chain10|KernelFiringVsRawLaunch|TwoGPUChannel'}
+RUNTIME_BENCH=${RUNTIME_BENCH:-'DeviceChannelVsCopy|HostChannelVsPinned|EnqueueAheadVsCallback|SwapVsCopy|Chain10|KernelFiringVsRawLaunch|TwoGPUChannel|IndependentActors'}
 RUNTIME_BENCHTIME=${RUNTIME_BENCHTIME:-3x}
 TEST_TIMEOUT=${TEST_TIMEOUT:-20m}
 
