@@ -183,7 +183,9 @@ run() {
       echo "</details>"
       echo
     } >>"$tmp/body.md"
-    if "$bin" -test.list '^Benchmark' 2>/dev/null | grep -q .; then
+    # (not `| grep -q`: with pipefail, grep quitting early can kill the
+    # listing with SIGPIPE and the benchmarks were then skipped)
+    if [ -n "$("$bin" -test.list '^Benchmark' 2>/dev/null)" ]; then
       local bpat=. btime=$BENCHTIME
       if [ "$name" = runtime ]; then bpat=$RUNTIME_BENCH; btime=$RUNTIME_BENCHTIME; fi
       (cd "$wd" && "$bin" -test.run '^$' -test.bench "$bpat" -test.benchmem -test.benchtime "$btime" -test.timeout "$TEST_TIMEOUT") >"$tmp/bench" 2>&1 || status=1
