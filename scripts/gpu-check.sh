@@ -114,7 +114,7 @@ run() {
     {
       local l
       for l in libOpenCL.so.1 libcuda.so.1 libnvrtc.so; do
-        if ldconfig -p 2>/dev/null | grep -q "$l"; then
+        if ldconfig -p 2>/dev/null | grep "$l" >/dev/null; then
           echo "$l: $(ldconfig -p | grep -m1 "$l" | sed 's/.*=> //')"
         else
           echo "$l: not found by ldconfig"
