@@ -201,6 +201,7 @@ type devUnit struct {
 	stopped  bool
 	round    int64 // the manager's round that enqueued this unit last
 	inRound  int   // invocations of the unit in that round
+	perRound int   // the most it may have in one round (devRunner.perRound)
 	lane     int   // its stream in a round (laneUnits)
 	iters    int
 	pairs    [][2]int           // (output index, input index)
@@ -252,6 +253,7 @@ type devRunner struct {
 	lanes    bool                   // the device's kernel actors form several lanes
 	lastDone device.Event           // the latest event seen complete
 	roundNo  int64                  // rounds begun
+	passes   int                    // passes over the units in a round: the largest perRound
 }
 
 // devNoFork puts every launch of a round on one stream (benchmarks' A/B
@@ -266,21 +268,27 @@ const devLanes = 4
 // (benchmarks' A/B comparison); 0 lets perRound choose.
 var devRoundPer int
 
-// perRound is the most invocations of one kernel actor in one round. With
-// graph replay, half the invocations a unit may have in flight (at least
-// one), so that at least two rounds are in flight, one running while the
-// host enqueues the next: the round's fixed costs (a graph launch, its
-// event and its queries, ~10 µs on an H100) are then shared by that many
-// iterations. Without it (OpenCL, NoGraphs) every launch costs the same
-// alone, and a shared event would only hold the earlier invocations'
-// windows until the last completes (OpenCL host → device: 0.84 of the
-// pinned write with one per round, 0.77–0.78 with two).
-func (d *devRunner) perRound() int {
+// perRound is the most invocations of kernel actor u in one round: half
+// the invocations a unit may have in flight (at least one), so that at
+// least two rounds are in flight, one running while the host enqueues the
+// next, and a round's fixed costs (a CUDA Graph launch, its event and its
+// queries, ~10 µs on an H100; an OpenCL marker and its queries) are shared
+// by that many invocations. On a device without graph replay (OpenCL,
+// NoGraphs) an actor fed by a host FIFO takes one per round: the round's
+// one event would hold the earlier invocations' input windows until the
+// last completes, and the Go producer waits for that room (NVIDIA OpenCL
+// host → device: 0.88–0.91 of the pinned write with one per round,
+// 0.73–0.78 with two; with graphs the CUDA channel lost nothing).
+func (d *devRunner) perRound(u *unit) int {
 	if devRoundPer > 0 {
 		return devRoundPer
 	}
 	if _, graphs := d.q.(interface{ Graphs() int }); !graphs || !d.replay {
-		return 1
+		for i := range u.du.ins {
+			if p := &u.du.ins[i]; p.ring == nil && p.rate > 0 {
+				return 1
+			}
+		}
 	}
 	return max(1, d.depth/2)
 }
@@ -866,15 +874,14 @@ func (d *devRunner) loop() {
 				// producer's ring room) and what the next iterations
 				// allow, so one launch (one CUDA Graph) covers several
 				// invocations of a chain rather than a round of one each.
-				per := d.perRound()
-				for pass := 0; pass <= per; pass++ {
+				for pass := 0; pass <= d.passes; pass++ {
 					moved := false
 					for _, u := range d.units {
 						du := u.du
 						if du.round != d.roundNo {
 							du.round, du.inRound = d.roundNo, 0
 						}
-						if u.state.Load() == stateDone || du.inRound >= per {
+						if u.state.Load() == stateDone || du.inRound >= du.perRound {
 							continue
 						}
 						ok, err := d.enqueue(u)
@@ -1495,6 +1502,10 @@ func (d *devRunner) setupRounds() {
 		d.laner, _ = b.(interface{ Lane(int) })
 	}
 	d.laneUnits()
+	for _, u := range d.units {
+		u.du.perRound = d.perRound(u)
+		d.passes = max(d.passes, u.du.perRound)
+	}
 	indeg := map[*unit]int{}
 	next := map[*unit][]*unit{}
 	on := map[*unit]bool{}
