@@ -295,8 +295,10 @@ func (d *devRunner) perRound(u *unit) int {
 
 // mappedMax is the largest invocation's tokens of one host port (bytes)
 // staged through mapped host memory (device.HostMapper) rather than by
-// copy commands: beyond it a DMA copy overlapped with the kernels is
-// faster than the kernels' own accesses over the bus.
+// copy commands. Larger ones keep DMA copies overlapped with the kernels:
+// a kernel reading or writing megabytes over the bus would run at the
+// bus's speed itself (the limit was chosen, not measured: the measured
+// case is a 1 KiB output per invocation).
 const mappedMax = 64 << 10
 
 // devNoMapped turns mapped staging off (benchmarks' A/B comparison).
