@@ -34,6 +34,22 @@ func TestExampleCUDASaxpy(t *testing.T) {
 	}
 }
 
+// With two CUDA devices, the examples/cuda graph mapped across them gives
+// the same tokens, and the channel between the GPUs is a peer ring on the
+// second one (every token copied once, device to device).
+func TestExampleCUDASaxpyTwoGPUs(t *testing.T) {
+	n := 0
+	for _, r := range device.Discover(context.Background()) {
+		if r.Backend == "cuda" {
+			n = len(r.Devices)
+		}
+	}
+	if n < 2 {
+		t.Skipf("%d CUDA device(s): the two-GPU mapping needs two", n)
+	}
+	exampleSaxpy(t, "cuda", "../examples/cuda/saxpy.yaml", "../examples/cuda/saxpy-two-gpus-map.yaml")
+}
+
 func avail(backend string) bool {
 	for _, r := range device.Discover(context.Background()) {
 		if r.Backend == backend && r.Available() {
@@ -89,8 +105,17 @@ func exampleSaxpy(t *testing.T, backend, spec_, mapping string) {
 			t.Fatalf("token %d: Go %v, %s %v, want %v", i, goGot[i], backend, kGot[i], float32(i)+0.5)
 		}
 	}
+	twoGPUs := strings.Contains(mapping, "two-gpus")
 	for _, c := range st.Channels {
-		if c.Name == "axpy.z->half.z" && (!strings.HasPrefix(c.Device, backend) || c.CopiedBytes != 0) {
+		if c.Name != "axpy.z->half.z" {
+			continue
+		}
+		if twoGPUs {
+			if !strings.HasPrefix(c.Peer, "cuda:1") || c.CopiedBytes != 128*4 {
+				t.Fatalf("channel %s: peer %q, %d bytes copied: want a peer ring on cuda:1, 512 bytes", c.Name, c.Peer, c.CopiedBytes)
+			}
+			t.Logf("channel %s: peer ring on %s", c.Name, c.Peer)
+		} else if !strings.HasPrefix(c.Device, backend) || c.CopiedBytes != 0 {
 			t.Fatalf("channel %s: device %q, %d bytes copied: want a %s device ring, no copies", c.Name, c.Device, c.CopiedBytes, backend)
 		}
 	}
