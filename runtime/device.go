@@ -1054,7 +1054,7 @@ func (d *devRunner) plan(u *unit) (int64, bool) {
 			closed = p.up.ch.fr.f.Writer().Closed()
 			avail = int64(p.up.r.Available() - p.pending)
 			pos := p.up.r.Position() + uint64(p.pending)
-			k = toFIFOEnd(p.up.ch.fr.f, pos, p.rate, k)
+			k = p.up.toRingEnd(p.up.ch.fr.f, pos, u.next, k)
 			if g := p.peer; g != nil {
 				k = min(k, (g.tok-int64(pos)%g.tok)/p.rate)
 			}
@@ -1084,27 +1084,13 @@ func (d *devRunner) plan(u *unit) (int64, bool) {
 		} else if p.up.w != nil {
 			k = min(k, int64(p.up.w.Room()-p.pending)/p.rate)
 			pos := p.up.w.Position() + uint64(p.pending)
-			k = toFIFOEnd(p.up.fr.f, pos, p.rate, k)
+			k = p.up.toRingEnd(p.up.fr.f, pos, u.next, k)
 			if g := p.peer; g != nil {
 				k = min(k, (g.tok-int64(pos)%g.tok)/p.rate)
 			}
 		}
 	}
 	return max(k, 0), false
-}
-
-// toFIFOEnd returns k, or fewer firings of rate tokens whose window from
-// token position pos ends at the ring's end of a FIFO that is not mirrored
-// (which would copy a window crossing it), when at least one fits before.
-func toFIFOEnd(f *fifo.FIFO, pos uint64, rate, k int64) int64 {
-	if f.Mirrored() {
-		return k
-	}
-	ring := uint64(f.RingBytes() / f.TokenSize())
-	if n := int64(ring-pos%ring) / rate; n > 0 {
-		return min(k, n)
-	}
-	return k
 }
 
 // enqueue enqueues one invocation of u if it can fire: host inputs' writes

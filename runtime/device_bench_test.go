@@ -248,17 +248,7 @@ func benchDeviceChannelShape(b *testing.B, id string, d device.Device, q device.
 	var ch, cp, pair time.Duration
 	pairLoop := kernelPair(b, d, q, sh, src)
 	run := func(fires int64) time.Duration {
-		g := graph.New("ring")
-		kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
-		kernelActorI(g, "cons", consCL, []string{"x"}, []string{"s"}, sh.rate, 1, 0)
-		g.JoinNames("prod.y", "cons.x", graph.Capacity(envInt("BENCH_RINGX", 4)*sh.G*sh.rate))
-		if os.Getenv("BENCH_NOSINK") == "" {
-			goActor(g, "sink", sh.G, 0)
-			g.JoinNames("cons.s", "sink.x", graph.Capacity(envInt("BENCH_SINKX", 4)*sh.G))
-		} else {
-			kernelActorI(g, "sink", "void FIRE() {}\n", []string{"x"}, nil, sh.G, 0, 0)
-			g.JoinNames("cons.s", "sink.x", graph.Capacity(envInt("BENCH_SINKX", 4)*sh.G))
-		}
+		g := prodCons("ring", sh, os.Getenv("BENCH_NOSINK") != "")
 		m := &graph.Mapping{Actors: map[string]*graph.Placement{"prod": pl(), "cons": pl()}}
 		if os.Getenv("BENCH_NOSINK") != "" {
 			m.Actors["sink"] = kernelAt(id, 1, 1)
@@ -283,6 +273,25 @@ func benchDeviceChannelShape(b *testing.B, id string, d device.Device, q device.
 	b.ReportMetric(pair.Seconds()/ch.Seconds(), "channel/kernels")
 }
 
+// prodCons is the channel benchmarks' graph: the producer kernel actor
+// prod → a ring of BENCH_RINGX invocations (default 4) → the consumer cons
+// → a sink of one token per firing through a FIFO of BENCH_SINKX
+// invocations: a Go actor, or with kernelSink an empty kernel actor (no
+// host traffic; map it).
+func prodCons(name string, sh benchShape, kernelSink bool) *graph.Graph {
+	g := graph.New(name)
+	kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
+	kernelActorI(g, "cons", consCL, []string{"x"}, []string{"s"}, sh.rate, 1, 0)
+	if kernelSink {
+		kernelActorI(g, "sink", "void FIRE() {}\n", []string{"x"}, nil, sh.G, 0, 0)
+	} else {
+		goActor(g, "sink", sh.G, 0)
+	}
+	g.JoinNames("prod.y", "cons.x", graph.Capacity(envInt("BENCH_RINGX", 4)*sh.G*sh.rate))
+	g.JoinNames("cons.s", "sink.x", graph.Capacity(envInt("BENCH_SINKX", 4)*sh.G))
+	return g
+}
+
 // kernelPair compiles the channel benchmark's producer and consumer
 // kernels outside the runtime and returns a loop that launches them back to
 // back on one queue, n times, on a buffer of four invocations (the
@@ -291,9 +300,7 @@ func benchDeviceChannelShape(b *testing.B, id string, d device.Device, q device.
 // against.
 func kernelPair(b *testing.B, d device.Device, q device.Queue, sh benchShape, buf device.Buffer) func(n int) time.Duration {
 	b.Helper()
-	g := graph.New("pair")
-	kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
-	kernelActorI(g, "cons", consCL, []string{"x"}, []string{"s"}, sh.rate, 1, 0)
+	g := prodCons("pair", sh, false)
 	comp := d.(device.ActorCompiler)
 	compile := func(name string) device.ActorKernel {
 		a := g.Actor(name)
@@ -629,12 +636,7 @@ func BenchmarkTwoGPUChannel(b *testing.B) {
 			run := func(fires int64, noPeer bool) time.Duration {
 				devNoPeer = noPeer
 				defer func() { devNoPeer = false }()
-				g := graph.New("two")
-				kernelActorI(g, "prod", prodCL, nil, []string{"y"}, 0, sh.rate, sh.I)
-				kernelActorI(g, "cons", consCL, []string{"x"}, []string{"s"}, sh.rate, 1, 0)
-				goActor(g, "sink", sh.G, 0)
-				g.JoinNames("prod.y", "cons.x", graph.Capacity(4*sh.G*sh.rate))
-				g.JoinNames("cons.s", "sink.x", graph.Capacity(4*sh.G))
+				g := prodCons("two", sh, false)
 				m := &graph.Mapping{Actors: map[string]*graph.Placement{"prod": kernelAt(ids[0], sh.G, sh.I), "cons": kernelAt(ids[1], sh.G, sh.I)}}
 				return runFor(b, g, Options{Iterations: fires / int64(sh.G), Mapping: m})
 			}

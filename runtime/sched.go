@@ -195,29 +195,29 @@ func (c *execCtx) firingFor(u *unit) *Firing {
 
 // record accounts one firing of u, [t0, t1) in run time.
 func (c *execCtx) record(u *unit, idx, t0, t1 int64) {
+	d := t1 - t0
+	c.accOf(u).add(d)
+	if c.tracing {
+		c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: idx, ts: t0, dur: d})
+	}
+}
+
+// accOf returns u's accumulator in this context, made on first use.
+func (c *execCtx) accOf(u *unit) *unitAcc {
 	a := c.acc[u.idx]
 	if a == nil {
 		a = &unitAcc{min: -1}
 		c.acc[u.idx] = a
 	}
-	d := t1 - t0
-	a.add(d)
-	if c.tracing {
-		c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: idx, ts: t0, dur: d})
-	}
+	return a
 }
 
 // recordInvocation records firings [base, base+k) of u that ran together
 // from t0 to t1 (a kernel invocation), each taking an equal share: one
 // accumulator update, and a trace event per firing when tracing.
 func (c *execCtx) recordInvocation(u *unit, base, k, t0, t1 int64) {
-	a := c.acc[u.idx]
-	if a == nil {
-		a = &unitAcc{min: -1}
-		c.acc[u.idx] = a
-	}
 	span := t1 - t0
-	a.addN(span, k)
+	c.accOf(u).addN(span, k)
 	if c.tracing {
 		for j := range k {
 			s, e := t0+span*j/k, t0+span*(j+1)/k

@@ -71,13 +71,8 @@ func (q *Queue) sideLanes(n int) error {
 		return err
 	}
 	for len(q.lanes) < n-1 {
-		s, err := q.dev.ctx.StreamCreate(cu.StreamNonBlocking)
+		s, e, err := q.sideStream()
 		if err != nil {
-			return err
-		}
-		e, err := q.dev.ctx.EventCreate(cu.EventDisableTiming)
-		if err != nil {
-			_ = q.dev.ctx.StreamDestroy(s)
 			return err
 		}
 		q.lanes, q.evLane = append(q.lanes, s), append(q.evLane, e)
@@ -85,13 +80,27 @@ func (q *Queue) sideLanes(n int) error {
 	return nil
 }
 
+// sideStream makes a non-blocking stream and an event without timing to
+// join it; the context is current.
+func (q *Queue) sideStream() (cu.Stream, cu.Event, error) {
+	s, err := q.dev.ctx.StreamCreate(cu.StreamNonBlocking)
+	if err != nil {
+		return 0, 0, err
+	}
+	e, err := q.dev.ctx.EventCreate(cu.EventDisableTiming)
+	if err != nil {
+		_ = q.dev.ctx.StreamDestroy(s)
+		return 0, 0, err
+	}
+	return s, e, nil
+}
+
 // Fork marks the batch's next launch as independent of the batch's
 // earlier launches (it still follows everything enqueued before the
 // batch): it runs on a second stream, concurrently with them, and the
 // launches after it (unless marked too) wait for it. Outside a batch it
-// does nothing. The runtime marks a consumer whose ring window no earlier
-// launch of the round writes, so that a producer and a consumer kernel of
-// one round overlap their ramps instead of running back to back.
+// does nothing. (The runtime puts independent actors on lanes instead:
+// Lane.)
 func (q *Queue) Fork() {
 	if q.inBatch {
 		q.bt.fork = true
@@ -104,18 +113,13 @@ func (q *Queue) side() error {
 	if q.s2 != 0 {
 		return nil
 	}
-	s2, err := q.dev.ctx.StreamCreate(cu.StreamNonBlocking)
+	s2, ej, err := q.sideStream()
 	if err != nil {
 		return err
 	}
 	ef, err := q.dev.ctx.EventCreate(cu.EventDisableTiming)
 	if err != nil {
-		_ = q.dev.ctx.StreamDestroy(s2)
-		return err
-	}
-	ej, err := q.dev.ctx.EventCreate(cu.EventDisableTiming)
-	if err != nil {
-		_ = q.dev.ctx.EventDestroy(ef)
+		_ = q.dev.ctx.EventDestroy(ej)
 		_ = q.dev.ctx.StreamDestroy(s2)
 		return err
 	}

@@ -142,18 +142,27 @@ func TestAllocAtStackDepths(t *testing.T) {
 	}
 }
 
+// stepN is the length of the buffers of the batch tests' step kernel.
+const stepN = 1 << 16
+
+// stepKernel builds graphKernel's step (x = 2x + v over n floats) and
+// returns it with the buffers' initial contents.
+func stepKernel(t *testing.T, d *cuda.Device) (device.Kernel, []float32) {
+	p := build(t, d, device.Source{Name: "step.cu", Text: graphKernel})
+	init := make([]float32, stepN)
+	for i := range init {
+		init[i] = float32(i%89) * 0.5
+	}
+	return must(p.Kernel("step")), init
+}
+
 // A batch whose second chain is forked (Fork: a second stream, joined
 // before the next unmarked launch and at the batch's end) gives the same
 // result as launching one by one: directly, captured and replayed.
 func TestBatchFork(t *testing.T) {
 	d, q := open(t)
-	p := build(t, d, device.Source{Name: "step.cu", Text: graphKernel})
-	const n = 1 << 16
-	init := make([]float32, n)
-	for i := range init {
-		init[i] = float32(i%89) * 0.5
-	}
-	k := must(p.Kernel("step"))
+	k, init := stepKernel(t, d)
+	const n = stepN
 	a := must(d.Alloc(4*n, device.ReadWrite))
 	defer a.Release()
 	b := must(d.Alloc(4*n, device.ReadWrite))
@@ -208,13 +217,8 @@ func TestBatchFork(t *testing.T) {
 // launching one by one: directly, captured and replayed.
 func TestBatchLanes(t *testing.T) {
 	d, q := open(t)
-	p := build(t, d, device.Source{Name: "step.cu", Text: graphKernel})
-	const n = 1 << 16
-	init := make([]float32, n)
-	for i := range init {
-		init[i] = float32(i%89) * 0.5
-	}
-	k := must(p.Kernel("step"))
+	k, init := stepKernel(t, d)
+	const n = stepN
 	bufs := []device.Buffer{must(d.Alloc(4*n, device.ReadWrite)), must(d.Alloc(4*n, device.ReadWrite)), must(d.Alloc(4*n, device.ReadWrite))}
 	for _, b := range bufs {
 		defer b.Release()

@@ -295,15 +295,20 @@ func (d *Device) Alloc(size int64, access device.Access) (device.Buffer, error) 
 // AllocHost allocates pinned (page-locked, portable) host memory with
 // cuMemHostAlloc.
 func (d *Device) AllocHost(size int64) (device.HostBuffer, error) {
+	return d.hostAlloc("pinned host buffer", size, cu.HostAllocPortable)
+}
+
+// hostAlloc allocates what (for messages) with cuMemHostAlloc and flags.
+func (d *Device) hostAlloc(what string, size int64, flags uint32) (*HostBuffer, error) {
 	if size <= 0 {
-		return nil, fmt.Errorf("host buffer of %d bytes on %s: expected a size > 0", size, d.info)
+		return nil, fmt.Errorf("%s of %d bytes on %s: expected a size > 0", what, size, d.info)
 	}
-	p, err := d.ctx.MemHostAlloc(size, cu.HostAllocPortable)
+	p, err := d.ctx.MemHostAlloc(size, flags)
 	if err != nil {
 		if cu.IsOutOfMemory(err) {
-			return nil, device.OutOfMemory(d.info, "pinned host buffer", size, err)
+			return nil, device.OutOfMemory(d.info, what, size, err)
 		}
-		return nil, fmt.Errorf("pinned host buffer of %s on %s: %w", device.Size(size), d.info, err)
+		return nil, fmt.Errorf("%s of %s on %s: %w", what, device.Size(size), d.info, err)
 	}
 	return &HostBuffer{dev: d, p: p, b: unsafe.Slice((*byte)(p), size)}, nil
 }
@@ -530,43 +535,33 @@ func (b *Buffer) Release() error {
 // kernels read and write it directly, over the bus, with no copy command
 // (device.HostMapper).
 func (d *Device) AllocMapped(size int64) (device.MappedBuffer, error) {
-	if size <= 0 {
-		return nil, fmt.Errorf("mapped host buffer of %d bytes on %s: expected a size > 0", size, d.info)
-	}
-	p, err := d.ctx.MemHostAlloc(size, cu.HostAllocPortable|cu.HostAllocDeviceMap)
+	h, err := d.hostAlloc("mapped host buffer", size, cu.HostAllocPortable|cu.HostAllocDeviceMap)
 	if err != nil {
-		if cu.IsOutOfMemory(err) {
-			return nil, device.OutOfMemory(d.info, "mapped host buffer", size, err)
-		}
+		return nil, err
+	}
+	ptr, err := d.ctx.MemHostGetDevicePointer(h.p)
+	if err != nil {
+		_ = h.Release()
 		return nil, fmt.Errorf("mapped host buffer of %s on %s: %w", device.Size(size), d.info, err)
 	}
-	ptr, err := d.ctx.MemHostGetDevicePointer(p)
-	if err != nil {
-		_ = d.ctx.MemFreeHost(p)
-		return nil, fmt.Errorf("mapped host buffer of %s on %s: %w", device.Size(size), d.info, err)
-	}
-	return &MappedBuffer{Buffer: Buffer{dev: d, ptr: ptr, size: size}, p: p, b: unsafe.Slice((*byte)(p), size)}, nil
+	return &MappedBuffer{Buffer: Buffer{dev: d, ptr: ptr, size: size}, host: h}, nil
 }
 
 // MappedBuffer is pinned host memory that the device's kernels address
 // directly (AllocMapped).
 type MappedBuffer struct {
 	Buffer
-	p unsafe.Pointer
-	b []byte
+	host *HostBuffer
 }
 
 // Bytes returns the memory, for the host.
-func (m *MappedBuffer) Bytes() []byte { return m.b }
+func (m *MappedBuffer) Bytes() []byte { return m.host.Bytes() }
 
 // Release frees the memory; later calls do nothing. Commands using it must
 // have completed.
 func (m *MappedBuffer) Release() error {
-	if !m.released.CompareAndSwap(false, true) {
-		return nil
-	}
-	m.b = nil
-	return m.dev.ctx.MemFreeHost(m.p)
+	m.released.Store(true)
+	return m.host.Release()
 }
 
 // asBuffer returns the device memory behind b: a *Buffer, or a mapped
