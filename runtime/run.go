@@ -106,12 +106,11 @@ type run struct {
 	fifos []*fifoRec
 	chans []*chanRec
 
-	cpu, io *queue
+	cpu, io *pool
 	ctxs    []*execCtx // all execution contexts (workers, dedicated, processes)
 
 	live    atomic.Int64 // units not yet finished
 	allDone chan struct{}
-	busy    atomic.Int64 // pooled executions in progress
 
 	errOnce sync.Once
 	err     error
@@ -251,15 +250,15 @@ func (r *run) execute() {
 		return c
 	}
 	// Pools: only as many workers as there are pooled units to run.
-	for i := 0; i < r.cpu.workers; i++ {
+	for i, w := range r.cpu.ws {
 		c := newCtx(fmt.Sprintf("cpu-%d", i))
 		r.wg.Add(1)
-		go r.worker(c, r.cpu)
+		go r.work(c, w)
 	}
-	for i := 0; i < r.io.workers; i++ {
+	for i, w := range r.io.ws {
 		c := newCtx(fmt.Sprintf("io-%d", i))
 		r.wg.Add(1)
-		go r.worker(c, r.io)
+		go r.work(c, w)
 	}
 	for _, d := range r.devs {
 		d.c = newCtx("device " + d.id)

@@ -14,7 +14,7 @@ import (
 //go:linkname nanotime runtime.nanotime
 func nanotime() int64
 
-// task is a queue entry: run a unit (round 0) or help its team round.
+// task is a run-queue entry: run a unit (round 0) or help its team round.
 type task struct {
 	u     *unit
 	round uint64
@@ -26,119 +26,394 @@ type qitem struct {
 	seq  uint64
 }
 
-// queue is an executor's firing request queue: a priority queue (higher
-// priority first, then first come first served) with parked workers.
-type queue struct {
-	mu      sync.Mutex
-	cond    sync.Cond
-	h       []qitem
-	seq     uint64
-	closed  bool
-	waiting int
-	n       atomic.Int64
-	workers int
-	// done mirrors closed for the lock-free spin in pop.
-	done atomic.Bool
-	// spinning counts workers polling for work before they park.
-	spinning atomic.Int32
-}
+// taskHeap is a priority queue of tasks: higher priority first, then first
+// come first served. It is owned by one worker and guarded by its mutex.
+type taskHeap []qitem
 
-// spinTime is how long an idle worker polls the queue before it parks. A
-// parked worker woken by another takes tens of microseconds to run again
-// (the wake-up lands on the signalling worker's processor until another
-// one steals it), longer than many firings: polling a little keeps short
-// firings flowing between workers.
-const spinTime = 30_000 // ns
-
-func newQueue(workers int) *queue {
-	q := &queue{workers: workers, h: make([]qitem, 0, 64)}
-	q.cond.L = &q.mu
-	return q
-}
-
-func (q *queue) less(i, j int) bool {
-	a, b := &q.h[i], &q.h[j]
-	if a.prio != b.prio {
-		return a.prio > b.prio
+func (h taskHeap) less(i, j int) bool {
+	if h[i].prio != h[j].prio {
+		return h[i].prio > h[j].prio
 	}
-	return a.seq < b.seq
+	return h[i].seq < h[j].seq
 }
 
-func (q *queue) push(t task) {
-	q.mu.Lock()
-	q.seq++
-	q.h = append(q.h, qitem{t: t, prio: t.u.prio, seq: q.seq})
-	for i := len(q.h) - 1; i > 0; {
+func (h *taskHeap) push(it qitem) {
+	*h = append(*h, it)
+	q := *h
+	for i := len(q) - 1; i > 0; {
 		p := (i - 1) / 2
 		if !q.less(i, p) {
 			break
 		}
-		q.h[i], q.h[p] = q.h[p], q.h[i]
+		q[i], q[p] = q[p], q[i]
 		i = p
 	}
-	q.n.Add(1)
-	if q.waiting > 0 {
-		q.cond.Signal()
-	}
-	q.mu.Unlock()
 }
 
-// pop waits for a task; it returns false once the queue is closed. An idle
-// worker first polls for spinTime (at most half the workers at once, and at
-// least one), then parks.
-func (q *queue) pop() (task, bool) {
-	if q.n.Load() == 0 && !q.done.Load() && q.spinning.Load() < int32(max(1, q.workers/2)) {
-		q.spinning.Add(1)
-		deadline := nanotime() + spinTime
-		for i := 1; q.n.Load() == 0 && !q.done.Load() && nanotime() < deadline; i++ {
-			if i%32 == 0 {
-				goruntime.Gosched()
-			}
-		}
-		q.spinning.Add(-1)
-	}
-	q.mu.Lock()
-	for len(q.h) == 0 && !q.closed {
-		q.waiting++
-		q.cond.Wait()
-		q.waiting--
-	}
-	if q.closed {
-		q.mu.Unlock()
-		return task{}, false
-	}
-	t := q.h[0].t
-	last := len(q.h) - 1
-	q.h[0] = q.h[last]
-	q.h[last] = qitem{}
-	q.h = q.h[:last]
+func (h *taskHeap) pop() qitem {
+	q := *h
+	it := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q[last] = qitem{}
+	q = q[:last]
 	for i := 0; ; {
 		l, m := 2*i+1, i
-		if l < len(q.h) && q.less(l, m) {
+		if l < len(q) && q.less(l, m) {
 			m = l
 		}
-		if l+1 < len(q.h) && q.less(l+1, m) {
+		if l+1 < len(q) && q.less(l+1, m) {
 			m = l + 1
 		}
 		if m == i {
 			break
 		}
-		q.h[i], q.h[m] = q.h[m], q.h[i]
+		q[i], q[m] = q[m], q[i]
 		i = m
 	}
-	q.n.Add(-1)
-	q.mu.Unlock()
+	*h = q
+	return it
+}
+
+// pool is a set of workers with a run queue each (work stealing). A unit
+// readied by a worker goes to that worker's "next" slot, so the consumer of
+// a window runs on the core that wrote it while the window is in cache; the
+// slot's previous occupant moves to the worker's queue. A worker takes its
+// next slot, then its queue (highest priority first), then the pool's
+// injection queue (work readied from outside the pool: device managers,
+// dedicated actors, the controller), then steals the best task of another
+// worker. With nothing found it spins for spinTime (at most half of the
+// workers at once), then parks on its own wake-up channel: there is no
+// lock or condition variable that every commit goes through.
+type pool struct {
+	ws []*worker
+
+	injMu sync.Mutex
+	inj   taskHeap
+	ninj  atomic.Int32
+	iseq  uint64
+
+	idleMu sync.Mutex
+	idle   []*worker
+	nidle  atomic.Int32
+
+	spinning atomic.Int32
+	done     atomic.Bool
+}
+
+// worker is one pool worker's run queue and parking state, on cache lines of
+// its own.
+type worker struct {
+	_       [64]byte
+	p       *pool
+	id      int
+	mu      sync.Mutex
+	next    task
+	hasNext bool
+	h       taskHeap
+	seq     uint64
+	n       atomic.Int32 // tasks in next and h
+	busy    atomic.Bool  // running a task
+	wake    chan struct{}
+	rnd     uint32
+	_       [64]byte
+}
+
+// spinTime is how long an idle worker polls the run queues before it
+// parks. A parked worker woken by another takes tens of microseconds to run
+// again (the wake-up lands on the signalling worker's processor until
+// another one steals it), longer than many firings: polling a little keeps
+// short firings flowing between workers.
+const spinTime = 30_000 // ns
+
+func newPool(workers int) *pool {
+	p := &pool{ws: make([]*worker, workers)}
+	for i := range p.ws {
+		p.ws[i] = &worker{p: p, id: i, wake: make(chan struct{}, 1), rnd: uint32(i)*2654435761 + 1}
+	}
+	return p
+}
+
+// workers returns the number of workers.
+func (p *pool) workers() int { return len(p.ws) }
+
+// push queues t: on worker from's next slot when from belongs to this pool
+// (the task was readied by that worker), else on the injection queue. It
+// wakes a parked worker when no worker is spinning.
+func (p *pool) push(from *worker, t task) {
+	if from != nil && from.p == p {
+		from.mu.Lock()
+		if from.hasNext {
+			from.seq++
+			from.h.push(qitem{t: from.next, prio: from.next.u.prio, seq: from.seq})
+		}
+		from.next, from.hasNext = t, true
+		from.n.Add(1)
+		from.mu.Unlock()
+	} else {
+		p.inject(t)
+	}
+	p.signal()
+}
+
+// pushBack queues t at the back of worker from's queue (a unit yielding its
+// turn, or a team round's helpers), or on the injection queue.
+func (p *pool) pushBack(from *worker, t task) {
+	if from != nil && from.p == p {
+		from.mu.Lock()
+		from.seq++
+		from.h.push(qitem{t: t, prio: t.u.prio, seq: from.seq})
+		from.n.Add(1)
+		from.mu.Unlock()
+	} else {
+		p.inject(t)
+	}
+	p.signal()
+}
+
+func (p *pool) inject(t task) {
+	p.injMu.Lock()
+	p.iseq++
+	p.inj.push(qitem{t: t, prio: t.u.prio, seq: p.iseq})
+	p.ninj.Add(1)
+	p.injMu.Unlock()
+}
+
+// signal wakes one parked worker when none is spinning: a spinning worker
+// finds the new task itself.
+func (p *pool) signal() {
+	if p.spinning.Load() == 0 && p.nidle.Load() > 0 {
+		p.wakeOne()
+	}
+}
+
+// wakeN wakes up to n parked workers (a team round's helpers need them at
+// once, not one after another).
+func (p *pool) wakeN(n int) {
+	for ; n > 0 && p.nidle.Load() > 0; n-- {
+		p.wakeOne()
+	}
+}
+
+func (p *pool) wakeOne() {
+	p.idleMu.Lock()
+	var w *worker
+	if k := len(p.idle); k > 0 {
+		w = p.idle[k-1]
+		p.idle = p.idle[:k-1]
+		p.nidle.Add(-1)
+	}
+	p.idleMu.Unlock()
+	if w != nil {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// pending returns the number of queued tasks (a snapshot).
+func (p *pool) pending() int64 {
+	n := int64(p.ninj.Load())
+	for _, w := range p.ws {
+		n += int64(w.n.Load())
+	}
+	return n
+}
+
+// running reports whether any worker is running a task.
+func (p *pool) running() bool {
+	for _, w := range p.ws {
+		if w.busy.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWork reports whether any queue holds a task (a snapshot).
+func (p *pool) hasWork() bool {
+	if p.ninj.Load() > 0 {
+		return true
+	}
+	for _, w := range p.ws {
+		if w.n.Load() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// localWork reports whether w has a queued task.
+func (w *worker) localWork() bool { return w.n.Load() > 0 }
+
+// takeLocal pops w's best task: the next slot unless the queue holds one of
+// higher priority.
+func (w *worker) takeLocal() (task, bool) {
+	if w.n.Load() == 0 {
+		return task{}, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.hasNext && (len(w.h) == 0 || w.h[0].prio <= w.next.u.prio) {
+		t := w.next
+		w.next, w.hasNext = task{}, false
+		w.n.Add(-1)
+		return t, true
+	}
+	if len(w.h) > 0 {
+		t := w.h.pop().t
+		w.n.Add(-1)
+		return t, true
+	}
+	return task{}, false
+}
+
+// steal takes one task from victim v: its best queued task, or its next
+// slot when its queue is empty.
+func (v *worker) steal() (task, bool) {
+	if v.n.Load() == 0 {
+		return task{}, false
+	}
+	if !v.mu.TryLock() {
+		return task{}, false
+	}
+	defer v.mu.Unlock()
+	if len(v.h) > 0 {
+		t := v.h.pop().t
+		v.n.Add(-1)
+		return t, true
+	}
+	if v.hasNext {
+		t := v.next
+		v.next, v.hasNext = task{}, false
+		v.n.Add(-1)
+		return t, true
+	}
+	return task{}, false
+}
+
+func (p *pool) takeInjected() (task, bool) {
+	if p.ninj.Load() == 0 {
+		return task{}, false
+	}
+	p.injMu.Lock()
+	defer p.injMu.Unlock()
+	if len(p.inj) == 0 {
+		return task{}, false
+	}
+	t := p.inj.pop().t
+	p.ninj.Add(-1)
 	return t, true
 }
 
-func (q *queue) pending() int64 { return q.n.Load() }
+// find looks for a task for w: local, injected, then stolen from the
+// others starting at a random one.
+func (w *worker) find() (task, bool) {
+	if t, ok := w.takeLocal(); ok {
+		return t, true
+	}
+	p := w.p
+	if t, ok := p.takeInjected(); ok {
+		return t, true
+	}
+	n := len(p.ws)
+	if n == 1 {
+		return task{}, false
+	}
+	w.rnd ^= w.rnd << 13
+	w.rnd ^= w.rnd >> 17
+	w.rnd ^= w.rnd << 5
+	start := int(w.rnd % uint32(n))
+	for i := range n {
+		v := p.ws[(start+i)%n]
+		if v == w {
+			continue
+		}
+		if t, ok := v.steal(); ok {
+			return t, true
+		}
+	}
+	return task{}, false
+}
 
-func (q *queue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.done.Store(true)
-	q.cond.Broadcast()
-	q.mu.Unlock()
+// get returns w's next task, spinning and then parking while there is none;
+// it returns false once the pool is closed.
+func (w *worker) get() (task, bool) {
+	p := w.p
+	for {
+		if p.done.Load() {
+			return task{}, false
+		}
+		if t, ok := w.find(); ok {
+			return t, true
+		}
+		// Spin: poll every queue for a while (at most half the workers).
+		if p.spinning.Load() < int32(max(1, len(p.ws)/2)) {
+			p.spinning.Add(1)
+			deadline := nanotime() + spinTime
+			for i := 1; !p.done.Load() && nanotime() < deadline; i++ {
+				if p.hasWork() {
+					if t, ok := w.find(); ok {
+						p.spinning.Add(-1)
+						// The last spinner leaves: let a parked worker
+						// look for what else there is.
+						if p.spinning.Load() == 0 && p.hasWork() {
+							p.signal()
+						}
+						return t, true
+					}
+				}
+				if i%32 == 0 {
+					goruntime.Gosched()
+				}
+			}
+			p.spinning.Add(-1)
+		}
+		// Park: register as idle, look once more (a push that saw no idle
+		// worker is visible now), then wait for a wake-up.
+		p.idleMu.Lock()
+		p.idle = append(p.idle, w)
+		p.nidle.Add(1)
+		p.idleMu.Unlock()
+		if p.hasWork() || p.done.Load() {
+			if !p.unidle(w) {
+				<-w.wake // a waker took us off the list: its token is coming
+			}
+			continue
+		}
+		<-w.wake
+	}
+}
+
+// unidle takes w off the idle list; false when a waker already did.
+func (p *pool) unidle(w *worker) bool {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	for i, x := range p.idle {
+		if x == w {
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			p.nidle.Add(-1)
+			return true
+		}
+	}
+	return false
+}
+
+// close stops the pool: workers return once their current task ends.
+func (p *pool) close() {
+	p.done.Store(true)
+	p.idleMu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.nidle.Store(0)
+	p.idleMu.Unlock()
+	for _, w := range idle {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // execCtx is one execution context (a pool worker, a dedicated actor's
@@ -156,6 +431,7 @@ type execCtx struct {
 	trace   []traceEvent
 	tracing bool
 	t0      int64
+	wk      *worker // the pool worker this context is, or nil
 }
 
 func newExecCtx(r *run, id int, name string, nunits, traceCap int) *execCtx {
@@ -226,15 +502,16 @@ func (c *execCtx) recordInvocation(u *unit, base, k, t0, t1 int64) {
 	}
 }
 
-// worker is a pool worker: it runs tasks from its queue until it closes.
-func (r *run) worker(c *execCtx, q *queue) {
+// work is a pool worker's loop: it runs tasks until the pool closes.
+func (r *run) work(c *execCtx, w *worker) {
 	defer r.wg.Done()
+	c.wk = w
 	for {
-		t, ok := q.pop()
+		t, ok := w.get()
 		if !ok {
 			return
 		}
-		r.busy.Add(1)
+		w.busy.Store(true)
 		if t.round != 0 {
 			if t.u.claimLoop(c, t.round) {
 				t.u.runPooled(c)
@@ -242,7 +519,7 @@ func (r *run) worker(c *execCtx, q *queue) {
 		} else {
 			t.u.runPooled(c)
 		}
-		r.busy.Add(-1)
+		w.busy.Store(false)
 	}
 }
 

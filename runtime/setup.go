@@ -424,14 +424,14 @@ func (r *run) setup(ctx context.Context) error {
 		}
 		u.maxRound = u.roundLimit()
 	}
-	r.cpu = newQueue(min(workers, max(ncpu, 0)))
-	r.io = newQueue(min(ioWorkers, nio))
+	r.cpu = newPool(min(workers, max(ncpu, 0)))
+	r.io = newPool(min(ioWorkers, nio))
 	for _, u := range r.units {
 		if u.mode == modePooled {
 			if u.a.IO {
-				u.q = r.io
+				u.pool = r.io
 			} else {
-				u.q = r.cpu
+				u.pool = r.cpu
 			}
 		}
 		u.maxPorts = max(len(u.ins), len(u.outs))
@@ -455,7 +455,7 @@ func fifoName(p *graph.Port, cs []*graph.Channel) string {
 
 // pageBytes is the floor of the default capacity: a channel holds at least
 // this many bytes of tokens, so that rate-1 actors fire in batches.
-const pageBytes = 16 << 10
+const pageBytes = 64 << 10
 
 // capacity returns a channel's capacity in tokens: its own, Options'
 // DefaultCapacity's, or max(minimal buffer, initial + 2×max(prod, cons

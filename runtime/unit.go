@@ -50,7 +50,7 @@ type unit struct {
 	prio     int
 	affinity []int
 	target   int64 // firings to do; -1 = until end of stream
-	q        *queue
+	pool     *pool
 	maxRound int64
 	maxPorts int
 	neigh    []*unit
@@ -62,7 +62,8 @@ type unit struct {
 
 	// Owned by whoever runs the unit (hand-offs are ordered by the state
 	// CAS, the queue, or the team round's counters).
-	next      int64 // index of the next firing
+	next      int64   // index of the next firing
+	cur       *worker // the pool worker running the unit now
 	inWin     [][]byte
 	outWin    [][]byte
 	waitKind  int
@@ -123,9 +124,14 @@ func (u *unit) roundLimit() int64 {
 	return k
 }
 
-// schedule queues a pooled unit that is idle. Callers call it after they
-// moved a stream the unit uses (commit, release, close, detach).
-func (u *unit) schedule() {
+// schedule queues a pooled unit that is idle. Callers from outside the
+// pools call it after they moved a stream the unit uses (commit, release,
+// close, detach).
+func (u *unit) schedule() { u.scheduleFrom(nil) }
+
+// scheduleFrom is schedule called by pool worker from (nil when not a pool
+// worker): the unit goes to that worker's next slot.
+func (u *unit) scheduleFrom(from *worker) {
 	if u.mode != modePooled {
 		if u.mode == modeDevice {
 			u.drv.wake()
@@ -136,13 +142,15 @@ func (u *unit) schedule() {
 		return
 	}
 	if u.state.CompareAndSwap(stateIdle, stateBusy) {
-		u.q.push(task{u: u})
+		u.pool.push(from, task{u: u})
 	}
 }
 
+// notify schedules the unit's neighbours, from the worker running it.
 func (u *unit) notify() {
+	from := u.cur
 	for _, n := range u.neigh {
-		n.schedule()
+		n.scheduleFrom(from)
 	}
 }
 
@@ -307,11 +315,18 @@ func (fr *fifoRec) room() (room, fill int) {
 	return fr.f.Capacity() - fill, fill
 }
 
+// sliceNs is how long a ready unit keeps its worker before it lets other
+// queued units have a turn: cheap firings run in long stretches, so that
+// scheduling stays a small part of the work.
+const sliceNs = 50_000
+
 // runPooled runs a unit taken from a queue: rounds of firings while it is
 // ready, then back to idle. It returns when the unit is idle, finished,
 // requeued, or handed to a team round.
 func (u *unit) runPooled(c *execCtx) {
 	r := u.r
+	u.cur = c.wk
+	began := c.now()
 	for {
 		if r.stopped.Load() {
 			return
@@ -339,9 +354,10 @@ func (u *unit) runPooled(c *execCtx) {
 			} else if !u.fireSeq(c, k) {
 				return
 			}
-			if u.q.pending() > 0 {
-				// Let the other ready actors have a turn.
-				u.q.push(task{u: u})
+			if (c.wk.localWork() || u.pool.ninj.Load() > 0) && c.now()-began >= sliceNs {
+				// Let the other ready actors have a turn (the
+				// consumer just readied runs next, on this core).
+				u.pool.pushBack(c.wk, task{u: u})
 				return
 			}
 		case whyDone:
@@ -500,9 +516,10 @@ func (u *unit) startRound(k, helpers int64) uint64 {
 	u.roundErr = nil
 	u.errAt = k
 	u.claim.Store(id << claimBits)
-	for ; helpers > 0; helpers-- {
-		u.q.push(task{u: u, round: id})
+	for i := int64(0); i < helpers; i++ {
+		u.pool.pushBack(u.cur, task{u: u, round: id})
 	}
+	u.pool.wakeN(int(helpers))
 	return id
 }
 
@@ -529,6 +546,7 @@ func (u *unit) claimLoop(c *execCtx, id uint64) bool {
 		}
 		u.fireTeam(c, u.roundBase.Load(), j)
 		if u.doneN.Add(1) == k {
+			u.cur = c.wk
 			u.endRound()
 			return u.state.Load() != stateDone
 		}

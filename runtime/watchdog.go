@@ -13,7 +13,7 @@ var ErrDeadlock = errors.New("deadlock")
 // quiescent reports whether nothing can run: no pooled work queued or in
 // progress, and every live actor on its own goroutine blocked on a FIFO.
 func (r *run) quiescent() bool {
-	if r.busy.Load() != 0 || r.cpu.pending() != 0 || r.io.pending() != 0 {
+	if r.cpu.running() || r.io.running() || r.cpu.pending() != 0 || r.io.pending() != 0 {
 		return false
 	}
 	for _, u := range r.units {

@@ -4,8 +4,10 @@
 // firing (per batch).
 //
 //	go run ./bench/chain -json
+//	go run ./bench/chain -json -cpus 2,4,8,16
 //
-// prints one JSON object with sluice_samples_per_s, goroutines_samples_per_s,
+// prints one JSON object (with -cpus, one per core count, each variant run
+// in a child process confined to that many CPUs) with sluice_samples_per_s, goroutines_samples_per_s,
 // ratio (sluice / goroutines), the per-sample-channel variant, each
 // variant's peak RSS (each runs in its own child process), and, when
 // `python3 -c "import gnuradio"` works, gnuradio_samples_per_s and
@@ -26,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluicehq/sluice/bench/internal/cpus"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
 )
@@ -44,6 +47,7 @@ func main() {
 		mode    = flag.String("mode", "", "internal: run one variant (sluice, goroutines, persample) and print its rate")
 		perSamp = flag.Int64("n-per-sample", 1<<21, "samples for the per-sample-channel variant (it is slow)")
 		gr      = flag.String("gnuradio", "auto", "run the GNU Radio flowgraph: auto, yes or no")
+		cpuList = flag.String("cpus", "", "comma-separated core counts (GOMAXPROCS and affinity), one row each; empty: as started")
 	)
 	flag.Parse()
 	if *mode != "" {
@@ -66,17 +70,35 @@ func main() {
 		fmt.Printf("%g %d\n", rate, peakRSS())
 		return
 	}
+	counts, err := cpus.ParseList(*cpuList)
+	if err != nil {
+		fail(err)
+	}
+	for _, nc := range counts {
+		row(nc, *cpuList != "", *n, *stages, *batch, *perSamp, *gr, *asJSON)
+	}
+}
+
+// row measures every variant on nc CPUs and prints one JSON object or a
+// short table.
+func row(nc int, pin bool, n int64, stages, batch int, perSamp int64, gr string, asJSON bool) {
 	res := map[string]any{
-		"samples": *n, "stages": *stages, "batch": *batch,
-		"gomaxprocs": goruntime.GOMAXPROCS(0), "cpus": goruntime.NumCPU(),
+		"samples": n, "stages": stages, "batch": batch,
+		"gomaxprocs": nc, "cpus": goruntime.NumCPU(),
 	}
 	child := func(m string) (float64, int64) {
 		exe, err := os.Executable()
 		if err != nil {
 			fail(err)
 		}
-		out, err := exec.Command(exe, "-mode", m, "-n", fmt.Sprint(*n), "-stages", fmt.Sprint(*stages),
-			"-batch", fmt.Sprint(*batch), "-n-per-sample", fmt.Sprint(*perSamp)).Output()
+		args := []string{"-mode", m, "-n", fmt.Sprint(n), "-stages", fmt.Sprint(stages),
+			"-batch", fmt.Sprint(batch), "-n-per-sample", fmt.Sprint(perSamp)}
+		var out []byte
+		if pin {
+			out, err = cpus.Output(nc, exe, args...)
+		} else {
+			out, err = exec.Command(exe, args...).Output()
+		}
 		if err != nil {
 			fail(fmt.Errorf("%s run: %w", m, err))
 		}
@@ -98,19 +120,20 @@ func main() {
 	res["goroutines_per_sample_samples_per_s"] = pr
 	res["goroutines_per_sample_peak_rss_bytes"] = prss
 	res["ratio_per_sample"] = sr / pr
-	if py := gnuradioPython(); *gr == "yes" || (*gr == "auto" && py != "") {
-		if rate, err := runGNURadio(*n, *stages); err != nil {
+	if py := gnuradioPython(); gr == "yes" || (gr == "auto" && py != "") {
+		if rate, err := runGNURadio(n, stages); err != nil {
 			res["gnuradio_error"] = err.Error()
 		} else {
 			res["gnuradio_samples_per_s"] = rate
 			res["ratio_gnuradio"] = sr / rate
 		}
 	}
-	if *asJSON {
+	if asJSON {
 		b, _ := json.Marshal(res)
 		fmt.Println(string(b))
 		return
 	}
+	fmt.Printf("%d cores, %d stages\n", nc, stages)
 	fmt.Printf("sluice:                 %12.4g samples/s  (peak RSS %d MiB)\n", sr, srss>>20)
 	fmt.Printf("goroutines (batches):   %12.4g samples/s  (peak RSS %d MiB)  ratio %.2f\n", gr2, grss>>20, sr/gr2)
 	fmt.Printf("goroutines (per sample):%12.4g samples/s  (peak RSS %d MiB)  ratio %.2f\n", pr, prss>>20, sr/pr)

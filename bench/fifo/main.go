@@ -19,6 +19,11 @@
 //	go run ./bench/fifo            # a readable table
 //	go run ./bench/fifo -json      # one JSON object
 //	go run ./bench/fifo -duration 1s -rounds 5
+//	go run ./bench/fifo -json -cpus 2,4,8,16  # one JSON object per core count
+//
+// With -cpus, each core count is measured in a child process confined to
+// that many CPUs (GOMAXPROCS and affinity); the FIFO and its baselines run
+// in the same child, side by side.
 //
 // Each figure is the best of -rounds runs of about -duration each; the FIFO
 // and its baseline alternate, so they see the same machine load.
@@ -36,6 +41,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluicehq/sluice/bench/internal/cpus"
 	"github.com/sluicehq/sluice/fifo"
 )
 
@@ -81,7 +87,12 @@ func main() {
 	dur := flag.Duration("duration", 300*time.Millisecond, "approximate duration of one measurement run")
 	rounds := flag.Int("rounds", 3, "runs per figure (the best is kept)")
 	waitName := flag.String("wait", "spin-park", "wait strategy for the throughput runs: spin, spin-park, park")
+	cpuList := flag.String("cpus", "", "comma-separated core counts (GOMAXPROCS and affinity), one row each; empty: as started")
 	flag.Parse()
+	if *cpuList != "" {
+		perCPUs(*cpuList, *asJSON)
+		return
+	}
 	ws, err := fifo.ParseWaitStrategy(*waitName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -158,6 +169,36 @@ func main() {
 	fmt.Printf("\npeak RSS %.1f MiB; mirrored ring %v; GOMAXPROCS %d, %d CPUs (%s); %s; load %s; %d rounds of ~%v, %.1fs\n",
 		float64(res.PeakRSSBytes)/(1<<20), res.Mirrored, res.GOMAXPROCS, res.NumCPU, res.CPU, res.GoVersion,
 		res.LoadAvg, res.Rounds, *dur, time.Since(start).Seconds())
+}
+
+// perCPUs runs this program once per core count of list, confined to that
+// many CPUs, with the same flags less -cpus, and prints the children's
+// outputs in order.
+func perCPUs(list string, asJSON bool) {
+	counts, err := cpus.ParseList(list)
+	if err != nil {
+		fail(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fail(err)
+	}
+	var args []string
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name != "cpus" {
+			args = append(args, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	for _, n := range counts {
+		out, err := cpus.Output(n, exe, args...)
+		if err != nil {
+			fail(fmt.Errorf("%d cores: %w", n, err))
+		}
+		if !asJSON {
+			fmt.Printf("== %d cores\n", n)
+		}
+		os.Stdout.Write(out)
+	}
 }
 
 func fail(err error) {
