@@ -174,6 +174,29 @@ func (r *run) setup(ctx context.Context) error {
 		if opts.Mapping != nil {
 			pl = opts.Mapping.Actors[a.Name]
 		}
+		if IsRemotePlacement(pl) {
+			if err := r.setupRemote(u, pl); err != nil {
+				return err
+			}
+			if rv != nil {
+				if q, ok := rv[a]; ok {
+					u.target = q * opts.Iterations
+				}
+			}
+			if n, ok := opts.Firings[a.Name]; ok {
+				u.target = n
+			}
+			u.phases = int64(a.Phases())
+			for _, p := range a.Inputs {
+				u.ins = append(u.ins, newUport(p))
+			}
+			for _, p := range a.Outputs {
+				u.outs = append(u.outs, newUport(p))
+			}
+			byActor[a] = u
+			r.units = append(r.units, u)
+			continue
+		}
 		kernel := pl != nil && (pl.Impl == graph.ImplOpenCL || pl.Impl == graph.ImplCUDA || (pl.Impl == "" && !isHostDevice(pl.Device)))
 		if pl != nil && !kernel {
 			if !isHostDevice(pl.Device) {
@@ -257,6 +280,9 @@ func (r *run) setup(ctx context.Context) error {
 			if q, ok := rv[a]; ok {
 				u.target = q * opts.Iterations
 			}
+		}
+		if n, ok := opts.Firings[a.Name]; ok && u.mode != modeProcess {
+			u.target = n
 		}
 		u.phases = int64(a.Phases())
 		for _, p := range a.Inputs {
@@ -393,7 +419,7 @@ func (r *run) setup(ctx context.Context) error {
 	// Modes: actors next to a KPN process, or pinned to CPUs, run on their
 	// own goroutine; the others on the pools.
 	for _, u := range r.units {
-		if u.mode == modeProcess || u.mode == modeDevice {
+		if u.mode == modeProcess || u.mode == modeDevice || u.mode == modeRemote {
 			continue
 		}
 		if len(u.affinity) > 0 {
