@@ -58,6 +58,23 @@ func startTree(t *testing.T, auth *Auth, creds Credentials, lim Limits) *tree {
 		t.Fatal(err)
 	}
 	t.Cleanup(w2.Close)
+	// Wait until the root sees both workers (interest crosses the leaf link).
+	cl, err := Connect(ctx, root.ClientURL(), creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for {
+		_, e1 := cl.Worker(ctx, "w1")
+		_, e2 := cl.Worker(ctx, "w2")
+		if e1 == nil && e2 == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("workers not reachable from the root within 10 s: %v, %v", e1, e2)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	return &tree{root: root, child: child, w1: w1, w2: w2}
 }
 

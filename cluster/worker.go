@@ -306,13 +306,17 @@ func (j *workerJob) streamLimit(port, dir string) streamLimit {
 	}}
 }
 
-// netIn is the process feeding input i from the network.
+// netIn is the process feeding input i from the network. It stops with
+// the run, and quietly once the actor has finished (j.inCtx).
 func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 	return func(p *runtime.Process) error {
+		ctx, stop := context.WithCancel(p.Context())
+		defer stop()
+		defer context.AfterFunc(j.inCtx, stop)()
 		port := j.actor.Inputs[i]
-		err := recvStream(j.inCtx, j.w.nc, j.ins[i], jobSubject(j.req.Job, fmt.Sprintf("inc.%d", i)), p.Out(0),
+		err := recvStream(ctx, j.w.nc, j.ins[i], jobSubject(j.req.Job, fmt.Sprintf("inc.%d", i)), p.Out(0),
 			port.Type.Size, max(j.req.Ins[i].Capacity, 1), nil, j.streamLimit(port.Name, "input"))
-		if err != nil && j.inCtx.Err() != nil && j.ctx.Err() == nil {
+		if err != nil && j.inCtx.Err() != nil && p.Context().Err() == nil {
 			return nil // the actor finished: the rest of the stream is not needed
 		}
 		return err
@@ -323,7 +327,7 @@ func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 func (j *workerJob) netOut(i int) func(p *runtime.Process) error {
 	return func(p *runtime.Process) error {
 		port := j.actor.Outputs[i]
-		return sendStream(j.ctx, j.w.nc, jobSubject(j.req.Job, fmt.Sprintf("out.%d", i)), j.outCreds[i], p.In(0),
+		return sendStream(p.Context(), j.w.nc, jobSubject(j.req.Job, fmt.Sprintf("out.%d", i)), j.outCreds[i], p.In(0),
 			port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, nil, j.streamLimit(port.Name, "output"))
 	}
 }
@@ -348,7 +352,7 @@ func (w *Worker) runJob(j *workerJob) {
 	}
 	// Heartbeats out; the client's heartbeats and cancel in.
 	var hwg sync.WaitGroup
-	hctx, hstop := context.WithCancel(ctx)
+	hctx, hstop := context.WithCancel(j.ctx)
 	hwg.Add(1)
 	go func() {
 		defer hwg.Done()
