@@ -287,7 +287,7 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 	}
 	pl := &graph.Placement{Device: req.Device, Impl: req.Impl, WorkGroups: req.WorkGroups, WorkItems: req.WorkItems, Replicas: req.Replicas}
 	j.mp = &graph.Mapping{Name: "job", Actors: map[string]*graph.Placement{a.Name: pl}}
-	if err := w.nc.Flush(); err != nil {
+	if err := w.nc.FlushTimeout(5 * time.Second); err != nil {
 		return fail(fmt.Errorf("worker %s: %w", w.o.Name, err))
 	}
 	return j, nil
@@ -393,7 +393,7 @@ func (w *Worker) runJob(j *workerJob) {
 	}
 	data, _ := json.Marshal(res)
 	_ = w.nc.Publish(jobSubject(j.req.Job, "done"), data)
-	_ = w.nc.Flush()
+	_ = w.nc.FlushTimeout(time.Second)
 	w.logf("worker %s: job %s: actor %s: %d firings, error: %v", w.o.Name, j.req.Job, j.actor.Name, res.Firings, err)
 }
 
