@@ -67,6 +67,85 @@ func BenchmarkLoopbackChannel(b *testing.B) {
 	}
 }
 
+// BenchmarkLoopbackChannelTCP moves b.N bytes from one FIFO to another
+// over the direct TCP data path (frames and credits on one connection).
+func BenchmarkLoopbackChannelTCP(b *testing.B) {
+	for _, capKiB := range []int{1024, 4096} {
+		b.Run(fmt.Sprintf("window=%dKiB", capKiB), func(b *testing.B) { benchChannelTCP(b, capKiB<<10) })
+	}
+}
+
+func benchChannelTCP(b *testing.B, window int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	const ts = 4
+	capTok := window / ts
+	src, _ := fifo.New(fifo.Options{Name: "src", TokenSize: ts, Capacity: capTok})
+	dst, _ := fifo.New(fifo.Options{Name: "dst", TokenSize: ts, Capacity: capTok})
+	defer src.Free()
+	defer dst.Free()
+	total := b.N / ts * ts
+	b.SetBytes(1)
+	b.ResetTimer()
+	errc := make(chan error, 4)
+	go func() {
+		w := src.Writer()
+		buf := make([]byte, benchBuf)
+		for left := total; left > 0; left -= benchBuf {
+			if err := w.Write(ctx, buf[:min(left, benchBuf)]); err != nil {
+				errc <- err
+				return
+			}
+		}
+		w.Close()
+		errc <- nil
+	}()
+	go func() {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			errc <- err
+			return
+		}
+		errc <- tcpSend(ctx, c, src.Reader(0), ts, capTok, benchBuf, nil, streamLimit{})
+	}()
+	go func() {
+		r := dst.Reader(0)
+		for {
+			n := r.Available()
+			if n == 0 {
+				if _, err := r.Acquire(ctx, 1); err != nil {
+					errc <- nil
+					return
+				}
+				continue
+			}
+			r.TryAcquire(n)
+			r.Release(n)
+		}
+	}()
+	c, err := l.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := tcpRecv(ctx, c, dst.Writer(), ts, capTok, nil, streamLimit{}); err != nil {
+		b.Fatal(err)
+	}
+	dst.Writer().Close()
+	for range 3 {
+		if err := <-errc; err != nil {
+			b.Fatal(err)
+		}
+	}
+	if got := dst.Writer().Position() * ts; got != uint64(total) {
+		b.Fatalf("moved %d bytes, want %d", got, total)
+	}
+}
+
 func benchChannel(b *testing.B, window int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
