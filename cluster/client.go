@@ -181,7 +181,7 @@ func (c *Client) Devices(ctx context.Context) ([]RemoteDevice, error) {
 			path = p + "/" + path
 		}
 		for _, d := range w.Devices {
-			ds = append(ds, RemoteDevice{Info: d, Worker: w.Name, Path: path, Limits: w.Limits, Jobs: w.Jobs})
+			ds = append(ds, RemoteDevice{Info: d, Worker: w.Name, Path: path, Limits: w.Limits, Jobs: w.Jobs, DataAddr: w.DataAddr})
 		}
 	}
 	return ds, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +26,10 @@ type ExecutorOptions struct {
 	Chunk int
 	// HeartbeatInterval and HeartbeatTimeout; 0 means the defaults.
 	HeartbeatInterval, HeartbeatTimeout time.Duration
+	// Transport chooses the data path: "" or "auto" uses a worker's direct
+	// TCP data address when it offers one and NATS otherwise; "nats" always
+	// sends the tokens over NATS.
+	Transport string
 }
 
 // Executor is the remote executor: it implements runtime.RemoteExecutor
@@ -69,6 +74,8 @@ func (e *Executor) Claims(pl *graph.Placement) bool { return runtime.IsRemotePla
 // Placement is where a remote actor goes.
 type Placement struct {
 	Worker, Device string
+	// DataAddr is the worker's direct TCP data address, if any.
+	DataAddr string
 }
 
 // ParseWorkerPlacement parses "worker:NAME/DEVICE" ("worker:NAME" means the
@@ -134,6 +141,7 @@ func (e *Executor) choose(ctx context.Context, ra *runtime.RemoteActor) (Placeme
 		for _, d := range ds {
 			if d.Worker == p.Worker {
 				if d.ID == p.Device {
+					p.DataAddr = d.DataAddr
 					return p, nil
 				}
 				have = append(have, d.ID)
@@ -183,7 +191,7 @@ func (e *Executor) choose(ctx context.Context, ra *runtime.RemoteActor) (Placeme
 		}
 		return fit[i].Worker < fit[j].Worker
 	})
-	return Placement{Worker: fit[0].Worker, Device: fit[0].ID}, nil
+	return Placement{Worker: fit[0].Worker, Device: fit[0].ID, DataAddr: fit[0].DataAddr}, nil
 }
 
 func workerList(ds []RemoteDevice) string {
@@ -225,7 +233,10 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 	}
 	pl := ra.Placement
 	req := RunRequest{Job: nuid.Next(), Client: e.c.nc.Opts.Name, Actor: spec, Device: p.Device, Impl: pl.Impl,
-		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Target: ra.Target, Chunk: e.o.Chunk}
+		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Target: ra.Target, Chunk: e.o.Chunk, Transport: "nats"}
+	if p.DataAddr != "" && e.o.Transport != "nats" {
+		req.Transport = "tcp"
+	}
 	for _, in := range ra.Ins {
 		req.Ins = append(req.Ins, StreamSpec{Capacity: in.Capacity, Bytes: streamBytes(in.Port, ra.Target)})
 	}
@@ -293,6 +304,12 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 		j.unsubscribe()
 		return nil, errors.New(rep.Error)
 	}
+	if rep.DataAddr != "" {
+		if err := j.dial(ctx, rep.DataAddr, rep.Secret); err != nil {
+			j.Cancel()
+			return nil, fmt.Errorf("worker %s: %w", p.Worker, err)
+		}
+	}
 	e.mu.Lock()
 	e.placed[p.Worker] = append(e.placed[p.Worker], ra.Actor.Name)
 	e.load[p.Worker]++
@@ -320,6 +337,33 @@ type job struct {
 	done    *nats.Subscription
 	lastHB  atomic.Int64
 	ended   atomic.Bool
+	// Direct TCP data streams, when the worker offered them.
+	inConns, outConns []net.Conn
+}
+
+// dial opens the job's direct TCP data streams.
+func (j *job) dial(ctx context.Context, addr, secret string) error {
+	for i := range j.ra.Ins {
+		c, err := dialData(ctx, addr, dataHello{Job: j.id, Secret: secret, Stream: fmt.Sprintf("in.%d", i)})
+		if err != nil {
+			return err
+		}
+		j.inConns = append(j.inConns, c)
+	}
+	for i := range j.ra.Outs {
+		c, err := dialData(ctx, addr, dataHello{Job: j.id, Secret: secret, Stream: fmt.Sprintf("out.%d", i)})
+		if err != nil {
+			return err
+		}
+		j.outConns = append(j.outConns, c)
+	}
+	return nil
+}
+
+func (j *job) closeConns() {
+	for _, c := range append(append([]net.Conn(nil), j.inConns...), j.outConns...) {
+		_ = c.Close()
+	}
 }
 
 // Where names the worker and device.
@@ -339,6 +383,7 @@ func (j *job) Cancel() {
 	_ = j.e.c.nc.Publish(jobSubject(j.id, "cancel"), nil)
 	_ = j.e.c.nc.FlushTimeout(time.Second)
 	j.unsubscribe()
+	j.closeConns()
 }
 
 // errJobDone stops the input streams once the worker reported the end.
@@ -357,17 +402,26 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 	inCtx, inStop := context.WithCancelCause(jctx)
 	defer inStop(nil)
 	var wg, outWG sync.WaitGroup
+	// A stream that breaks is often the sign of the worker's own end (its
+	// streams close before its result arrives): wait a little for the
+	// result, which says why.
+	streamErrC := make(chan error, len(j.ra.Ins)+len(j.ra.Outs))
 	failed := func(err error) {
-		if err != nil && jctx.Err() == nil {
-			cancel(err)
+		if err != nil {
+			streamErrC <- err
 		}
 	}
 	for i, in := range j.ra.Ins {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := sendStream(inCtx, nc, jobSubject(j.id, fmt.Sprintf("in.%d", i)), j.inCreds[i], in.Reader,
-				in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{})
+			var err error
+			if j.inConns != nil {
+				err = tcpSend(inCtx, j.inConns[i], in.Reader, in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{})
+			} else {
+				err = sendStream(inCtx, nc, jobSubject(j.id, fmt.Sprintf("in.%d", i)), j.inCreds[i], in.Reader,
+					in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{})
+			}
 			if err != nil && !errors.Is(context.Cause(inCtx), errJobDone) {
 				failed(fmt.Errorf("input %s: %w", in.Port.Name, err))
 			}
@@ -382,8 +436,13 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 		go func() {
 			defer wg.Done()
 			defer outWG.Done()
-			err := recvStream(jctx, nc, j.outData[i], jobSubject(j.id, fmt.Sprintf("outc.%d", i)), out.Writer,
-				out.Port.Type.Size, max(out.Capacity, 1), j.ra.Moved, streamLimit{})
+			var err error
+			if j.outConns != nil {
+				err = tcpRecv(jctx, j.outConns[i], out.Writer, out.Port.Type.Size, max(out.Capacity, 1), j.ra.Moved, streamLimit{})
+			} else {
+				err = recvStream(jctx, nc, j.outData[i], jobSubject(j.id, fmt.Sprintf("outc.%d", i)), out.Writer,
+					out.Port.Type.Size, max(out.Capacity, 1), j.ra.Moved, streamLimit{})
+			}
 			if err != nil {
 				failed(fmt.Errorf("output %s: %w", out.Port.Name, err))
 			}
@@ -410,15 +469,25 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 		doneC <- r
 	}()
 	var result *JobResult
-	var err error
+	var err, streamErr error
+	var streamErrAt time.Time
 loop:
 	for {
 		select {
+		case e := <-streamErrC:
+			if streamErr == nil {
+				streamErr, streamErrAt = fmt.Errorf("worker %s: %w; its actors in this run: %s", j.p.Worker, e, j.e.actorsOn(j.p.Worker)), time.Now()
+			}
 		case r := <-doneC:
 			result = &r
 			res.Firings, res.Busy = r.Firings, r.Busy
 			if r.Error != "" {
 				err = errors.New(r.Error)
+				cancel(err)
+				break loop
+			}
+			if streamErr != nil {
+				err = streamErr
 				cancel(err)
 				break loop
 			}
@@ -431,6 +500,11 @@ loop:
 			break loop
 		case now := <-tick.C:
 			_ = nc.Publish(hbOut, nil)
+			if streamErr != nil && now.Sub(streamErrAt) > j.e.o.HeartbeatTimeout {
+				err = streamErr
+				cancel(err)
+				break loop
+			}
 			if since := now.Sub(time.Unix(0, j.lastHB.Load())); since > j.e.o.HeartbeatTimeout {
 				why := fmt.Sprintf("worker %s stopped answering: no heartbeat for %s", j.p.Worker, since.Round(time.Millisecond))
 				if !nc.IsConnected() {
@@ -453,5 +527,6 @@ loop:
 	wg.Wait()
 	j.ended.Store(true)
 	j.unsubscribe()
+	j.closeConns()
 	return res, err
 }

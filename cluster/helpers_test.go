@@ -46,7 +46,8 @@ func startTree(t *testing.T, auth *Auth, creds Credentials, lim Limits) *tree {
 		time.Sleep(20 * time.Millisecond)
 	}
 	hb := WorkerOptions{HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: time.Second}
-	w1, err := StartWorker(ctx, WorkerOptions{Broker: root.ClientURL(), Creds: creds, Name: "w1", Devices: []device.Info{testCPU}, Limits: lim,
+	// w1 offers direct TCP data streams, w2 does not (tokens over NATS).
+	w1, err := StartWorker(ctx, WorkerOptions{Broker: root.ClientURL(), Creds: creds, Name: "w1", Devices: []device.Info{testCPU}, Limits: lim, DataListen: "127.0.0.1:0",
 		HeartbeatInterval: hb.HeartbeatInterval, HeartbeatTimeout: hb.HeartbeatTimeout})
 	if err != nil {
 		t.Fatal(err)

@@ -129,7 +129,7 @@ func TestProcesses(t *testing.T) {
 	}
 	waitPort(pRoot)
 	waitPort(pChild)
-	w1 := start("worker w1", append([]string{"worker", "--broker", rootURL, "--name", "w1", "--devices", "cpu"}, cred...)...)
+	w1 := start("worker w1", append([]string{"worker", "--broker", rootURL, "--name", "w1", "--devices", "cpu", "--data-listen", "127.0.0.1:0"}, cred...)...)
 	start("worker w2", append([]string{"worker", "--broker", childURL, "--name", "w2", "--devices", "cpu"}, cred...)...)
 	start("worker w3", append([]string{"worker", "--broker", childURL, "--name", "w3", "--devices", "cpu", "--max-stream", "1KiB"}, cred...)...)
 

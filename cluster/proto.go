@@ -43,6 +43,9 @@ type WorkerInfo struct {
 	Limits Limits `json:"limits"`
 	// Jobs is the number of jobs running now.
 	Jobs int `json:"jobs"`
+	// DataAddr, when set, is where the worker accepts direct TCP data
+	// streams (else tokens go over NATS).
+	DataAddr string `json:"data_addr,omitempty"`
 }
 
 // BrokerInfo is what a broker answers on the brokers subject.
@@ -110,12 +113,18 @@ type RunRequest struct {
 	Outs   []StreamSpec `json:"outs"`
 	// Chunk is the largest data message in bytes.
 	Chunk int `json:"chunk"`
+	// Transport is "tcp" (direct data streams to the worker's DataAddr) or
+	// "nats" (chunks over NATS).
+	Transport string `json:"transport"`
 }
 
 // RunReply is a worker's answer to a RunRequest.
 type RunReply struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
+	// DataAddr and Secret open the job's direct TCP data streams.
+	DataAddr string `json:"data_addr,omitempty"`
+	Secret   string `json:"secret,omitempty"`
 }
 
 // JobResult is what a worker publishes when a job ends.

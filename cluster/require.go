@@ -108,6 +108,8 @@ type RemoteDevice struct {
 	Limits Limits `json:"limits"`
 	// Jobs is the number of jobs the worker runs now.
 	Jobs int `json:"jobs"`
+	// DataAddr is the worker's direct TCP data address, if it has one.
+	DataAddr string `json:"data_addr,omitempty"`
 }
 
 // Matches reports whether the device meets every requirement.

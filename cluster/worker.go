@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"github.com/nats-io/nuid"
 
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/graph"
@@ -40,6 +42,10 @@ type WorkerOptions struct {
 	Limits Limits
 	// HeartbeatInterval and HeartbeatTimeout; 0 means the defaults.
 	HeartbeatInterval, HeartbeatTimeout time.Duration
+	// DataListen, when set, accepts direct TCP data streams there
+	// (HOST:PORT); DataAdvertise is the address clients dial (default: the
+	// listener's address, which must then be reachable).
+	DataListen, DataAdvertise string
 	// Logf, when set, receives one line per job start and end.
 	Logf func(format string, args ...any)
 }
@@ -57,6 +63,11 @@ type Worker struct {
 	mu     sync.Mutex
 	jobs   map[string]context.CancelCauseFunc
 	closed bool
+
+	data     net.Listener
+	dataAddr string
+	dataWG   sync.WaitGroup
+	dataJobs map[string]*workerJob
 }
 
 // StartWorker connects to the broker and registers the worker's service.
@@ -86,8 +97,21 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 		nc.Close()
 		return nil, fmt.Errorf("worker %s: %w", o.Name, err)
 	}
-	w := &Worker{o: o, nc: nc, dir: dir, jobs: map[string]context.CancelCauseFunc{}}
+	w := &Worker{o: o, nc: nc, dir: dir, jobs: map[string]context.CancelCauseFunc{}, dataJobs: map[string]*workerJob{}}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
+	if o.DataListen != "" {
+		l, err := net.Listen("tcp", o.DataListen)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("worker %s: --data-listen %s: %w", o.Name, o.DataListen, err)
+		}
+		w.data, w.dataAddr = l, o.DataAdvertise
+		if w.dataAddr == "" {
+			w.dataAddr = l.Addr().String()
+		}
+		w.dataWG.Add(1)
+		go w.acceptData()
+	}
 	svc, err := micro.AddService(nc, micro.Config{Name: ServiceName, Version: "0.1.0",
 		Description: "sluice worker: runs actors on the devices it lends",
 		Metadata:    map[string]string{"worker": o.Name}})
@@ -120,7 +144,7 @@ func (w *Worker) Info() WorkerInfo {
 	w.mu.Lock()
 	n := len(w.jobs)
 	w.mu.Unlock()
-	return WorkerInfo{Name: w.o.Name, Broker: w.nc.ConnectedServerName(), Devices: w.o.Devices, Limits: w.o.Limits, Jobs: n}
+	return WorkerInfo{Name: w.o.Name, Broker: w.nc.ConnectedServerName(), Devices: w.o.Devices, Limits: w.o.Limits, Jobs: n, DataAddr: w.dataAddr}
 }
 
 // Close cancels the running jobs, waits for them, and leaves the broker.
@@ -133,6 +157,10 @@ func (w *Worker) Close() {
 	w.closed = true
 	w.mu.Unlock()
 	w.cancel()
+	if w.data != nil {
+		_ = w.data.Close()
+	}
+	w.dataWG.Wait()
 	w.wg.Wait()
 	if w.svc != nil {
 		_ = w.svc.Stop()
@@ -167,9 +195,14 @@ func (w *Worker) handleRun(r micro.Request) {
 		return
 	}
 	w.jobs[req.Job] = j.cancel
+	rep := RunReply{OK: true}
+	if j.dataC != nil {
+		w.dataJobs[req.Job] = j
+		rep.DataAddr, rep.Secret = w.dataAddr, j.secret
+	}
 	w.wg.Add(1)
 	w.mu.Unlock()
-	if err := r.RespondJSON(RunReply{OK: true}); err != nil {
+	if err := r.RespondJSON(rep); err != nil {
 		j.cancel(err)
 	}
 	go w.runJob(j)
@@ -193,6 +226,10 @@ type workerJob struct {
 	outCreds []*nats.Subscription // credits per output
 	hb       *nats.Subscription
 	cancelS  *nats.Subscription
+	// Direct TCP data: the job's secret and one connection per stream
+	// ("in.N", "out.N"), handed over by the data listener.
+	secret string
+	dataC  map[string]chan net.Conn
 }
 
 // checkLimits refuses a job whose streams exceed --max-stream.
@@ -258,21 +295,35 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 		j.subs = append(j.subs, s)
 		return s, nil
 	}
-	for i, p := range a.Inputs {
-		s, err := sub(jobSubject(req.Job, fmt.Sprintf("in.%d", i)))
-		if err != nil {
-			return fail(err)
+	if req.Transport == "tcp" && w.data != nil {
+		j.secret = nuid.Next()
+		j.dataC = map[string]chan net.Conn{}
+		for i := range a.Inputs {
+			j.dataC[fmt.Sprintf("in.%d", i)] = make(chan net.Conn, 1)
 		}
-		j.ins = append(j.ins, s)
+		for i := range a.Outputs {
+			j.dataC[fmt.Sprintf("out.%d", i)] = make(chan net.Conn, 1)
+		}
+	}
+	for i, p := range a.Inputs {
+		if j.dataC == nil {
+			s, err := sub(jobSubject(req.Job, fmt.Sprintf("in.%d", i)))
+			if err != nil {
+				return fail(err)
+			}
+			j.ins = append(j.ins, s)
+		}
 		src := g.AddActor("net-in:"+p.Name, graph.WithFunc(runtime.ProcessFunc(j.netIn(i))))
 		g.Join(src.AddPort("out", graph.Out, p.Type, graph.Dynamic(), ""), p, graph.Capacity(max(req.Ins[i].Capacity, p.Rate.Max(), 1)))
 	}
 	for i, p := range a.Outputs {
-		s, err := sub(jobSubject(req.Job, fmt.Sprintf("outc.%d", i)))
-		if err != nil {
-			return fail(err)
+		if j.dataC == nil {
+			s, err := sub(jobSubject(req.Job, fmt.Sprintf("outc.%d", i)))
+			if err != nil {
+				return fail(err)
+			}
+			j.outCreds = append(j.outCreds, s)
 		}
-		j.outCreds = append(j.outCreds, s)
 		dst := g.AddActor("net-out:"+p.Name, graph.WithFunc(runtime.ProcessFunc(j.netOut(i))))
 		g.Join(p, dst.AddPort("in", graph.In, p.Type, graph.Dynamic(), ""), graph.Capacity(max(req.Outs[i].Capacity, p.Rate.Max(), 1)))
 	}
@@ -314,8 +365,16 @@ func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 		defer stop()
 		defer context.AfterFunc(j.inCtx, stop)()
 		port := j.actor.Inputs[i]
-		err := recvStream(ctx, j.w.nc, j.ins[i], jobSubject(j.req.Job, fmt.Sprintf("inc.%d", i)), p.Out(0),
-			port.Type.Size, max(j.req.Ins[i].Capacity, 1), nil, j.streamLimit(port.Name, "input"))
+		var err error
+		if j.dataC != nil {
+			var c net.Conn
+			if c, err = j.conn(ctx, fmt.Sprintf("in.%d", i)); err == nil {
+				err = tcpRecv(ctx, c, p.Out(0), port.Type.Size, max(j.req.Ins[i].Capacity, 1), nil, j.streamLimit(port.Name, "input"))
+			}
+		} else {
+			err = recvStream(ctx, j.w.nc, j.ins[i], jobSubject(j.req.Job, fmt.Sprintf("inc.%d", i)), p.Out(0),
+				port.Type.Size, max(j.req.Ins[i].Capacity, 1), nil, j.streamLimit(port.Name, "input"))
+		}
 		if err != nil && j.inCtx.Err() != nil && p.Context().Err() == nil {
 			return nil // the actor finished: the rest of the stream is not needed
 		}
@@ -327,6 +386,13 @@ func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 func (j *workerJob) netOut(i int) func(p *runtime.Process) error {
 	return func(p *runtime.Process) error {
 		port := j.actor.Outputs[i]
+		if j.dataC != nil {
+			c, err := j.conn(p.Context(), fmt.Sprintf("out.%d", i))
+			if err != nil {
+				return err
+			}
+			return tcpSend(p.Context(), c, p.In(0), port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, nil, j.streamLimit(port.Name, "output"))
+		}
 		return sendStream(p.Context(), j.w.nc, jobSubject(j.req.Job, fmt.Sprintf("out.%d", i)), j.outCreds[i], p.In(0),
 			port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, nil, j.streamLimit(port.Name, "output"))
 	}
@@ -338,7 +404,15 @@ func (w *Worker) runJob(j *workerJob) {
 	defer func() {
 		w.mu.Lock()
 		delete(w.jobs, j.req.Job)
+		delete(w.dataJobs, j.req.Job)
 		w.mu.Unlock()
+		for _, ch := range j.dataC { // connections that came too late
+			select {
+			case c := <-ch:
+				c.Close()
+			default:
+			}
+		}
 		j.unsubscribe()
 		j.inCancel()
 		j.cancel(nil)
@@ -463,4 +537,50 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// conn waits for the job's data connection for stream s.
+func (j *workerJob) conn(ctx context.Context, s string) (net.Conn, error) {
+	t := time.NewTimer(10 * time.Second)
+	defer t.Stop()
+	select {
+	case c := <-j.dataC[s]:
+		return c, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	case <-t.C:
+		return nil, fmt.Errorf("worker %s: the client did not open data stream %s of actor %s within 10 s", j.w.o.Name, s, j.req.Actor.Name)
+	}
+}
+
+// acceptData hands each data connection to its job's stream.
+func (w *Worker) acceptData() {
+	defer w.dataWG.Done()
+	for {
+		c, err := w.data.Accept()
+		if err != nil {
+			return
+		}
+		w.dataWG.Add(1)
+		go func() {
+			defer w.dataWG.Done()
+			h, err := readHello(c)
+			if err != nil {
+				c.Close()
+				return
+			}
+			w.mu.Lock()
+			j := w.dataJobs[h.Job]
+			w.mu.Unlock()
+			if j == nil || h.Secret != j.secret || j.dataC[h.Stream] == nil {
+				c.Close()
+				return
+			}
+			select {
+			case j.dataC[h.Stream] <- c:
+			default:
+				c.Close() // a second connection for one stream
+			}
+		}()
+	}
 }

@@ -88,6 +88,8 @@ until interrupted.`,
 	fl.StringVar(&maxStream, "max-stream", "", "largest stream accepted, in bytes (e.g. 512MiB; default no limit)")
 	fl.DurationVar(&o.Limits.MaxTime, "max-time", 0, "longest an actor may run here (e.g. 10m; default no limit)")
 	fl.DurationVar(&o.HeartbeatTimeout, "heartbeat-timeout", cluster.DefaultHeartbeatTimeout, "drop a job whose client is silent this long")
+	fl.StringVar(&o.DataListen, "data-listen", "", "accept direct TCP data streams here (HOST:PORT, e.g. 0.0.0.0:7500); tokens go over NATS without it")
+	fl.StringVar(&o.DataAdvertise, "data-advertise", "", "the HOST:PORT clients dial for data streams (default: the --data-listen address)")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "do not log jobs")
 	cf.add(fl)
 	return cmd
