@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"testing"
 	"time"
@@ -20,7 +19,9 @@ import (
 //
 // (b.N is bytes: -benchtime NNNx sets how many.)
 
-const benchBuf = 1 << 20 // bytes per write / per chunk
+const benchBuf = 1 << 20 // bytes per write
+
+var benchChunk = DefaultChunk // bytes per chunk, as the executor sends
 
 // BenchmarkLoopbackRawTCP writes b.N bytes over one TCP connection.
 func BenchmarkLoopbackRawTCP(b *testing.B) {
@@ -37,7 +38,16 @@ func BenchmarkLoopbackRawTCP(b *testing.B) {
 			return
 		}
 		defer c.Close()
-		n, _ := io.CopyBuffer(io.Discard, c, make([]byte, benchBuf))
+		// Read in benchBuf pieces (io.Copy to io.Discard would read 8 KiB at a time).
+		buf := make([]byte, benchBuf)
+		var n int64
+		for {
+			k, err := c.Read(buf)
+			n += int64(k)
+			if err != nil {
+				break
+			}
+		}
 		done <- n
 	}()
 	c, err := net.Dial("tcp", l.Addr().String())
@@ -111,7 +121,7 @@ func benchChannelTCP(b *testing.B, window int) {
 			errc <- err
 			return
 		}
-		errc <- tcpSend(ctx, c, src.Reader(0), ts, capTok, benchBuf, nil, streamLimit{})
+		errc <- tcpSend(ctx, c, src.Reader(0), ts, capTok, benchChunk, nil, streamLimit{})
 	}()
 	go func() {
 		r := dst.Reader(0)
@@ -192,7 +202,7 @@ func benchChannel(b *testing.B, window int) {
 		errc <- nil
 	}()
 	go func() {
-		errc <- sendStream(ctx, pc, "bench.data", creds, src.Reader(0), ts, capTok, benchBuf, nil, streamLimit{})
+		errc <- sendStream(ctx, pc, "bench.data", creds, src.Reader(0), ts, capTok, benchChunk, nil, streamLimit{})
 	}()
 	go func() { // consumer: drain dst
 		r := dst.Reader(0)

@@ -23,7 +23,7 @@ const (
 	hdrLen  = 9
 	flagEOS = 1
 	// DefaultChunk is the largest data message's payload.
-	DefaultChunk = 1 << 20
+	DefaultChunk = 256 << 10
 )
 
 // streamLimit bounds the bytes a stream may carry; what makes the error.
