@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -112,5 +114,41 @@ func TestDevicesAcrossTree(t *testing.T) {
 	}
 	if _, err := cl.Query(ctx, "colour=blue"); err == nil || !strings.Contains(err.Error(), "unknown key") {
 		t.Fatalf("bad query: %v", err)
+	}
+}
+
+func TestRemoteTraceAndStats(t *testing.T) {
+	tr := startTree(t, nil, Credentials{}, Limits{})
+	cl := connect(t, tr.root.ClientURL(), Credentials{})
+	mp := &graph.Mapping{Actors: map[string]*graph.Placement{"fir": {Device: "worker:w1/cpu"}, "scale": {Device: "worker:w2/cpu"}}}
+	sink := &collector{}
+	var trace bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := runtime.Run(ctx, pipeline(0, 64, sink), runtime.Options{Iterations: 50, Mapping: mp, Remote: fastExecutor(cl), Trace: &trace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tj struct {
+		Events []struct {
+			Name, Cat string
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(trace.Bytes(), &tj); err != nil {
+		t.Fatalf("trace: %v", err)
+	}
+	n := map[string]int{}
+	for _, e := range tj.Events {
+		if e.Cat == "firing" {
+			n[e.Name]++
+		}
+	}
+	if n["fir"] != 50 || n["scale"] != 50 {
+		t.Fatalf("trace has %d firings of fir and %d of scale, want 50 each (remote firings come back)", n["fir"], n["scale"])
+	}
+	for _, a := range st.Actors {
+		if a.Name == "fir" && (a.Firings != 50 || a.Mean <= 0 || a.Busy <= 0) {
+			t.Fatalf("stats of remote fir: %+v: expected 50 firings with times", a)
+		}
 	}
 }

@@ -233,7 +233,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 	}
 	pl := ra.Placement
 	req := RunRequest{Job: nuid.Next(), Client: e.c.nc.Opts.Name, Actor: spec, Device: p.Device, Impl: pl.Impl,
-		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Target: ra.Target, Chunk: e.o.Chunk, Transport: "nats"}
+		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Target: ra.Target, Chunk: e.o.Chunk, Transport: "nats", Trace: ra.Trace}
 	if p.DataAddr != "" && e.o.Transport != "nats" {
 		req.Transport = "tcp"
 	}
@@ -481,6 +481,9 @@ loop:
 		case r := <-doneC:
 			result = &r
 			res.Firings, res.Busy = r.Firings, r.Busy
+			for _, sp := range r.Spans {
+				res.Spans = append(res.Spans, runtime.Span{Start: time.Duration(sp[0]), Dur: time.Duration(sp[1]), Firing: sp[2]})
+			}
 			if r.Error != "" {
 				err = errors.New(r.Error)
 				cancel(err)

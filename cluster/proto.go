@@ -116,6 +116,8 @@ type RunRequest struct {
 	// Transport is "tcp" (direct data streams to the worker's DataAddr) or
 	// "nats" (chunks over NATS).
 	Transport string `json:"transport"`
+	// Trace asks for the firings' times in the result.
+	Trace bool `json:"trace,omitempty"`
 }
 
 // RunReply is a worker's answer to a RunRequest.
@@ -132,7 +134,14 @@ type JobResult struct {
 	Firings int64         `json:"firings"`
 	Busy    time.Duration `json:"busy_ns"`
 	Error   string        `json:"error,omitempty"`
+	// Spans are the firings' [start, duration] in ns from the job's start,
+	// and their indices (when the request asked for a trace; at most
+	// MaxSpans).
+	Spans [][3]int64 `json:"spans,omitempty"`
 }
+
+// MaxSpans bounds the firing times a job brings back for a trace.
+const MaxSpans = 200000
 
 func jobSubject(job, what string) string { return subjectJob + "." + job + "." + what }
 

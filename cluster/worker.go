@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -443,6 +444,10 @@ func (w *Worker) runJob(j *workerJob) {
 	if j.req.Target >= 0 {
 		opts.Firings = map[string]int64{j.actor.Name: j.req.Target}
 	}
+	var trace bytes.Buffer
+	if j.req.Trace {
+		opts.Trace = &trace
+	}
 	st, err := runtime.Run(ctx, j.g, opts)
 	hstop()
 	hwg.Wait()
@@ -465,7 +470,14 @@ func (w *Worker) runJob(j *workerJob) {
 		}
 		res.Error = err.Error()
 	}
+	if j.req.Trace && trace.Len() > 0 {
+		res.Spans = spansOf(trace.Bytes(), j.actor.Name)
+	}
 	data, _ := json.Marshal(res)
+	if len(data) > int(w.nc.MaxPayload()) && res.Spans != nil {
+		res.Spans = res.Spans[:len(res.Spans)*int(w.nc.MaxPayload())/len(data)/2]
+		data, _ = json.Marshal(res)
+	}
 	_ = w.nc.Publish(jobSubject(j.req.Job, "done"), data)
 	_ = w.nc.FlushTimeout(time.Second)
 	w.logf("worker %s: job %s: actor %s: %d firings, error: %v", w.o.Name, j.req.Job, j.actor.Name, res.Firings, err)
@@ -583,4 +595,30 @@ func (w *Worker) acceptData() {
 			}
 		}()
 	}
+}
+
+// spansOf extracts an actor's firings from a Chrome trace: [start, duration,
+// firing] in ns.
+func spansOf(trace []byte, actor string) [][3]int64 {
+	var t struct {
+		Events []struct {
+			Name string  `json:"name"`
+			Cat  string  `json:"cat"`
+			Ts   float64 `json:"ts"`
+			Dur  float64 `json:"dur"`
+			Args struct {
+				Firing int64 `json:"firing"`
+			} `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if json.Unmarshal(trace, &t) != nil {
+		return nil
+	}
+	var out [][3]int64
+	for _, e := range t.Events {
+		if e.Name == actor && e.Cat == "firing" && len(out) < MaxSpans {
+			out = append(out, [3]int64{int64(e.Ts * 1000), int64(e.Dur * 1000), e.Args.Firing})
+		}
+	}
+	return out
 }

@@ -93,6 +93,9 @@ type RemoteActor struct {
 	// Moved must be called after tokens were read from an input or written
 	// to an output: it wakes the local neighbours.
 	Moved func()
+	// Trace is set when the run records a trace: the executor should bring
+	// back the firings' times (RemoteResult.Spans).
+	Trace bool
 }
 
 // RemotePort is one port of a RemoteActor.
@@ -114,6 +117,18 @@ type RemoteResult struct {
 	Firings int64
 	// Busy is the time the worker spent firing the actor.
 	Busy time.Duration
+	// Spans, when known, are the firings' times, from the start of the
+	// actor's run on the worker; they become the actor's statistics
+	// (mean, min, max, p50) and trace slices, shifted to when this host
+	// started the job (so clocks need not agree; the network's setup time
+	// is the error).
+	Spans []Span
+}
+
+// Span is one remote firing's time.
+type Span struct {
+	Firing     int64
+	Start, Dur time.Duration
 }
 
 // modeRemote: an actor run by a RemoteExecutor on another host; on this
@@ -199,13 +214,19 @@ func (ru *remoteUnit) run(r *run, c *execCtx) {
 	t0 := c.now()
 	res, err := ru.job.Run(r.ctx)
 	t1 := c.now()
-	if c.tracing {
-		c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: -1, ts: t0, dur: t1 - t0})
-	}
 	u.firings.Store(res.Firings)
-	a := c.accOf(u)
-	a.n += res.Firings
-	a.busy += int64(res.Busy)
+	if len(res.Spans) > 0 {
+		for _, sp := range res.Spans {
+			c.record(u, sp.Firing, t0+int64(sp.Start), t0+int64(sp.Start+sp.Dur))
+		}
+	} else {
+		if c.tracing {
+			c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: -1, ts: t0, dur: t1 - t0})
+		}
+		a := c.accOf(u)
+		a.n += res.Firings
+		a.busy += int64(res.Busy)
+	}
 	if err != nil && !errors.Is(err, ErrEndOfStream) && !errors.Is(err, fifo.ErrClosed) {
 		if r.ctx.Err() == nil {
 			r.fail(fmt.Errorf("actor %s (on %s): %w", u.name, ru.job.Where(), err))
@@ -231,7 +252,7 @@ func (r *run) setupRemote(u *unit, pl *graph.Placement) error {
 func (r *run) prepareRemotes(ctx context.Context) error {
 	for _, ru := range r.remotes {
 		u := ru.u
-		ra := &RemoteActor{Actor: u.a, Placement: r.opts.Mapping.Actors[u.name], Target: u.target, Moved: u.notify}
+		ra := &RemoteActor{Actor: u.a, Placement: r.opts.Mapping.Actors[u.name], Target: u.target, Moved: u.notify, Trace: r.opts.Trace != nil}
 		for i := range u.ins {
 			p := &u.ins[i]
 			ra.Ins = append(ra.Ins, RemotePort{Port: p.p, Reader: p.r, Capacity: p.ch.fr.f.Capacity()})
