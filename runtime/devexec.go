@@ -136,6 +136,7 @@ type devRunner struct {
 	wakeC    chan struct{}
 	idle     atomic.Bool
 	inflight []*invocation
+	op       enqOp // the invocation being enqueued
 	depth    int
 	c        *execCtx
 	lastEnd  int64

@@ -29,24 +29,74 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 	if k == 0 {
 		return false, nil
 	}
-	slot := du.seq % int64(d.depth)
-	ws := du.ws
-	nin := len(du.ins)
-	fail := func(what string, err error) (bool, error) {
-		return false, fmt.Errorf("actor %s firings %d–%d on %s: %s: %w", u.name, u.next, u.next+k-1, d.id, what, err)
+	op := &d.op
+	*op = enqOp{d: d, u: u, du: du, k: k, slot: du.seq % int64(d.depth), ws: du.ws, nin: len(du.ins), reads: op.reads[:0]}
+	defer op.release()
+	if err := op.bindInputs(); err != nil {
+		return false, err
 	}
-	var last device.Event
-	keep := func(ev device.Event) {
-		if last != nil {
-			last.Release()
-		}
-		last = ev
+	op.bindOutputs()
+	// In a round, kernel actors of different lanes (no device ring joins
+	// them) go to different streams and may run concurrently (CUDA).
+	if d.bat != nil && d.lanes {
+		d.laner.Lane(du.lane)
 	}
-	defer func() {
-		if last != nil {
-			last.Release()
-		}
-	}()
+	if err := op.launch(); err != nil {
+		return false, err
+	}
+	if err := op.readOutputs(); err != nil {
+		return false, err
+	}
+	op.commit()
+	return true, nil
+}
+
+// enqOp is one invocation being enqueued: k firings of u in staging slot
+// slot, its windows ws (inputs, then outputs), the last event on the
+// compute queue and the reads of its outputs. The device manager keeps one
+// and reuses it (enqueue is not reentrant).
+type enqOp struct {
+	d     *devRunner
+	u     *unit
+	du    *devUnit
+	k     int64
+	slot  int64
+	ws    []device.Window
+	nin   int
+	last  device.Event
+	reads []device.Event
+}
+
+// fail makes the error of one step of the invocation.
+func (op *enqOp) fail(what string, err error) error {
+	return fmt.Errorf("actor %s firings %d–%d on %s: %s: %w", op.u.name, op.u.next, op.u.next+op.k-1, op.d.id, what, err)
+}
+
+// keep makes ev the invocation's last event, releasing the previous one.
+func (op *enqOp) keep(ev device.Event) {
+	if op.last != nil {
+		op.last.Release()
+	}
+	op.last = ev
+}
+
+// release drops the events not handed to the invocation.
+func (op *enqOp) release() {
+	for _, e := range op.reads {
+		e.Release()
+	}
+	op.reads = op.reads[:0]
+	if op.last != nil {
+		op.last.Release()
+		op.last = nil
+	}
+}
+
+// bindInputs sets the input windows: a device ring's, or the staging slot,
+// copied from the host FIFO (or filled by a peer ring, or read by the
+// kernel from mapped memory).
+func (op *enqOp) bindInputs() error {
+	d, du, k, slot, ws := op.d, op.du, op.k, op.slot, op.ws
 	for i := range du.ins {
 		p := &du.ins[i]
 		n := k * p.rate
@@ -64,7 +114,7 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			// a device's pinned memory copies none into its tail then)
 			win := p.up.r.TryAcquireAt(p.pending, int(n))
 			if int64(len(win)) < n*p.tsize {
-				return fail("input "+p.up.p.Name, errors.New("host FIFO window shorter than planned"))
+				return op.fail("input "+p.up.p.Name, errors.New("host FIFO window shorter than planned"))
 			}
 			if g := p.peer; g != nil { // the tokens are in the peer ring already
 				ws[i] = device.Window{Buf: g.buf, Off: (int64(p.up.r.Position()) + int64(p.pending)) % g.tok}
@@ -84,11 +134,18 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			}
 			ev, err := d.cq.Write(p.stage, off*p.tsize, src)
 			if err != nil {
-				return fail("copy to device", err)
+				return op.fail("copy to device", err)
 			}
 			d.deps = append(d.deps, ev) // the first launch waits for it
 		}
 	}
+	return nil
+}
+
+// bindOutputs sets the output windows: a device ring's, the staging slot,
+// or scratch.
+func (op *enqOp) bindOutputs() {
+	d, du, k, slot, ws, nin := op.d, op.du, op.k, op.slot, op.ws, op.nin
 	for i := range du.outs {
 		p := &du.outs[i]
 		n := k * p.rate
@@ -108,12 +165,12 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			ws[nin+i] = device.Window{Buf: du.sbufAny(d)}
 		}
 	}
-	// In a round, kernel actors of different lanes (no device ring joins
-	// them) go to different streams and may run concurrently (CUDA).
-	if d.bat != nil && d.lanes {
-		d.laner.Lane(du.lane)
-	}
-	// The launches: one, or one per iteration of an iterated actor.
+}
+
+// launch enqueues the kernel: once, or once per iteration of an iterated
+// actor (passing the swap pairs by swapping, or copying, their buffers).
+func (op *enqOp) launch() error {
+	d, du, k, ws, nin := op.d, op.du, op.k, op.ws, op.nin
 	fire := du.ak.Fire()
 	rng := du.ak.Range(int(k))
 	N := du.iters
@@ -145,7 +202,7 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			}
 		}
 		if err := du.ak.Bind(fire, ws); err != nil {
-			return fail("binding", err)
+			return op.fail("binding", err)
 		}
 		if d.bat != nil {
 			err := d.bat.LaunchQuiet(fire, rng, d.deps...)
@@ -154,7 +211,7 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			}
 			d.deps = d.deps[:0]
 			if err != nil {
-				return fail("launch", err)
+				return op.fail("launch", err)
 			}
 			continue
 		}
@@ -164,47 +221,49 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		}
 		d.deps = d.deps[:0]
 		if err != nil {
-			return fail("launch", err)
+			return op.fail("launch", err)
 		}
-		keep(ev)
+		op.keep(ev)
 		if N > 1 && it < N-1 && mode != Swap && mode != "" {
 			for pi, pr := range du.pairs {
 				nb := k * du.outs[pr[0]].rate * du.outs[pr[0]].tsize
 				if mode == CopyDevice {
 					ev, err := d.q.Copy(du.sbuf[pi][0], 0, du.sbuf[pi][1], 0, nb)
 					if err != nil {
-						return fail("copy-device", err)
+						return op.fail("copy-device", err)
 					}
-					keep(ev)
+					op.keep(ev)
 					continue
 				}
 				// copy-host: to the host, copy there, back to the device.
 				h := du.host[pi][:nb]
 				ev, err := d.q.Read(h, du.sbuf[pi][1], 0)
 				if err != nil {
-					return fail("copy-host read", err)
+					return op.fail("copy-host read", err)
 				}
 				err = ev.Wait(d.r.ctx)
 				ev.Release()
 				if err != nil {
-					return fail("copy-host read", err)
+					return op.fail("copy-host read", err)
 				}
 				tmp := d.hostTmp(int(nb))
 				copy(tmp, h)
 				if ev, err = d.q.Write(du.sbuf[pi][0], 0, tmp); err != nil {
-					return fail("copy-host write", err)
+					return op.fail("copy-host write", err)
 				}
-				keep(ev)
+				op.keep(ev)
 			}
 		}
 	}
-	kev := last // the invocation's last kernel (or copy) on the compute queue
-	var reads []device.Event
-	defer func() {
-		for _, e := range reads {
-			e.Release()
-		}
-	}()
+	return nil
+}
+
+// readOutputs enqueues the copies of the staged outputs to the host FIFOs
+// (or to peer rings) after the last kernel; in a round they wait for the
+// round's batch.
+func (op *enqOp) readOutputs() error {
+	d, du, k, slot := op.d, op.du, op.k, op.slot
+	kev := op.last // the invocation's last kernel (or copy) on the compute queue
 	for i := range du.outs {
 		p := &du.outs[i]
 		if p.ring != nil || p.stage == nil || p.rate == 0 {
@@ -213,7 +272,7 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		n := k * p.rate
 		win := p.up.w.TryAcquireAt(p.pending, int(n))
 		if int64(len(win)) < n*p.tsize {
-			return fail("output "+p.up.p.Name, errors.New("host FIFO room shorter than planned"))
+			return op.fail("output "+p.up.p.Name, errors.New("host FIFO room shorter than planned"))
 		}
 		if g := p.peer; g != nil { // copied device to device, after the kernel
 			rd := devRead{peer: g.buf, peerOff: (int64(p.up.w.Position()) + int64(p.pending)) % g.tok * p.tsize,
@@ -226,9 +285,9 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 			}
 			ev, err := d.cq.(device.PeerCopier).CopyPeer(rd.peer, rd.peerOff, rd.stage, rd.off, rd.n, kev)
 			if err != nil {
-				return fail("copy to "+g.buf.Device().Info().ID, err)
+				return op.fail("copy to "+g.buf.Device().Info().ID, err)
 			}
-			reads = append(reads, ev)
+			op.reads = append(op.reads, ev)
 			continue
 		}
 		// on the copy queue, after the last kernel: the next invocation's
@@ -251,18 +310,24 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		}
 		ev, err := d.cq.Read(dst, p.stage, slot*du.G*p.rate*p.tsize, kev)
 		if err != nil {
-			return fail("copy to host", err)
+			return op.fail("copy to host", err)
 		}
-		reads = append(reads, ev)
+		op.reads = append(op.reads, ev)
 	}
-	if len(reads) > 0 {
+	if len(op.reads) > 0 {
 		// the invocation is done when its last read is (the reads are in
 		// order on the copy queue, after the kernels)
-		keep(reads[len(reads)-1])
-		reads = reads[:len(reads)-1]
+		op.keep(op.reads[len(op.reads)-1])
+		op.reads = op.reads[:len(op.reads)-1]
 	}
-	inv := &invocation{u: u, slot: slot, base: u.next, k: k, ev: last, tEnq: d.c.now()}
-	last = nil
+	return nil
+}
+
+// commit records the invocation as in flight.
+func (op *enqOp) commit() {
+	d, u, du, k := op.d, op.u, op.du, op.k
+	inv := &invocation{u: u, slot: op.slot, base: u.next, k: k, ev: op.last, tEnq: d.c.now()}
+	op.last = nil
 	if d.bat != nil {
 		for i := len(d.reads) - 1; i >= 0 && d.reads[i].inv == nil; i-- {
 			d.reads[i].inv = inv
@@ -273,7 +338,6 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 	du.inflight++
 	du.seq++
 	u.next += k
-	return true, nil
 }
 
 // hostTmp returns a host buffer of n bytes for copy-host.
