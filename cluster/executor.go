@@ -233,7 +233,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 	}
 	pl := ra.Placement
 	req := RunRequest{Job: nuid.Next(), Client: e.c.nc.Opts.Name, Actor: spec, Device: p.Device, Impl: pl.Impl,
-		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Target: ra.Target, Chunk: e.o.Chunk, Transport: "nats", Trace: ra.Trace}
+		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Distribution: pl.Distribution, Target: ra.Target, Chunk: e.o.Chunk, Transport: "nats", Trace: ra.Trace}
 	if p.DataAddr != "" && e.o.Transport != "nats" {
 		req.Transport = "tcp"
 	}

@@ -107,6 +107,8 @@ type RunRequest struct {
 	WorkGroups int            `json:"work_groups,omitempty"`
 	WorkItems  int            `json:"work_items,omitempty"`
 	Replicas   int            `json:"replicas,omitempty"`
+	// Distribution maps output port → block distribution (kernel actors).
+	Distribution map[string]graph.Distribution `json:"distribution,omitempty"`
 	// Target is the number of firings; -1 runs until the inputs end.
 	Target int64        `json:"target"`
 	Ins    []StreamSpec `json:"ins"`

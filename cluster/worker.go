@@ -337,7 +337,7 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 	if err := g.Validate(); err != nil {
 		return fail(fmt.Errorf("worker %s: actor %s: %w", w.o.Name, req.Actor.Name, err))
 	}
-	pl := &graph.Placement{Device: req.Device, Impl: req.Impl, WorkGroups: req.WorkGroups, WorkItems: req.WorkItems, Replicas: req.Replicas}
+	pl := &graph.Placement{Device: req.Device, Impl: req.Impl, WorkGroups: req.WorkGroups, WorkItems: req.WorkItems, Replicas: req.Replicas, Distribution: req.Distribution}
 	j.mp = &graph.Mapping{Name: "job", Actors: map[string]*graph.Placement{a.Name: pl}}
 	if err := w.nc.FlushTimeout(5 * time.Second); err != nil {
 		return fail(fmt.Errorf("worker %s: %w", w.o.Name, err))
