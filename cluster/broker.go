@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,6 +139,13 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 	b := &Broker{opts: o, s: s, name: so.ServerName, leafHost: so.LeafNode.Host, leafPort: so.LeafNode.Port}
 	// An in-process connection answers the tree's broker queries.
 	copts := []nats.Option{nats.InProcessServer(s), nats.Name("broker " + b.name)}
+	if o.TLS.Enabled() {
+		// The in-process pipe to itself needs no certificate check.
+		copts = append(copts, nats.Secure(&tls.Config{InsecureSkipVerify: true}))
+		if o.TLS.CA != "" { // mutual TLS: present the broker's own certificate
+			copts = append(copts, nats.ClientCert(o.TLS.Cert, o.TLS.Key))
+		}
+	}
 	if a := o.Auth; a != nil {
 		if a.Token != "" {
 			copts = append(copts, nats.Token(a.Token))
