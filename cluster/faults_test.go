@@ -222,3 +222,19 @@ func TestAnyPlacementAndErrors(t *testing.T) {
 		t.Errorf("remote placement without an executor: %v", err)
 	}
 }
+
+func TestAuthToken(t *testing.T) {
+	good := Credentials{Token: "s3cret-token"}
+	tr := startTree(t, &Auth{Token: "s3cret-token"}, good, Limits{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if cl, err := Connect(ctx, tr.child.ClientURL(), Credentials{Token: "wrong"}); err == nil {
+		cl.Close()
+		t.Fatal("a wrong token was accepted")
+	}
+	cl := connect(t, tr.child.ClientURL(), good)
+	mp := &graph.Mapping{Actors: map[string]*graph.Placement{"fir": {Device: "worker:w1/cpu"}, "scale": {Device: "worker:w2/cpu"}}}
+	if _, _, err := runPipe(t, fastExecutor(cl), mp, 10); err != nil {
+		t.Fatal(err)
+	}
+}
