@@ -152,3 +152,30 @@ func TestRemoteTraceAndStats(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteEndsEarly: a remote actor that ends its stream before its
+// input does (limit) ends the run cleanly, the endless source included.
+func TestRemoteEndsEarly(t *testing.T) {
+	for _, w := range []string{"w1", "w2"} { // direct TCP, NATS
+		tr := startTree(t, nil, Credentials{}, Limits{})
+		cl := connect(t, tr.root.ClientURL(), Credentials{})
+		g := graph.New("early")
+		f32 := graph.MustTokenType("f32")
+		src := g.AddActor("src", graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "gen.ramp"}))
+		lim := g.AddActor("lim", graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "limit", Params: map[string]any{"count": 10}}))
+		sink := &collector{}
+		sk := g.AddActor("sink", graph.Stateful(), graph.WithFunc(runtime.FireFunc(sink.fire)))
+		g.Join(src.AddPort("y", graph.Out, f32, graph.SDF(8), ""), lim.AddPort("x", graph.In, f32, graph.SDF(8), ""))
+		g.Join(lim.AddPort("y", graph.Out, f32, graph.SDF(8), ""), sk.AddPort("x", graph.In, f32, graph.SDF(8), ""))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		mp := &graph.Mapping{Actors: map[string]*graph.Placement{"lim": {Device: "worker:" + w + "/cpu"}}}
+		_, err := runtime.Run(ctx, g, runtime.Options{Mapping: mp, Remote: fastExecutor(cl)})
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", w, err)
+		}
+		if len(sink.got) != 80 || sink.got[79] != 79 {
+			t.Fatalf("%s: sink got %d tokens, want 80 (0..79)", w, len(sink.got))
+		}
+	}
+}

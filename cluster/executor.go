@@ -405,10 +405,14 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 	// A stream that breaks is often the sign of the worker's own end (its
 	// streams close before its result arrives): wait a little for the
 	// result, which says why.
-	streamErrC := make(chan error, len(j.ra.Ins)+len(j.ra.Outs))
-	failed := func(err error) {
+	type streamErr struct {
+		err   error
+		input bool
+	}
+	streamErrC := make(chan streamErr, len(j.ra.Ins)+len(j.ra.Outs))
+	failed := func(err error, input bool) {
 		if err != nil {
-			streamErrC <- err
+			streamErrC <- streamErr{err, input}
 		}
 	}
 	for i, in := range j.ra.Ins {
@@ -423,7 +427,7 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 					in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{})
 			}
 			if err != nil && !errors.Is(context.Cause(inCtx), errJobDone) {
-				failed(fmt.Errorf("input %s: %w", in.Port.Name, err))
+				failed(fmt.Errorf("input %s: %w", in.Port.Name, err), true)
 			}
 		}()
 	}
@@ -444,7 +448,7 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 					out.Port.Type.Size, max(out.Capacity, 1), j.ra.Moved, streamLimit{})
 			}
 			if err != nil {
-				failed(fmt.Errorf("output %s: %w", out.Port.Name, err))
+				failed(fmt.Errorf("output %s: %w", out.Port.Name, err), false)
 			}
 		}()
 	}
@@ -469,14 +473,18 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 		doneC <- r
 	}()
 	var result *JobResult
-	var err, streamErr error
-	var streamErrAt time.Time
+	var err, sErr error
+	var sErrAt time.Time
+	sErrInput := false
 loop:
 	for {
 		select {
 		case e := <-streamErrC:
-			if streamErr == nil {
-				streamErr, streamErrAt = fmt.Errorf("worker %s: %w; its actors in this run: %s", j.p.Worker, e, j.e.actorsOn(j.p.Worker)), time.Now()
+			if sErr == nil {
+				sErr, sErrAt, sErrInput = fmt.Errorf("worker %s: %w; its actors in this run: %s", j.p.Worker, e.err, j.e.actorsOn(j.p.Worker)), time.Now(), e.input
+			}
+			if result != nil && result.Error == "" && e.input {
+				sErr = nil // the actor finished: it needed no more input
 			}
 		case r := <-doneC:
 			result = &r
@@ -489,11 +497,14 @@ loop:
 				cancel(err)
 				break loop
 			}
-			if streamErr != nil {
-				err = streamErr
+			if sErr != nil && !sErrInput {
+				err = sErr
 				cancel(err)
 				break loop
 			}
+			// An input cut before the result came: the actor finished and
+			// the worker stopped reading; not an error.
+			sErr = nil
 			inStop(errJobDone)
 			doneC = nil
 		case <-outsDone:
@@ -503,8 +514,8 @@ loop:
 			break loop
 		case now := <-tick.C:
 			_ = nc.Publish(hbOut, nil)
-			if streamErr != nil && now.Sub(streamErrAt) > j.e.o.HeartbeatTimeout {
-				err = streamErr
+			if sErr != nil && now.Sub(sErrAt) > j.e.o.HeartbeatTimeout {
+				err = sErr
 				cancel(err)
 				break loop
 			}
@@ -519,6 +530,16 @@ loop:
 			}
 		}
 		if result != nil && outsDone == nil {
+			// Every output ended: an output that ended by an error
+			// reported it before.
+			for len(streamErrC) > 0 {
+				if e := <-streamErrC; !e.input && err == nil {
+					err = fmt.Errorf("worker %s: %w; its actors in this run: %s", j.p.Worker, e.err, j.e.actorsOn(j.p.Worker))
+				}
+			}
+			if sErr != nil && !sErrInput && err == nil {
+				err = sErr
+			}
 			break
 		}
 	}
