@@ -315,7 +315,37 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 	e.load[p.Worker]++
 	e.mu.Unlock()
 	j.lastHB.Store(time.Now().UnixNano())
+	// Heartbeats from now on: the worker drops a job whose client is
+	// silent, and the run may start a while after the preparation.
+	j.beatStop = make(chan struct{})
+	j.beatWG.Add(1)
+	go j.beat()
 	return j, nil
+}
+
+// beat publishes the client's heartbeats until stopBeat.
+func (j *job) beat() {
+	defer j.beatWG.Done()
+	t := time.NewTicker(j.e.o.HeartbeatInterval)
+	defer t.Stop()
+	subj := jobSubject(j.id, "hb.c")
+	for {
+		select {
+		case <-j.beatStop:
+			return
+		case <-t.C:
+			_ = j.e.c.nc.Publish(subj, nil)
+		}
+	}
+}
+
+func (j *job) stopBeat() {
+	j.beatOnce.Do(func() {
+		if j.beatStop != nil {
+			close(j.beatStop)
+			j.beatWG.Wait()
+		}
+	})
 }
 
 // actorsOn lists the actors placed on a worker.
@@ -339,6 +369,10 @@ type job struct {
 	ended   atomic.Bool
 	// Direct TCP data streams, when the worker offered them.
 	inConns, outConns []net.Conn
+	// The client's heartbeats.
+	beatStop chan struct{}
+	beatOnce sync.Once
+	beatWG   sync.WaitGroup
 }
 
 // dial opens the job's direct TCP data streams.
@@ -380,6 +414,7 @@ func (j *job) Cancel() {
 	if j.ended.Swap(true) {
 		return
 	}
+	j.stopBeat()
 	_ = j.e.c.nc.Publish(jobSubject(j.id, "cancel"), nil)
 	_ = j.e.c.nc.FlushTimeout(time.Second)
 	j.unsubscribe()
@@ -455,7 +490,6 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 	outsDone := make(chan struct{})
 	go func() { outWG.Wait(); close(outsDone) }()
 
-	hbOut := jobSubject(j.id, "hb.c")
 	tick := time.NewTicker(j.e.o.HeartbeatInterval)
 	defer tick.Stop()
 	doneC := make(chan JobResult, 1)
@@ -513,7 +547,6 @@ loop:
 			err = context.Cause(jctx)
 			break loop
 		case now := <-tick.C:
-			_ = nc.Publish(hbOut, nil)
 			if sErr != nil && now.Sub(sErrAt) > j.e.o.HeartbeatTimeout {
 				err = sErr
 				cancel(err)
@@ -549,6 +582,7 @@ loop:
 	}
 	cancel(err)
 	wg.Wait()
+	j.stopBeat()
 	j.ended.Store(true)
 	j.unsubscribe()
 	j.closeConns()
