@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -274,7 +275,12 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 		j.unsubscribe()
 		return nil, err
 	}
-	hb, err := nc.Subscribe(jobSubject(j.id, "hb.w"), func(*nats.Msg) { j.lastHB.Store(time.Now().UnixNano()) })
+	hb, err := nc.Subscribe(jobSubject(j.id, "hb.w"), func(m *nats.Msg) {
+		j.lastHB.Store(time.Now().UnixNano())
+		if len(m.Data) == 8 && ra.Fired != nil {
+			ra.Fired(int64(binary.LittleEndian.Uint64(m.Data)))
+		}
+	})
 	if err != nil {
 		j.unsubscribe()
 		return nil, err

@@ -238,3 +238,25 @@ func TestAuthToken(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRemoteProgress(t *testing.T) {
+	tr := startTree(t, nil, Credentials{}, Limits{})
+	cl := connect(t, tr.root.ClientURL(), Credentials{})
+	mp := &graph.Mapping{Actors: map[string]*graph.Placement{"fir": {Device: "worker:w1/cpu"}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen int64
+	opts := runtime.Options{Mapping: mp, Remote: fastExecutor(cl), ProgressInterval: 20 * time.Millisecond,
+		Progress: func(s runtime.Snapshot) {
+			for _, a := range s.Actors {
+				if a.Name == "fir" && a.Firings > 0 {
+					seen = a.Firings
+					cancel()
+				}
+			}
+		}}
+	_, err := runtime.Run(ctx, pipeline(0, 64, &collector{}), opts)
+	if seen == 0 {
+		t.Fatalf("the progress never showed remote firings (run: %v)", err)
+	}
+}

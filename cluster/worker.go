@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -231,6 +233,8 @@ type workerJob struct {
 	// ("in.N", "out.N"), handed over by the data listener.
 	secret string
 	dataC  map[string]chan net.Conn
+	// fired is the actor's firings so far, sent with the heartbeats.
+	fired atomic.Int64
 }
 
 // checkLimits refuses a job whose streams exceed --max-stream.
@@ -436,7 +440,11 @@ func (w *Worker) runJob(j *workerJob) {
 	opts := runtime.Options{Mapping: j.mp, Watchdog: -1, ProgressInterval: 50 * time.Millisecond,
 		Progress: func(s runtime.Snapshot) {
 			for _, a := range s.Actors {
-				if a.Name == j.actor.Name && a.Done {
+				if a.Name != j.actor.Name {
+					continue
+				}
+				j.fired.Store(a.Firings)
+				if a.Done {
 					j.inCancel()
 				}
 			}
@@ -497,7 +505,9 @@ func (j *workerJob) heartbeat(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			_ = j.w.nc.Publish(subj, nil)
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], uint64(j.fired.Load()))
+			_ = j.w.nc.Publish(subj, b[:])
 			for {
 				if _, err := j.hb.NextMsg(0); err != nil {
 					break

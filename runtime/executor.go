@@ -96,6 +96,9 @@ type RemoteActor struct {
 	// Trace is set when the run records a trace: the executor should bring
 	// back the firings' times (RemoteResult.Spans).
 	Trace bool
+	// Fired, when the executor learns how many firings the worker has done
+	// so far, records it (for progress displays).
+	Fired func(n int64)
 }
 
 // RemotePort is one port of a RemoteActor.
@@ -252,7 +255,11 @@ func (r *run) setupRemote(u *unit, pl *graph.Placement) error {
 func (r *run) prepareRemotes(ctx context.Context) error {
 	for _, ru := range r.remotes {
 		u := ru.u
-		ra := &RemoteActor{Actor: u.a, Placement: r.opts.Mapping.Actors[u.name], Target: u.target, Moved: u.notify, Trace: r.opts.Trace != nil}
+		ra := &RemoteActor{Actor: u.a, Placement: r.opts.Mapping.Actors[u.name], Target: u.target, Moved: u.notify, Trace: r.opts.Trace != nil,
+			Fired: func(n int64) { // only forward: a late report must not lower it
+				for o := u.firings.Load(); n > o && !u.firings.CompareAndSwap(o, n); o = u.firings.Load() {
+				}
+			}}
 		for i := range u.ins {
 			p := &u.ins[i]
 			ra.Ins = append(ra.Ins, RemotePort{Port: p.p, Reader: p.r, Capacity: p.ch.fr.f.Capacity()})
