@@ -26,6 +26,7 @@ type Auth struct {
 
 // User is one user of an Auth file.
 type User struct {
+	// User is the name; Password its password.
 	User     string `yaml:"user"`
 	Password string `yaml:"password"`
 }
@@ -65,6 +66,8 @@ func (a *Auth) check() error {
 // (and CA to verify clients' certificates); a client needs CA to verify the
 // broker (and Cert and Key when the broker verifies clients).
 type TLSFiles struct {
+	// Cert and Key are the certificate and its key; CA the authority that
+	// verifies the other side.
 	Cert, Key, CA string
 }
 

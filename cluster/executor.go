@@ -74,6 +74,7 @@ func (e *Executor) Claims(pl *graph.Placement) bool { return runtime.IsRemotePla
 
 // Placement is where a remote actor goes.
 type Placement struct {
+	// Worker and Device name the worker and its device ID.
 	Worker, Device string
 	// DataAddr is the worker's direct TCP data address, if any.
 	DataAddr string

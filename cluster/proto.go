@@ -58,6 +58,8 @@ type BrokerInfo struct {
 
 // PortSpec is one port of a shipped actor.
 type PortSpec struct {
+	// Name, Type (graph.TokenType's name), Rate (graph.Rate's String) and
+	// Block are the graph.Port's.
 	Name  string `json:"name"`
 	Type  string `json:"type"`
 	Rate  string `json:"rate"`
@@ -67,6 +69,8 @@ type PortSpec struct {
 // ImplSpec is one implementation of a shipped actor; kernels carry their
 // source text.
 type ImplSpec struct {
+	// Kind, Source, Entry and Params are the graph.Impl's; Code is a
+	// kernel's source text (Source then names it only).
 	Kind   graph.ImplKind `json:"kind"`
 	Source string         `json:"source,omitempty"`
 	Code   []byte         `json:"code,omitempty"`
@@ -77,6 +81,7 @@ type ImplSpec struct {
 // ActorSpec is an actor as shipped to a worker: everything the worker
 // needs to rebuild it.
 type ActorSpec struct {
+	// The fields are the graph.Actor's; Inputs and Outputs in port order.
 	Name       string            `json:"name"`
 	Inputs     []PortSpec        `json:"inputs,omitempty"`
 	Outputs    []PortSpec        `json:"outputs,omitempty"`
@@ -98,6 +103,8 @@ type StreamSpec struct {
 
 // RunRequest asks a worker to run one actor.
 type RunRequest struct {
+	// Job identifies the job (its subjects are sluice.job.JOB.*); Client
+	// names the client; Actor is the actor; Device the worker's device ID.
 	Job    string    `json:"job"`
 	Client string    `json:"client"`
 	Actor  ActorSpec `json:"actor"`
@@ -124,6 +131,7 @@ type RunRequest struct {
 
 // RunReply is a worker's answer to a RunRequest.
 type RunReply struct {
+	// OK is set when the worker took the job; else Error says why not.
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
 	// DataAddr and Secret open the job's direct TCP data streams.
@@ -133,6 +141,8 @@ type RunReply struct {
 
 // JobResult is what a worker publishes when a job ends.
 type JobResult struct {
+	// Firings and Busy are the actor's on the worker; Error, when set, is
+	// why the job failed.
 	Firings int64         `json:"firings"`
 	Busy    time.Duration `json:"busy_ns"`
 	Error   string        `json:"error,omitempty"`

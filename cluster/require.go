@@ -11,6 +11,7 @@ import (
 // Requirement is one condition of a device query: Key Op Value, for
 // example memory>=8GiB.
 type Requirement struct {
+	// Key is the device field, Op the comparison, Value what it compares to.
 	Key, Op, Value string
 }
 

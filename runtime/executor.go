@@ -130,6 +130,7 @@ type RemoteResult struct {
 
 // Span is one remote firing's time.
 type Span struct {
+	// Firing is the firing's index; Start and Dur its time.
 	Firing     int64
 	Start, Dur time.Duration
 }
