@@ -28,8 +28,10 @@ type ExecutorOptions struct {
 	// HeartbeatInterval and HeartbeatTimeout; 0 means the defaults.
 	HeartbeatInterval, HeartbeatTimeout time.Duration
 	// Transport chooses the data path: "" or "auto" uses a worker's direct
-	// TCP data address when it offers one and NATS otherwise; "nats" always
-	// sends the tokens over NATS.
+	// TCP data address when it offers one and the broker connection is not
+	// TLS, and NATS otherwise; "nats" always sends the tokens over NATS;
+	// "tcp" uses the direct streams wherever offered (they are not
+	// encrypted).
 	Transport string
 }
 
@@ -236,7 +238,9 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 	pl := ra.Placement
 	req := RunRequest{Job: nuid.Next(), Client: e.c.nc.Opts.Name, Actor: spec, Device: p.Device, Impl: pl.Impl,
 		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Distribution: pl.Distribution, Target: ra.Target, Chunk: e.o.Chunk, Transport: "nats", Trace: ra.Trace}
-	if p.DataAddr != "" && e.o.Transport != "nats" {
+	// The direct streams are plain TCP: over a TLS connection to the
+	// broker the tokens stay on NATS (encrypted) unless asked otherwise.
+	if p.DataAddr != "" && (e.o.Transport == "tcp" || e.o.Transport != "nats" && !e.c.nc.TLSRequired()) {
 		req.Transport = "tcp"
 	}
 	for _, in := range ra.Ins {

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -594,7 +595,7 @@ func (w *Worker) acceptData() {
 			w.mu.Lock()
 			j := w.dataJobs[h.Job]
 			w.mu.Unlock()
-			if j == nil || h.Secret != j.secret || j.dataC[h.Stream] == nil {
+			if j == nil || subtle.ConstantTimeCompare([]byte(h.Secret), []byte(j.secret)) != 1 || j.dataC[h.Stream] == nil {
 				c.Close()
 				return
 			}
