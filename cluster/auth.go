@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -14,12 +15,18 @@ import (
 //
 //	users:
 //	  - {user: alice, password: s3cret}
+//	nkeys:           # public user keys (nk -gen user); with users, or alone
+//	  - UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4
 //	# or
 //	token: a-long-random-string
 type Auth struct {
 	// Users may connect with their password (clients, workers and child
 	// brokers alike).
 	Users []User `yaml:"users"`
+	// NKeys are public user nkeys: a connection proves it holds the
+	// matching seed by signing the server's challenge (clients and
+	// workers; child brokers use users or the token).
+	NKeys []string `yaml:"nkeys"`
 	// Token, when set, is the one secret every connection presents.
 	Token string `yaml:"token"`
 }
@@ -48,11 +55,16 @@ func LoadAuth(path string) (*Auth, error) {
 }
 
 func (a *Auth) check() error {
-	if a.Token == "" && len(a.Users) == 0 {
-		return errors.New("expected users: [{user, password}] or token:, found neither")
+	if a.Token == "" && len(a.Users) == 0 && len(a.NKeys) == 0 {
+		return errors.New("expected users: [{user, password}], nkeys: [...] or token:, found none")
 	}
-	if a.Token != "" && len(a.Users) > 0 {
-		return errors.New("expected users or token, found both")
+	if a.Token != "" && len(a.Users)+len(a.NKeys) > 0 {
+		return errors.New("expected users and nkeys, or a token, found both")
+	}
+	for i, k := range a.NKeys {
+		if !nkeys.IsValidPublicUserKey(k) {
+			return fmt.Errorf("nkey %d: %q is not a public user nkey (expected U followed by 55 characters)", i+1, k)
+		}
 	}
 	for i, u := range a.Users {
 		if u.User == "" || u.Password == "" {
@@ -79,6 +91,8 @@ type Credentials struct {
 	// User and Password, or Token (they may also be in the URL:
 	// nats://user:password@host:port, nats://token@host:port).
 	User, Password, Token string
+	// NKeySeed, when set, is a file holding a user nkey seed.
+	NKeySeed string
 	// TLS configures the connection's TLS.
 	TLS TLSFiles
 }
@@ -90,6 +104,13 @@ func (c Credentials) natsOptions() []nats.Option {
 	}
 	if c.Token != "" {
 		o = append(o, nats.Token(c.Token))
+	}
+	if c.NKeySeed != "" {
+		if opt, err := nats.NkeyOptionFromSeed(c.NKeySeed); err == nil {
+			o = append(o, opt)
+		} else {
+			o = append(o, func(*nats.Options) error { return fmt.Errorf("nkey seed %s: %w", c.NKeySeed, err) })
+		}
 	}
 	if c.TLS.CA != "" {
 		o = append(o, nats.RootCAs(c.TLS.CA))
@@ -115,5 +136,8 @@ func serverAuth(o *server.Options, a *Auth) {
 	for _, u := range a.Users {
 		o.Users = append(o.Users, &server.User{Username: u.User, Password: u.Password})
 		o.LeafNode.Users = append(o.LeafNode.Users, &server.User{Username: u.User, Password: u.Password})
+	}
+	for _, k := range a.NKeys {
+		o.Nkeys = append(o.Nkeys, &server.NkeyUser{Nkey: k})
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 )
 
 // BrokerOptions configure a broker.
@@ -120,6 +121,29 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 			so.LeafNode.TLSConfig = tc
 		}
 	}
+	// The broker's own connection (it answers the tree's broker queries)
+	// presents the first credential of the auth file, or, with only nkeys,
+	// a key made for it now.
+	var internal []nats.Option
+	if a := o.Auth; a != nil {
+		switch {
+		case a.Token != "":
+			internal = append(internal, nats.Token(a.Token))
+		case len(a.Users) > 0:
+			internal = append(internal, nats.UserInfo(a.Users[0].User, a.Users[0].Password))
+		default:
+			kp, err := nkeys.CreateUser()
+			if err != nil {
+				return nil, fmt.Errorf("broker: %w", err)
+			}
+			pub, err := kp.PublicKey()
+			if err != nil {
+				return nil, fmt.Errorf("broker: %w", err)
+			}
+			so.Nkeys = append(so.Nkeys, &server.NkeyUser{Nkey: pub})
+			internal = append(internal, nats.Nkey(pub, kp.Sign))
+		}
+	}
 	s, err := server.NewServer(so)
 	if err != nil {
 		return nil, fmt.Errorf("broker: %w", err)
@@ -146,13 +170,8 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 			copts = append(copts, nats.ClientCert(o.TLS.Cert, o.TLS.Key))
 		}
 	}
-	if a := o.Auth; a != nil {
-		if a.Token != "" {
-			copts = append(copts, nats.Token(a.Token))
-		} else {
-			copts = append(copts, nats.UserInfo(a.Users[0].User, a.Users[0].Password))
-		}
-	}
+	copts = append(copts, internal...)
+
 	nc, err := nats.Connect(s.ClientURL(), copts...)
 	if err != nil {
 		s.Shutdown()

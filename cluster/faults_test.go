@@ -3,10 +3,15 @@ package cluster
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nkeys"
+
+	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
 )
@@ -258,5 +263,52 @@ func TestRemoteProgress(t *testing.T) {
 	_, err := runtime.Run(ctx, pipeline(0, 64, &collector{}), opts)
 	if seen == 0 {
 		t.Fatalf("the progress never showed remote firings (run: %v)", err)
+	}
+}
+
+func TestAuthNKeys(t *testing.T) {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := kp.PublicKey()
+	seed, _ := kp.Seed()
+	seedFile := filepath.Join(t.TempDir(), "user.nk")
+	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := StartBroker(ctx, BrokerOptions{Listen: "127.0.0.1:0", Auth: &Auth{NKeys: []string{"not-a-key"}}}); err == nil || !strings.Contains(err.Error(), "public user nkey") {
+		t.Fatalf("a bad public key: %v", err)
+	}
+	b, err := StartBroker(ctx, BrokerOptions{Name: "nk", Listen: "127.0.0.1:0", Auth: &Auth{NKeys: []string{pub}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown()
+	other, _ := nkeys.CreateUser()
+	otherSeed, _ := other.Seed()
+	otherFile := filepath.Join(t.TempDir(), "other.nk")
+	_ = os.WriteFile(otherFile, otherSeed, 0o600)
+	for _, c := range []Credentials{{}, {NKeySeed: otherFile}} {
+		if cl, err := Connect(ctx, b.ClientURL(), c); err == nil {
+			cl.Close()
+			t.Fatalf("credentials %+v: connected, expected a refusal", c)
+		}
+	}
+	good := Credentials{NKeySeed: seedFile}
+	w, err := StartWorker(ctx, WorkerOptions{Broker: b.ClientURL(), Creds: good, Name: "w1", Devices: []device.Info{testCPU}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cl := connect(t, b.ClientURL(), good)
+	bs, err := cl.Brokers(ctx)
+	if err != nil || len(bs) != 1 || bs[0].Name != "nk" {
+		t.Fatalf("brokers %v, %v: expected the broker to answer (its own connection holds a key)", bs, err)
+	}
+	if _, err := cl.Worker(ctx, "w1"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 // credFlags are the credentials a client, worker or child broker presents.
 type credFlags struct {
 	user, password, token string
+	nkey                  string
 	ca, cert, key         string
 }
 
@@ -24,13 +25,14 @@ func (c *credFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&c.user, "user", "", "user name for the broker (or in the URL: nats://user:password@host:port)")
 	fl.StringVar(&c.password, "password", "", "password for the broker (default $SLUICE_PASSWORD)")
 	fl.StringVar(&c.token, "token", "", "token for the broker (default $SLUICE_TOKEN)")
+	fl.StringVar(&c.nkey, "nkey", "", "file holding a user nkey seed (SU...), for a broker whose auth file lists its public key")
 	fl.StringVar(&c.ca, "tls-ca", "", "CA certificate (PEM) that verifies the broker")
 	fl.StringVar(&c.cert, "tls-cert", "", "client certificate (PEM), when the broker verifies clients")
 	fl.StringVar(&c.key, "tls-key", "", "client key (PEM)")
 }
 
 func (c *credFlags) creds() cluster.Credentials {
-	cr := cluster.Credentials{User: c.user, Password: c.password, Token: c.token,
+	cr := cluster.Credentials{User: c.user, Password: c.password, Token: c.token, NKeySeed: c.nkey,
 		TLS: cluster.TLSFiles{CA: c.ca, Cert: c.cert, Key: c.key}}
 	if cr.Password == "" && cr.User != "" {
 		cr.Password = os.Getenv("SLUICE_PASSWORD")
@@ -103,7 +105,7 @@ It runs until interrupted.`,
 	fl.StringVar(&o.Listen, "listen", "127.0.0.1:4222", "address for clients and workers (HOST:PORT; 0.0.0.0 for every interface)")
 	fl.StringVar(&o.LeafListen, "leaf-listen", "", "address for child brokers (HOST:PORT), off when empty")
 	fl.StringVar(&o.Parent, "parent", "", "parent broker's leaf URL (nats-leaf://[user:password@]host:port): join its tree")
-	fl.StringVar(&authFile, "auth", "", "credentials file (YAML: users: [{user, password}] or token: T) required from every connection")
+	fl.StringVar(&authFile, "auth", "", "credentials file (YAML: users: [{user, password}] and/or nkeys: [public keys], or token: T) required from every connection")
 	fl.StringVar(&o.TLS.Cert, "tls-cert", "", "server certificate (PEM): serve TLS")
 	fl.StringVar(&o.TLS.Key, "tls-key", "", "server key (PEM)")
 	fl.StringVar(&o.TLS.CA, "tls-ca", "", "CA (PEM) that verifies client certificates (mutual TLS)")
