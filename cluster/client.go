@@ -160,13 +160,21 @@ func (c *Client) Worker(ctx context.Context, name string) (WorkerInfo, error) {
 // Devices lists every device of the tree with the worker lending it and
 // the broker path (root first) that reaches it.
 func (c *Client) Devices(ctx context.Context) ([]RemoteDevice, error) {
+	// Both queries wait for late answers: ask the two at once.
+	var bs []BrokerInfo
+	var berr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		bs, berr = c.Brokers(ctx)
+	}()
 	ws, err := c.Workers(ctx)
+	<-done
 	if err != nil {
 		return nil, err
 	}
-	bs, err := c.Brokers(ctx)
-	if err != nil {
-		return nil, err
+	if berr != nil {
+		return nil, berr
 	}
 	parent := map[string]string{}
 	for _, b := range bs {

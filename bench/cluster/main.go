@@ -92,7 +92,7 @@ func main() {
 		workers   = flag.String("workers", "1,2,4", "worker counts to measure")
 		firings   = flag.Int64("firings", 4000, "firings of the parallel actor in all, per worker count")
 		rate      = flag.Int("rate", 256, "f32 tokens per firing")
-		hops      = flag.Int64("hops", 2000, "round trips for the hop latency")
+		hops      = flag.Int64("hops", 2000, "round trips for the hop latency (at least 2)")
 		transport = flag.String("transport", "tcp", "data path: tcp (direct streams) or nats")
 		asJSON    = flag.Bool("json", false, "print one JSON object")
 	)
@@ -164,6 +164,7 @@ func measure(ctx context.Context, list string, firings int64, rate int, hops int
 		rep.Parallel = append(rep.Parallel, r)
 	}
 	if hops > 0 {
+		hops = max(hops, 2)
 		if rep.HopMicros, err = hopLatency(ctx, b.ClientURL(), hops, transport, true); err != nil {
 			return nil, fmt.Errorf("hop latency: %w", err)
 		}
@@ -227,7 +228,11 @@ func parallel(ctx context.Context, url string, n int, firings int64, rate int, t
 	f32 := graph.MustTokenType("f32")
 	g := graph.New("parallel")
 	var next float32
+	var t0 time.Time // the first firing: placement and connection setup are not measured
 	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
+		if t0.IsZero() {
+			t0 = time.Now()
+		}
 		for i, out := 0, runtime.Output[float32](f, 0); i < len(out); i++ {
 			out[i] = next
 			next++
@@ -269,11 +274,12 @@ func parallel(ctx context.Context, url string, n int, firings int64, rate int, t
 	}
 	iters := max(1, firings/int64(n))
 	ex := cluster.NewExecutor(cl, cluster.ExecutorOptions{Transport: transport})
-	t0 := time.Now()
+	var t1 time.Time
 	if _, err := runtime.Run(ctx, g, runtime.Options{Iterations: iters, Mapping: mp, Remote: ex}); err != nil {
 		return result{}, err
 	}
-	d := time.Since(t0)
+	t1 = time.Now()
+	d := t1.Sub(t0)
 	total := iters * int64(n)
 	// Every token x of the ramp came back as x+1.
 	m := float64(got)
@@ -288,7 +294,12 @@ func hopLatency(ctx context.Context, url string, hops int64, transport string, r
 	g := graph.New("hop")
 	u32 := graph.MustTokenType("u32")
 	var seen uint32
+	var t0, t1 time.Time // first and last firing: setup is not measured
 	ping := g.AddActor("ping", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
+		if t0.IsZero() {
+			t0 = time.Now()
+		}
+		t1 = time.Now()
 		v := binary.LittleEndian.Uint32(f.In(0))
 		if v != seen {
 			return fmt.Errorf("token %d came back, expected %d", v, seen)
@@ -315,9 +326,9 @@ func hopLatency(ctx context.Context, url string, hops int64, transport string, r
 		opts.Mapping = &graph.Mapping{Actors: map[string]*graph.Placement{"echo": {Device: "worker:w1/cpu"}}}
 		opts.Remote = cluster.NewExecutor(cl, cluster.ExecutorOptions{Transport: transport})
 	}
-	t0 := time.Now()
 	if _, err := runtime.Run(ctx, g, opts); err != nil {
 		return 0, err
 	}
-	return float64(time.Since(t0).Microseconds()) / float64(hops) / 2, nil
+	// hops-1 round trips between the first and the last firing.
+	return float64(t1.Sub(t0).Nanoseconds()) / 1e3 / float64(hops-1) / 2, nil
 }
