@@ -274,12 +274,10 @@ func parallel(ctx context.Context, url string, n int, firings int64, rate int, t
 	}
 	iters := max(1, firings/int64(n))
 	ex := cluster.NewExecutor(cl, cluster.ExecutorOptions{Transport: transport})
-	var t1 time.Time
 	if _, err := runtime.Run(ctx, g, runtime.Options{Iterations: iters, Mapping: mp, Remote: ex}); err != nil {
 		return result{}, err
 	}
-	t1 = time.Now()
-	d := t1.Sub(t0)
+	d := time.Since(t0)
 	total := iters * int64(n)
 	// Every token x of the ramp came back as x+1.
 	m := float64(got)
