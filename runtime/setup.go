@@ -134,6 +134,18 @@ func newUport(p *graph.Port) uport {
 	return up
 }
 
+// addPorts gives a unit its actor's phases and ports.
+func (u *unit) addPorts() {
+	a := u.a
+	u.phases = int64(a.Phases())
+	for _, p := range a.Inputs {
+		u.ins = append(u.ins, newUport(p))
+	}
+	for _, p := range a.Outputs {
+		u.outs = append(u.outs, newUport(p))
+	}
+}
+
 // setup resolves implementations, computes targets and capacities, and
 // creates the FIFOs and units.
 func (r *run) setup(ctx context.Context) error {
@@ -186,13 +198,7 @@ func (r *run) setup(ctx context.Context) error {
 			if n, ok := opts.Firings[a.Name]; ok {
 				u.target = n
 			}
-			u.phases = int64(a.Phases())
-			for _, p := range a.Inputs {
-				u.ins = append(u.ins, newUport(p))
-			}
-			for _, p := range a.Outputs {
-				u.outs = append(u.outs, newUport(p))
-			}
+			u.addPorts()
 			byActor[a] = u
 			r.units = append(r.units, u)
 			continue
@@ -228,13 +234,7 @@ func (r *run) setup(ctx context.Context) error {
 					u.target = q * opts.Iterations
 				}
 			}
-			u.phases = int64(a.Phases())
-			for _, p := range a.Inputs {
-				u.ins = append(u.ins, newUport(p))
-			}
-			for _, p := range a.Outputs {
-				u.outs = append(u.outs, newUport(p))
-			}
+			u.addPorts()
 			byActor[a] = u
 			r.units = append(r.units, u)
 			continue
@@ -284,13 +284,7 @@ func (r *run) setup(ctx context.Context) error {
 		if n, ok := opts.Firings[a.Name]; ok && u.mode != modeProcess {
 			u.target = n
 		}
-		u.phases = int64(a.Phases())
-		for _, p := range a.Inputs {
-			u.ins = append(u.ins, newUport(p))
-		}
-		for _, p := range a.Outputs {
-			u.outs = append(u.outs, newUport(p))
-		}
+		u.addPorts()
 		byActor[a] = u
 		r.units = append(r.units, u)
 	}
