@@ -52,6 +52,10 @@ type Placement struct {
 	Priority int
 	// Affinity pins the actor's firings to the listed CPU cores, if set.
 	Affinity []int
+	// Any, when set, places the actor on any remote device meeting these
+	// requirements ("backend=cuda,memory>=8GiB"), chosen at run time; then
+	// Device is empty. A Device "worker:NAME/DEVICE" names one instead.
+	Any string
 	// Origin says where the placement was declared, if known.
 	Origin string
 }

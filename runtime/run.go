@@ -70,6 +70,13 @@ type Options struct {
 	// each iteration's kernel launches are then enqueued one by one (the
 	// baseline; `sluice run --no-graphs`).
 	NoGraphs bool
+	// Remote, when set, runs the actors that the mapping places on remote
+	// workers ("worker:NAME/DEVICE" or any: requirements); package cluster
+	// provides one (sluice run --broker URL).
+	Remote RemoteExecutor
+	// Firings, when set, caps the named actors' firings (a worker running
+	// one actor of a client's graph uses it to do the client's count).
+	Firings map[string]int64
 }
 
 // Snapshot is the live state of a run passed to Options.Progress.
@@ -127,6 +134,17 @@ type run struct {
 	unpins    []func() error // pinned host FIFOs
 	pinned    map[*fifo.FIFO]bool
 	hostBufs  []device.HostBuffer // pinned bounce slots
+
+	// Remote actors: one prepared job each.
+	remotes  []*remoteUnit
+	traceCap int
+}
+
+// newCtx makes an execution context (one per goroutine that fires actors).
+func (r *run) newCtx(name string) *execCtx {
+	c := newExecCtx(r, len(r.ctxs), name, len(r.units), r.traceCap)
+	r.ctxs = append(r.ctxs, c)
+	return c
 }
 
 // Run executes the graph on the CPU and returns its statistics. It
@@ -161,6 +179,10 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 		r.freeFifos()
 		return nil, err
 	}
+	if err := r.prepareRemotes(ctx); err != nil {
+		r.freeFifos()
+		return nil, err
+	}
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
 
@@ -189,6 +211,7 @@ start:
 	} else {
 		r.fail(startErr)
 	}
+	r.cancelRemotes()
 	var stopErrs []error
 	for _, st := range started {
 		if s, ok := st.impl.(Stopper); ok {
@@ -243,39 +266,9 @@ func (r *run) execute() {
 	if r.opts.Trace != nil {
 		traceCap = 4096
 	}
-	nunits := len(r.units)
-	newCtx := func(name string) *execCtx {
-		c := newExecCtx(r, len(r.ctxs), name, nunits, traceCap)
-		r.ctxs = append(r.ctxs, c)
-		return c
-	}
-	// Pools: only as many workers as there are pooled units to run.
-	for i, w := range r.cpu.ws {
-		c := newCtx(fmt.Sprintf("cpu-%d", i))
-		r.wg.Add(1)
-		go r.work(c, w)
-	}
-	for i, w := range r.io.ws {
-		c := newCtx(fmt.Sprintf("io-%d", i))
-		r.wg.Add(1)
-		go r.work(c, w)
-	}
-	for _, d := range r.devs {
-		d.c = newCtx("device " + d.id)
-		r.wg.Add(1)
-		go d.loop()
-	}
-	for _, u := range r.units {
-		switch u.mode {
-		case modeDedicated:
-			c := newCtx("actor " + u.name)
-			r.wg.Add(1)
-			go r.dedicated(c, u)
-		case modeProcess:
-			c := newCtx("process " + u.name)
-			r.wg.Add(1)
-			go r.process(c, u)
-		}
+	r.traceCap = traceCap
+	for _, e := range r.executors() {
+		e.launch(r)
 	}
 	for _, u := range r.units {
 		if u.mode == modePooled {

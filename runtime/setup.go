@@ -134,6 +134,18 @@ func newUport(p *graph.Port) uport {
 	return up
 }
 
+// addPorts gives a unit its actor's phases and ports.
+func (u *unit) addPorts() {
+	a := u.a
+	u.phases = int64(a.Phases())
+	for _, p := range a.Inputs {
+		u.ins = append(u.ins, newUport(p))
+	}
+	for _, p := range a.Outputs {
+		u.outs = append(u.outs, newUport(p))
+	}
+}
+
 // setup resolves implementations, computes targets and capacities, and
 // creates the FIFOs and units.
 func (r *run) setup(ctx context.Context) error {
@@ -174,6 +186,23 @@ func (r *run) setup(ctx context.Context) error {
 		if opts.Mapping != nil {
 			pl = opts.Mapping.Actors[a.Name]
 		}
+		if IsRemotePlacement(pl) {
+			if err := r.setupRemote(u, pl); err != nil {
+				return err
+			}
+			if rv != nil {
+				if q, ok := rv[a]; ok {
+					u.target = q * opts.Iterations
+				}
+			}
+			if n, ok := opts.Firings[a.Name]; ok {
+				u.target = n
+			}
+			u.addPorts()
+			byActor[a] = u
+			r.units = append(r.units, u)
+			continue
+		}
 		kernel := pl != nil && (pl.Impl == graph.ImplOpenCL || pl.Impl == graph.ImplCUDA || (pl.Impl == "" && !isHostDevice(pl.Device)))
 		if pl != nil && !kernel {
 			if !isHostDevice(pl.Device) {
@@ -205,13 +234,7 @@ func (r *run) setup(ctx context.Context) error {
 					u.target = q * opts.Iterations
 				}
 			}
-			u.phases = int64(a.Phases())
-			for _, p := range a.Inputs {
-				u.ins = append(u.ins, newUport(p))
-			}
-			for _, p := range a.Outputs {
-				u.outs = append(u.outs, newUport(p))
-			}
+			u.addPorts()
 			byActor[a] = u
 			r.units = append(r.units, u)
 			continue
@@ -258,13 +281,10 @@ func (r *run) setup(ctx context.Context) error {
 				u.target = q * opts.Iterations
 			}
 		}
-		u.phases = int64(a.Phases())
-		for _, p := range a.Inputs {
-			u.ins = append(u.ins, newUport(p))
+		if n, ok := opts.Firings[a.Name]; ok && u.mode != modeProcess {
+			u.target = n
 		}
-		for _, p := range a.Outputs {
-			u.outs = append(u.outs, newUport(p))
-		}
+		u.addPorts()
 		byActor[a] = u
 		r.units = append(r.units, u)
 	}
@@ -393,7 +413,7 @@ func (r *run) setup(ctx context.Context) error {
 	// Modes: actors next to a KPN process, or pinned to CPUs, run on their
 	// own goroutine; the others on the pools.
 	for _, u := range r.units {
-		if u.mode == modeProcess || u.mode == modeDevice {
+		if u.mode == modeProcess || u.mode == modeDevice || u.mode == modeRemote {
 			continue
 		}
 		if len(u.affinity) > 0 {

@@ -24,7 +24,8 @@ type Stats struct {
 type ActorStats struct {
 	// Name is the flattened actor name.
 	Name string `json:"name"`
-	// Kind is "sdf", "csdf" or "process" (KPN).
+	// Kind is "sdf", "csdf", "process" (KPN), "kernel" or "remote" (run on
+	// a worker).
 	Kind string `json:"kind"`
 	// Firings is the number of committed firings (0 for a process).
 	Firings int64 `json:"firings"`
@@ -185,6 +186,8 @@ func (r *run) stats() *Stats {
 			as.Kind = "process"
 		} else if u.mode == modeDevice {
 			as.Kind = "kernel"
+		} else if u.mode == modeRemote {
+			as.Kind = "remote"
 		} else if u.phases > 1 {
 			as.Kind = "csdf"
 		}

@@ -20,6 +20,9 @@ func (r *run) quiescent() bool {
 		if u.mode == modePooled || u.state.Load() == stateDone {
 			continue
 		}
+		if u.mode == modeRemote { // the worker and the heartbeats watch it
+			return false
+		}
 		if u.mode == modeDevice {
 			if !u.drv.idle.Load() {
 				return false

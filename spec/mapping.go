@@ -11,7 +11,7 @@ import (
 
 var (
 	mappingKeys   = []string{"name", "doc", "mapping"}
-	placementKeys = []string{"doc", "device", "impl", "replicas", "work-groups", "work-items", "distribution", "priority", "affinity", "team"}
+	placementKeys = []string{"doc", "device", "impl", "replicas", "work-groups", "work-items", "distribution", "priority", "affinity", "team", "any"}
 )
 
 // LoadMapping reads a mapping file: the ETH XML binding format when the
@@ -67,6 +67,27 @@ func (p *yp) parsePlacement(f yamlpos.Field) *graph.Placement {
 	m := yamlpos.Index(p.Fields(f.V, what, placementKeys))
 	if x, ok := m["device"]; ok {
 		pl.Device, _ = p.Str(x.V, what+": device")
+	}
+	if x, ok := m["any"]; ok {
+		// any: {backend: cuda, memory: ">=8GiB"}: a remote device chosen
+		// at run time; each value is "=V" by default or starts with an
+		// operator (>=, <=, >, <, !=).
+		var reqs []string
+		for _, r := range p.Fields(x.V, what+": any", nil) {
+			if v, ok := p.Str(r.V, what+": any."+r.Key); ok {
+				if !strings.ContainsAny(v[:min(len(v), 1)], "<>=!") {
+					v = "=" + v
+				}
+				reqs = append(reqs, r.Key+v)
+			}
+		}
+		if len(reqs) == 0 {
+			p.Errorf(x.V, "%s: any: expected requirements such as {backend: cuda, memory: \">=8GiB\"}, found none", what)
+		}
+		pl.Any = strings.Join(reqs, ",")
+		if pl.Device != "" {
+			p.Errorf(x.V, "%s: any: expected either device or any, found both (device %q)", what, pl.Device)
+		}
 	}
 	if x, ok := m["impl"]; ok {
 		if s, ok := p.Str(x.V, what+": impl"); ok {

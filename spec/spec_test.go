@@ -333,7 +333,7 @@ mapping:
 		`m.yaml:2:31: mapping of worker: impl "opencll": expected go, opencl, cuda or builtin (did you mean "opencl"?)`,
 		`m.yaml:2:53: mapping of worker: work-groups: -4 out of range: expected 0 to 2147483647`,
 		`m.yaml:2:78: mapping of worker: distribution "striped": expected consecutive or strided (did you mean "strided"?)`,
-		`m.yaml:2:88: mapping of worker: unknown key "workitems" (did you mean "work-items"?); allowed keys: doc, device, impl, replicas, work-groups, work-items, distribution, priority, affinity, team`,
+		`m.yaml:2:88: mapping of worker: unknown key "workitems" (did you mean "work-items"?); allowed keys: doc, device, impl, replicas, work-groups, work-items, distribution, priority, affinity, team, any`,
 		`m.yaml:3:15: mapping of fir: team "replicated": expected split or replicate (did you mean "replicate"?)`,
 	}
 	if got := errorLines(t, err); strings.Join(got, "\n") != strings.Join(want2, "\n") {
@@ -358,5 +358,21 @@ func TestSelfReferencingAliases(t *testing.T) {
 		if len(err.Error()) > 1<<20 {
 			t.Errorf("error of %d bytes for %q", len(err.Error()), src)
 		}
+	}
+}
+
+func TestParseMappingRemote(t *testing.T) {
+	mp, err := spec.ParseMapping("m.yaml", []byte("mapping:\n  a: {device: worker:w1/cuda:0}\n  b: {any: {backend: cuda, memory: \">=8GiB\", units: 4}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := mp.Actors["a"].Device; d != "worker:w1/cuda:0" {
+		t.Errorf("a: device %q, want worker:w1/cuda:0", d)
+	}
+	if a := mp.Actors["b"].Any; a != "backend=cuda,memory>=8GiB,units=4" {
+		t.Errorf("b: any %q, want backend=cuda,memory>=8GiB,units=4", a)
+	}
+	if _, err := spec.ParseMapping("m.yaml", []byte("mapping:\n  a: {device: cpu, any: {backend: cuda}}\n")); err == nil || !strings.Contains(err.Error(), "either device or any") {
+		t.Errorf("device and any: %v, want an error", err)
 	}
 }

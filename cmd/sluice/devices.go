@@ -26,6 +26,8 @@ type unavailableReport struct {
 
 func newDevices() *cobra.Command {
 	var asJSON bool
+	var broker, require string
+	var cred credFlags
 	cmd := &cobra.Command{
 		Use:   "devices",
 		Short: "List the devices sluice can run on, and why any backend is unavailable",
@@ -35,6 +37,9 @@ mapping's device field takes (cpu, opencl:PLATFORM:DEVICE, cuda:N). For each bac
 that has no device it says why: library not found, no platform installed, no device.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if broker != "" || require != "" {
+				return remoteDevices(cmd, broker, require, cred, asJSON)
+			}
 			rep := collectDevices(cmd)
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -46,6 +51,9 @@ that has no device it says why: library not found, no platform installed, no dev
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&broker, "broker", "", "list every device of the broker tree at this URL, with the worker and broker path that reach it")
+	cmd.Flags().StringVar(&require, "require", "", "with --broker: only devices meeting these requirements (e.g. 'backend=cuda,memory>=8GiB')")
+	cred.add(cmd.Flags())
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print one JSON object {"devices": [...], "unavailable": [...]}`)
 	return cmd
 }

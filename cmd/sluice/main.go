@@ -30,6 +30,7 @@ draws them, and runs them.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newCheck(), newDot(), newRun(), newBuiltins(), newDevices(), newSimulate(), newMap())
+	root.AddCommand(newBroker(), newWorker())
 	return root
 }
 

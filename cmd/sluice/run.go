@@ -36,6 +36,8 @@ type runFlags struct {
 	deviceMode   string
 	swapMode     string
 	noGraphs     bool
+	broker       string
+	cred         credFlags
 }
 
 func newRun() *cobra.Command {
@@ -67,6 +69,8 @@ statistics go to standard error.`,
 	fl.StringVar(&f.deviceMode, "device-mode", "enqueue-ahead", "how kernel actors are enqueued on devices: enqueue-ahead or callback (baseline)")
 	fl.StringVar(&f.swapMode, "swap-mode", "swap", "how iterated kernel actors pass swap pairs: swap, copy-device or copy-host (baselines)")
 	fl.BoolVar(&f.noGraphs, "no-graphs", false, "launch GPU-resident chains kernel by kernel instead of replaying each iteration as a CUDA Graph")
+	fl.StringVar(&f.broker, "broker", "", "broker URL (nats://host:port): run the actors the mapping places on workers (worker:NAME/DEVICE, any:) there")
+	f.cred.add(fl)
 	return cmd
 }
 
@@ -111,6 +115,14 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		if err := opts.Mapping.Check(g); err != nil {
 			return err
 		}
+	}
+	if f.broker != "" {
+		remote, closeRemote, err := connectRemote(cmd, f.broker, f.cred)
+		if err != nil {
+			return err
+		}
+		defer closeRemote()
+		opts.Remote = remote
 	}
 	var traceFile *os.File
 	if f.trace != "" {

@@ -1,0 +1,299 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+)
+
+// BrokerOptions configure a broker.
+type BrokerOptions struct {
+	// Name names the broker in the tree (and in device paths); empty
+	// means "broker-PORT".
+	Name string
+	// Listen is the client address, host:port ("127.0.0.1:4222"; port 0
+	// picks a free one).
+	Listen string
+	// LeafListen, when set, accepts child brokers (leaf nodes) there.
+	LeafListen string
+	// Parent, when set, is the parent broker's leaf-node URL
+	// (nats-leaf://host:port or nats://user:password@host:port): the broker
+	// joins the parent's tree as a leaf node.
+	Parent string
+	// ParentCreds are presented to the parent (a URL's user info wins).
+	ParentCreds Credentials
+	// Auth, when set, requires these credentials from clients, workers and
+	// child brokers.
+	Auth *Auth
+	// TLS, when set, serves clients and leaf nodes over TLS.
+	TLS TLSFiles
+	// Logf, when set, receives the server's notices and errors.
+	Logf func(format string, args ...any)
+}
+
+// Broker is a running broker: an embedded NATS server.
+type Broker struct {
+	opts BrokerOptions
+	s    *server.Server
+	nc   *nats.Conn
+	name string
+	once sync.Once
+
+	leafHost string
+	leafPort int
+}
+
+// StartBroker starts a broker and waits (at most until ctx ends, or 10 s)
+// until it accepts connections.
+func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
+	host, port, err := splitHostPort(o.Listen, "127.0.0.1", 4222)
+	if err != nil {
+		return nil, fmt.Errorf("broker: --listen %q: %w", o.Listen, err)
+	}
+	so := &server.Options{Host: host, Port: port, ServerName: o.Name, NoSigs: true, NoLog: o.Logf == nil,
+		MaxPayload: 8 << 20, WriteDeadline: 10 * time.Second}
+	if so.ServerName == "" {
+		so.ServerName = fmt.Sprintf("broker-%d", port)
+	}
+	if o.LeafListen != "" {
+		lh, lp, err := splitHostPort(o.LeafListen, "127.0.0.1", 7422)
+		if err != nil {
+			return nil, fmt.Errorf("broker: --leaf-listen %q: %w", o.LeafListen, err)
+		}
+		if lp < 0 { // the server does not report a random leaf port: pick one
+			if lp, err = freePort(lh); err != nil {
+				return nil, fmt.Errorf("broker: --leaf-listen %q: %w", o.LeafListen, err)
+			}
+		}
+		so.LeafNode.Host, so.LeafNode.Port = lh, lp
+	}
+	if o.Parent != "" {
+		u, err := url.Parse(o.Parent)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("broker: --parent %q: expected a URL such as nats-leaf://host:7422", o.Parent)
+		}
+		if u.Scheme == "nats" {
+			u.Scheme = "nats-leaf"
+		}
+		if u.User == nil {
+			switch c := o.ParentCreds; {
+			case c.User != "":
+				u.User = url.UserPassword(c.User, c.Password)
+			case c.Token != "":
+				u.User = url.UserPassword("token", c.Token)
+			}
+		}
+		rl := &server.RemoteLeafOpts{URLs: []*url.URL{u}}
+		if o.ParentCreds.TLS.Enabled() {
+			tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.ParentCreds.TLS.Cert, KeyFile: o.ParentCreds.TLS.Key, CaFile: o.ParentCreds.TLS.CA})
+			if err != nil {
+				return nil, fmt.Errorf("broker: parent TLS: %w", err)
+			}
+			rl.TLS, rl.TLSConfig = true, tc
+		}
+		so.LeafNode.Remotes = append(so.LeafNode.Remotes, rl)
+		so.LeafNode.ReconnectInterval = 500 * time.Millisecond
+	}
+	if o.Auth != nil {
+		if err := o.Auth.check(); err != nil {
+			return nil, fmt.Errorf("broker: auth: %w", err)
+		}
+		serverAuth(so, o.Auth)
+	}
+	if o.TLS.Enabled() {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.TLS.Cert, KeyFile: o.TLS.Key, CaFile: o.TLS.CA, Verify: o.TLS.CA != ""})
+		if err != nil {
+			return nil, fmt.Errorf("broker: TLS: %w", err)
+		}
+		so.TLSConfig, so.TLS, so.TLSVerify = tc, true, o.TLS.CA != ""
+		if o.LeafListen != "" {
+			so.LeafNode.TLSConfig = tc
+		}
+	}
+	// The broker's own connection (it answers the tree's broker queries)
+	// presents the first credential of the auth file, or, with only nkeys,
+	// a key made for it now.
+	var internal []nats.Option
+	if a := o.Auth; a != nil {
+		switch {
+		case a.Token != "":
+			internal = append(internal, nats.Token(a.Token))
+		case len(a.Users) > 0:
+			internal = append(internal, nats.UserInfo(a.Users[0].User, a.Users[0].Password))
+		default:
+			kp, err := nkeys.CreateUser()
+			if err != nil {
+				return nil, fmt.Errorf("broker: %w", err)
+			}
+			pub, err := kp.PublicKey()
+			if err != nil {
+				return nil, fmt.Errorf("broker: %w", err)
+			}
+			so.Nkeys = append(so.Nkeys, &server.NkeyUser{Nkey: pub})
+			internal = append(internal, nats.Nkey(pub, kp.Sign))
+		}
+	}
+	s, err := server.NewServer(so)
+	if err != nil {
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if o.Logf != nil {
+		s.SetLoggerV2(&logger{o.Logf}, false, false, false)
+	}
+	go s.Start()
+	wait := 10 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		wait = time.Until(dl)
+	}
+	if !s.ReadyForConnections(wait) {
+		s.Shutdown()
+		return nil, fmt.Errorf("broker: not ready to accept connections on %s within %s", net.JoinHostPort(host, strconv.Itoa(port)), wait)
+	}
+	b := &Broker{opts: o, s: s, name: so.ServerName, leafHost: so.LeafNode.Host, leafPort: so.LeafNode.Port}
+	// An in-process connection answers the tree's broker queries.
+	copts := []nats.Option{nats.InProcessServer(s), nats.Name("broker " + b.name)}
+	if o.TLS.Enabled() {
+		// The in-process pipe to itself needs no certificate check.
+		copts = append(copts, nats.Secure(&tls.Config{InsecureSkipVerify: true}))
+		if o.TLS.CA != "" { // mutual TLS: present the broker's own certificate
+			copts = append(copts, nats.ClientCert(o.TLS.Cert, o.TLS.Key))
+		}
+	}
+	copts = append(copts, internal...)
+
+	nc, err := nats.Connect(s.ClientURL(), copts...)
+	if err != nil {
+		s.Shutdown()
+		return nil, fmt.Errorf("broker: internal connection: %w", err)
+	}
+	b.nc = nc
+	if _, err := nc.Subscribe(subjectBrokers, func(m *nats.Msg) {
+		data, _ := json.Marshal(b.Info())
+		_ = m.Respond(data)
+	}); err != nil {
+		b.Shutdown()
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	if err := nc.Flush(); err != nil {
+		b.Shutdown()
+		return nil, fmt.Errorf("broker: %w", err)
+	}
+	return b, nil
+}
+
+// Name returns the broker's name.
+func (b *Broker) Name() string { return b.name }
+
+// ClientURL returns the URL clients and workers connect to.
+func (b *Broker) ClientURL() string { return b.s.ClientURL() }
+
+// LeafURL returns the URL child brokers give as --parent ("" without
+// --leaf-listen).
+func (b *Broker) LeafURL() string {
+	if b.opts.LeafListen == "" {
+		return ""
+	}
+	return "nats-leaf://" + net.JoinHostPort(b.leafHost, strconv.Itoa(b.leafPort))
+}
+
+// Info returns the broker's name and its parent's.
+func (b *Broker) Info() BrokerInfo {
+	bi := BrokerInfo{Name: b.name}
+	if b.opts.Parent == "" {
+		return bi
+	}
+	if lz, err := b.s.Leafz(nil); err == nil {
+		for _, l := range lz.Leafs {
+			if !l.IsSpoke {
+				continue
+			}
+			bi.Parent = l.Name
+		}
+	}
+	return bi
+}
+
+// ParentConnected reports whether a broker with a parent has its leaf-node
+// connection up (true for a root).
+func (b *Broker) ParentConnected() bool {
+	if b.opts.Parent == "" {
+		return true
+	}
+	return b.Info().Parent != ""
+}
+
+// Shutdown stops the broker; connections to it are closed.
+func (b *Broker) Shutdown() {
+	b.once.Do(func() {
+		if b.nc != nil {
+			b.nc.Close()
+		}
+		b.s.Shutdown()
+		b.s.WaitForShutdown()
+	})
+}
+
+// Wait blocks until the broker is shut down or ctx ends.
+func (b *Broker) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { b.s.WaitForShutdown(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		b.Shutdown()
+		<-done
+		return ctx.Err()
+	}
+}
+
+func splitHostPort(s, defHost string, defPort int) (string, int, error) {
+	if s == "" {
+		return defHost, defPort, nil
+	}
+	h, p, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, errors.New("expected HOST:PORT")
+	}
+	if h == "" {
+		h = defHost
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 0 || n > 65535 {
+		return "", 0, fmt.Errorf("port %q: expected 0..65535", p)
+	}
+	if n == 0 {
+		n = -1 // the server's "random port"
+	}
+	return h, n, nil
+}
+
+type logger struct{ f func(string, ...any) }
+
+func (l *logger) Noticef(format string, v ...any) { l.f("broker: "+format, v...) }
+func (l *logger) Warnf(format string, v ...any)   { l.f("broker: warning: "+format, v...) }
+func (l *logger) Fatalf(format string, v ...any)  { l.f("broker: fatal: "+format, v...) }
+func (l *logger) Errorf(format string, v ...any)  { l.f("broker: error: "+format, v...) }
+func (l *logger) Debugf(format string, v ...any)  {}
+func (l *logger) Tracef(format string, v ...any)  {}
+
+// freePort returns a TCP port free on host now.
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,115 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	_ "github.com/sluicehq/sluice/actors"
+	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testCPU is the device a test worker lends.
+var testCPU = device.Info{ID: "cpu", Backend: "cpu", Name: "test cpu", Kind: device.CPU, ComputeUnits: 2, GlobalMem: 1 << 30, HostUnified: true}
+
+// tree is an in-process broker tree: root and child, w1 on root, w2 on child.
+type tree struct {
+	root, child *Broker
+	w1, w2      *Worker
+}
+
+func startTree(t *testing.T, auth *Auth, creds Credentials, lim Limits) *tree {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	root, err := StartBroker(ctx, BrokerOptions{Name: "root", Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", Auth: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(root.Shutdown)
+	child, err := StartBroker(ctx, BrokerOptions{Name: "child", Listen: "127.0.0.1:0", Parent: root.LeafURL(), ParentCreds: creds, Auth: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(child.Shutdown)
+	for !child.ParentConnected() {
+		if ctx.Err() != nil {
+			t.Fatal("child broker did not join its parent within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	hb := WorkerOptions{HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: time.Second}
+	// w1 offers direct TCP data streams, w2 does not (tokens over NATS).
+	w1, err := StartWorker(ctx, WorkerOptions{Broker: root.ClientURL(), Creds: creds, Name: "w1", Devices: []device.Info{testCPU}, Limits: lim, DataListen: "127.0.0.1:0",
+		HeartbeatInterval: hb.HeartbeatInterval, HeartbeatTimeout: hb.HeartbeatTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w1.Close)
+	w2, err := StartWorker(ctx, WorkerOptions{Broker: child.ClientURL(), Creds: creds, Name: "w2", Devices: []device.Info{testCPU}, Limits: lim,
+		HeartbeatInterval: hb.HeartbeatInterval, HeartbeatTimeout: hb.HeartbeatTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w2.Close)
+	// Wait until the root sees both workers (interest crosses the leaf link).
+	cl, err := Connect(ctx, root.ClientURL(), creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for {
+		_, e1 := cl.Worker(ctx, "w1")
+		_, e2 := cl.Worker(ctx, "w2")
+		if e1 == nil && e2 == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("workers not reachable from the root within 10 s: %v, %v", e1, e2)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return &tree{root: root, child: child, w1: w1, w2: w2}
+}
+
+// collector is a Go sink keeping every token.
+type collector struct {
+	mu  sync.Mutex
+	got []float32
+}
+
+func (c *collector) fire(f *runtime.Firing) error {
+	c.mu.Lock()
+	c.got = append(c.got, runtime.Input[float32](f, 0)...)
+	c.mu.Unlock()
+	return nil
+}
+
+// pipeline builds ramp → scale (saxpy) → fir → sink, with count firings
+// of rate tokens.
+func pipeline(count, rate int, sink *collector) *graph.Graph {
+	g := graph.New("pipe")
+	f32 := graph.MustTokenType("f32")
+	r := graph.SDF(rate)
+	src := g.AddActor("src", graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "gen.ramp", Params: map[string]any{"count": count, "step": 0.5}}))
+	so := src.AddPort("y", graph.Out, f32, r, "")
+	sc := g.AddActor("scale", graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "saxpy", Params: map[string]any{"a": 2, "y": 1}}))
+	si := sc.AddPort("x", graph.In, f32, r, "")
+	sco := sc.AddPort("z", graph.Out, f32, r, "")
+	fi := g.AddActor("fir", graph.Stateful(), graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "fir", Params: map[string]any{"taps": []any{0.25, 0.5, 0.25}}}))
+	fii := fi.AddPort("x", graph.In, f32, r, "")
+	fio := fi.AddPort("y", graph.Out, f32, r, "")
+	sk := g.AddActor("sink", graph.Stateful(), graph.WithFunc(runtime.FireFunc(sink.fire)))
+	ski := sk.AddPort("x", graph.In, f32, r, "")
+	g.Join(so, si)
+	g.Join(sco, fii)
+	g.Join(fio, ski)
+	return g
+}

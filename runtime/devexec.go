@@ -1,0 +1,476 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/fifo"
+	"github.com/sluicehq/sluice/graph"
+)
+
+// The device executor: one runtime-manager (devRunner) per device runs the
+// kernel actors placed on it, behind the Executor interface
+// (runtime/executor.go). This file holds its types, how a device is opened
+// and how kernel actors are placed on it; devexec_rings.go holds the device
+// rings, peer rings and FIFO memory, devexec_loop.go the manager's loop
+// (retire, enqueue, wait), devexec_enqueue.go the planning and enqueueing
+// of one invocation, devexec_rounds.go rounds (CUDA Graph replay) and lanes.
+
+// DeviceMode says how the runtime-manager feeds a device's queue.
+type DeviceMode string
+
+const (
+	// EnqueueAhead (the default) enqueues invocations while the host-side
+	// fill levels say their data and room are there, up to
+	// Options.DeviceDepth invocations of each kernel actor in flight
+	// (seed 002 §VII: the runtime-manager).
+	EnqueueAhead DeviceMode = "enqueue-ahead"
+	// Callback enqueues an invocation only after the device's previous one
+	// completed: the naive baseline of seed 002 Fig. 9 (a completion
+	// callback that enqueues the next kernel).
+	Callback DeviceMode = "callback"
+)
+
+// ParseDeviceMode reads "enqueue-ahead" or "callback" ("" is enqueue-ahead).
+func ParseDeviceMode(s string) (DeviceMode, error) {
+	switch DeviceMode(s) {
+	case "", EnqueueAhead:
+		return EnqueueAhead, nil
+	case Callback:
+		return Callback, nil
+	}
+	return "", fmt.Errorf("device mode %q: expected enqueue-ahead or callback", s)
+}
+
+// SwapMode says how an iterated kernel actor's swap pairs pass iteration
+// k's output to iteration k+1 (seed 000 §5.2).
+type SwapMode string
+
+const (
+	// Swap (the default) exchanges the pair's two device buffers between
+	// iterations: no copy at all.
+	Swap SwapMode = "swap"
+	// CopyDevice copies the output buffer to the input buffer on the device
+	// after every iteration (clEnqueueCopyBuffer).
+	CopyDevice SwapMode = "copy-device"
+	// CopyHost reads the output buffer to the host, copies it there and
+	// writes it back to the input buffer after every iteration.
+	CopyHost SwapMode = "copy-host"
+)
+
+// ParseSwapMode reads "swap", "copy-device" or "copy-host" ("" is swap).
+func ParseSwapMode(s string) (SwapMode, error) {
+	switch SwapMode(s) {
+	case "", Swap:
+		return Swap, nil
+	case CopyDevice, CopyHost:
+		return SwapMode(s), nil
+	}
+	return "", fmt.Errorf("swap mode %q: expected swap, copy-device or copy-host", s)
+}
+
+// modeDevice: a kernel actor run by its device's runtime-manager.
+const modeDevice = 3
+
+// devPort is a kernel actor's port: on a device ring, or on a host FIFO
+// staged through device memory.
+type devPort struct {
+	up      *uport
+	ring    *devRing
+	reader  int
+	stage   device.Buffer // host ports: Depth slots of G·rate tokens
+	bounce  []byte        // host ports of an unpinned FIFO on a GPU: pinned slots like stage's
+	hbuf    device.HostBuffer
+	mapped  bool      // stage is mapped host memory (bounce its bytes): no copy commands
+	peer    *peerRing // a channel between devices: its ring on the consumer's device
+	pending int       // host ports: tokens acquired by invocations in flight
+	rate    int64
+	tsize   int64
+}
+
+// devUnit is the device side of a kernel actor.
+type devUnit struct {
+	ak       device.ActorKernel
+	G        int64
+	ins      []devPort
+	outs     []devPort
+	ws       []device.Window
+	inflight int
+	seq      int64
+	stopped  bool
+	round    int64 // the manager's round that enqueued this unit last
+	inRound  int   // invocations of the unit in that round
+	perRound int   // the most it may have in one round (devRunner.perRound)
+	lane     int   // its stream in a round (laneUnits)
+	iters    int
+	pairs    [][2]int           // (output index, input index)
+	sbuf     [][2]device.Buffer // per pair: two buffers of G·rate tokens
+	host     [][]byte           // copy-host: per pair, a host buffer
+	scratch  device.Buffer      // for ports that move nothing
+}
+
+// invocation is G or fewer firings of one kernel actor in flight.
+type invocation struct {
+	u    *unit
+	slot int64 // staging slot (seq mod depth)
+	base int64
+	k    int64
+	ev   device.Event
+	tEnq int64
+}
+
+// devRunner is the runtime-manager of one device: one in-order queue, the
+// kernel actors mapped there, and the goroutine that enqueues their
+// invocations and observes completions by polling events.
+type devRunner struct {
+	r        *run
+	id       string
+	dev      device.Device
+	q        device.Queue // kernels, device-ring and swap traffic, in order
+	cq       device.Queue // copies between host FIFOs and staging slots
+	deps     []device.Event
+	units    []*unit
+	wakeC    chan struct{}
+	idle     atomic.Bool
+	inflight []*invocation
+	op       enqOp // the invocation being enqueued
+	depth    int
+	c        *execCtx
+	lastEnd  int64
+	tmp      []byte // copy-host
+	pinErr   error  // why a host FIFO could not be pinned (speed only)
+	spin     int64  // ns to poll without sleeping (pollSpin, pollSpinCPU)
+
+	// Rounds (when q is a device.Batcher): each pass enqueues one
+	// invocation of every unit that can fire, in topological order, as one
+	// batch — launches without events, replayed as a CUDA Graph when the
+	// round recurs — and all of them complete with the batch's event.
+	bat      device.Batcher
+	replay   bool
+	round    []*invocation          // invocations of the open round
+	reads    []devRead              // their host outputs' reads, issued after the batch
+	laner    interface{ Lane(int) } // puts a round's next launch on a stream (lane)
+	lanes    bool                   // the device's kernel actors form several lanes
+	lastDone device.Event           // the latest event seen complete
+	roundNo  int64                  // rounds begun
+	passes   int                    // passes over the units in a round: the largest perRound
+}
+
+// sharedEvent is one event shared by the invocations of a round: released
+// when the last of them is.
+type sharedEvent struct {
+	device.Event
+	refs int
+}
+
+func (s *sharedEvent) Release() {
+	if s.refs--; s.refs == 0 {
+		s.Event.Release()
+	}
+}
+
+func (d *devRunner) wake() {
+	select {
+	case d.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+// openDevice returns the runner of the device named id, opening it once.
+func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
+	if d, ok := r.devByName[id]; ok {
+		return d, nil
+	}
+	dev, err := device.Open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	key := dev.Info().ID
+	if d, ok := r.devByID[key]; ok {
+		_ = dev.Close()
+		r.devByName[id] = d
+		return d, nil
+	}
+	q, err := dev.NewQueue()
+	if err != nil {
+		_ = dev.Close()
+		return nil, fmt.Errorf("device %s: queue: %w", key, err)
+	}
+	cq, err := dev.NewQueue()
+	if err != nil {
+		_ = q.Release()
+		_ = dev.Close()
+		return nil, fmt.Errorf("device %s: copy queue: %w", key, err)
+	}
+	depth := r.opts.DeviceDepth
+	if depth <= 0 {
+		depth = maxAutoDepth // lowered by setupDevice from the staging sizes
+	}
+	if r.opts.DeviceMode == Callback {
+		depth = 1
+	}
+	d := &devRunner{r: r, id: key, dev: dev, q: q, cq: cq, wakeC: make(chan struct{}, 1), depth: depth, spin: pollSpin}
+	if in := dev.Info(); in.Kind == device.CPU || in.HostUnified {
+		d.spin = pollSpinCPU
+	}
+	r.devByName[id] = d
+	r.devByID[key] = d
+	r.devs = append(r.devs, d)
+	return d, nil
+}
+
+// maxAutoDepth is the deepest default DeviceDepth (autoDepth).
+const maxAutoDepth = 16
+
+// autoDepth is the default number of invocations of a kernel actor in
+// flight for the largest staging slot (one invocation's tokens of one
+// port) of a device's kernel actors: 4 for slots over 1 MiB (enough to
+// keep a device busy while the host enqueues), deeper for smaller ones,
+// whose invocations take the device a few µs each, so that enqueueing runs
+// far enough ahead of a round's latency (a chain of ten 1 KiB actors takes
+// 55 µs per iteration at depth 4 and 32 µs at 16 on an H100).
+func autoDepth(slot int64) int {
+	switch {
+	case slot <= 64<<10:
+		return maxAutoDepth
+	case slot <= 1<<20:
+		return 8
+	}
+	return 4
+}
+
+// isHostDevice reports whether a placement's device is the CPU runtime.
+func isHostDevice(s string) bool {
+	switch strings.ToLower(s) {
+	case "", "cpu", "cpu:0", "host":
+		return true
+	}
+	return false
+}
+
+// setupDevice makes u a kernel actor: it opens pl's device, picks the
+// kernel implementation and compiles it there.
+func (r *run) setupDevice(ctx context.Context, u *unit, pl *graph.Placement) error {
+	a := u.a
+	if isHostDevice(pl.Device) {
+		return fmt.Errorf("runtime: actor %s is mapped with implementation %q on device %q: expected an OpenCL or CUDA device for a kernel implementation (e.g. device: opencl)", a.Name, pl.Impl, pl.Device)
+	}
+	if a.Dynamic() {
+		return fmt.Errorf("runtime: actor %s has dynamic-rate ports: a kernel actor needs fixed (SDF) rates", a.Name)
+	}
+	if pl.Replicas > 1 {
+		return fmt.Errorf("runtime: actor %s on device %s asks for %d replicas: a kernel actor runs G firings per invocation instead (set work_groups)", a.Name, pl.Device, pl.Replicas)
+	}
+	var kinds []string
+	hasKernel := false
+	for _, x := range a.Impls {
+		kinds = append(kinds, string(x.Kind))
+		hasKernel = hasKernel || x.Kind == graph.ImplOpenCL || x.Kind == graph.ImplCUDA
+	}
+	if !hasKernel {
+		return fmt.Errorf("runtime: actor %s is mapped to device %q but has no kernel implementation (has: %s): expected an opencl or cuda kernel, or device cpu", a.Name, pl.Device, strings.Join(kinds, ", "))
+	}
+	d, err := r.openDevice(ctx, pl.Device)
+	if err != nil {
+		return fmt.Errorf("runtime: actor %s: %w", a.Name, err)
+	}
+	kind := pl.Impl
+	if kind == "" {
+		kind = graph.ImplKind(d.dev.Info().Backend)
+	}
+	im, ok := a.Impl(kind)
+	if !ok {
+		return fmt.Errorf("runtime: actor %s is mapped to %s but has no %s implementation (has: %s)", a.Name, d.id, kind, strings.Join(kinds, ", "))
+	}
+	comp, ok := d.dev.(device.ActorCompiler)
+	if !ok {
+		return fmt.Errorf("runtime: actor %s: device %s does not run kernel actors: %w", a.Name, d.id, device.ErrUnsupported)
+	}
+	ak, err := comp.CompileActor(ctx, a, pl, im)
+	if err != nil {
+		return fmt.Errorf("runtime: %w", err)
+	}
+	du := &devUnit{ak: ak, G: int64(ak.Groups()), iters: max(1, a.Iterations)}
+	if r.opts.DeviceDepth <= 0 && r.opts.DeviceMode != Callback {
+		slot := int64(0)
+		for _, ps := range [][]*graph.Port{a.Inputs, a.Outputs} {
+			for _, p := range ps {
+				slot = max(slot, du.G*int64(p.Rate.Sum())*int64(p.Type.Size))
+			}
+		}
+		d.depth = min(d.depth, autoDepth(slot))
+	}
+	u.mode = modeDevice
+	u.drv = d
+	u.du = du
+	u.impl = nil
+	d.units = append(d.units, u)
+	return nil
+}
+
+// placeDevice allocates a kernel actor's device memory once its channels
+// are known: staging slots for host ports, swap buffers.
+func (r *run) placeDevice(u *unit) error {
+	du, d := u.du, u.drv
+	a := u.a
+	G := du.G
+	port := func(up *uport) devPort {
+		p := devPort{up: up, ring: up.ring, rate: int64(up.sum), tsize: int64(up.tsize)}
+		if up.ch != nil {
+			p.peer = up.ch.peer
+		} else if up.fr != nil && len(up.fr.chans) == 1 {
+			p.peer = up.fr.chans[0].peer
+		}
+		return p
+	}
+	for i := range u.ins {
+		du.ins = append(du.ins, port(&u.ins[i]))
+		if u.ins[i].ring != nil {
+			du.ins[i].reader = u.ins[i].ch.reader
+		}
+	}
+	for i := range u.outs {
+		du.outs = append(du.outs, port(&u.outs[i]))
+	}
+	alloc := func(what string, n int64) (device.Buffer, error) {
+		b, err := d.dev.Alloc(max(n, 1), device.ReadWrite)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: actor %s: %s: %w", a.Name, what, err)
+		}
+		r.devBufs = append(r.devBufs, b)
+		return b, nil
+	}
+	var err error
+	for _, ps := range [][]devPort{du.ins, du.outs} {
+		for i := range ps {
+			p := &ps[i]
+			if p.ring != nil || p.rate == 0 || (p.up.r == nil && p.up.w == nil) {
+				continue
+			}
+			slots := int64(d.depth) * G * p.rate * p.tsize
+			if p.peer != nil {
+				if p.up.r != nil { // the kernels read the peer ring in place
+					continue
+				}
+				// outputs are copied from device staging slots
+				if p.stage, err = alloc("staging buffer of port "+p.up.p.Name, slots); err != nil {
+					return err
+				}
+				continue
+			}
+			// Small invocations stage through host memory the kernels
+			// address directly: the host copies between it and the FIFO,
+			// and no copy command (with its event and cross-queue wait)
+			// goes to the device per invocation.
+			if hm, ok := d.dev.(device.HostMapper); ok && G*p.rate*p.tsize <= mappedMax && !devNoMapped {
+				if m, err := hm.AllocMapped(slots); err == nil {
+					r.devBufs = append(r.devBufs, m)
+					p.stage, p.bounce, p.mapped = m, m.Bytes(), true
+					continue
+				}
+			}
+			if p.stage, err = alloc("staging buffer of port "+p.up.p.Name, slots); err != nil {
+				return err
+			}
+			// A FIFO a GPU could not pin is copied through pinned bounce
+			// slots: a copy from pageable memory would go through the
+			// driver's bounce buffer, and a CUDA read into pageable memory
+			// would block the manager until the device is idle.
+			var f *fifo.FIFO
+			if p.up.r != nil {
+				f = p.up.ch.fr.f
+			} else {
+				f = p.up.fr.f
+			}
+			if in := d.dev.Info(); !r.pinned[f] && in.Kind != device.CPU && !in.HostUnified {
+				h, err := d.dev.AllocHost(int64(d.depth) * G * p.rate * p.tsize)
+				if err != nil {
+					return fmt.Errorf("runtime: actor %s: pinned staging of port %s: %w", a.Name, p.up.p.Name, err)
+				}
+				r.hostBufs = append(r.hostBufs, h)
+				p.hbuf, p.bounce = h, h.Bytes()
+			}
+		}
+	}
+	if du.iters > 1 {
+		for o, in := range a.Swap {
+			oi, ii := -1, -1
+			for i, p := range a.Outputs {
+				if p.Name == o {
+					oi = i
+				}
+			}
+			for i, p := range a.Inputs {
+				if p.Name == in {
+					ii = i
+				}
+			}
+			du.pairs = append(du.pairs, [2]int{oi, ii})
+			n := G * du.outs[oi].rate * du.outs[oi].tsize
+			var bs [2]device.Buffer
+			for j := range bs {
+				if bs[j], err = alloc("swap buffer of "+o, n); err != nil {
+					return err
+				}
+			}
+			du.sbuf = append(du.sbuf, bs)
+			du.host = append(du.host, make([]byte, n))
+		}
+	}
+	du.ws = make([]device.Window, len(u.ins)+len(u.outs))
+	if du.scratch, err = alloc("scratch buffer", 64); err != nil {
+		return err
+	}
+	// The outputs' initial tokens on device rings.
+	for i := range u.outs {
+		up := &u.outs[i]
+		if g := up.ring; g != nil && g.wpos > 0 {
+			data := make([]byte, g.wpos*g.tsize)
+			copy(data, g.chans[0].c.InitialData)
+			ev, err := d.q.Write(g.buf, 0, data)
+			if err != nil {
+				return fmt.Errorf("runtime: channel %s: initial tokens: %w", g.chans[0].c.Name, err)
+			}
+			err = ev.Wait(context.Background())
+			ev.Release()
+			if err != nil {
+				return fmt.Errorf("runtime: channel %s: initial tokens: %w", g.chans[0].c.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// freeDevices releases the kernels, buffers, queues and devices of a run.
+func (r *run) freeDevices() {
+	for _, d := range r.devs {
+		_ = d.q.Finish()
+		_ = d.cq.Finish()
+	}
+	for _, unpin := range r.unpins {
+		_ = unpin()
+	}
+	r.unpins = nil
+	for _, h := range r.hostBufs {
+		_ = h.Release()
+	}
+	r.hostBufs = nil
+	for _, u := range r.units {
+		if u.du != nil && u.du.ak != nil {
+			_ = u.du.ak.Release()
+		}
+	}
+	for _, b := range r.devBufs {
+		_ = b.Release()
+	}
+	r.devBufs = nil
+	for _, d := range r.devs {
+		_ = d.q.Release()
+		_ = d.cq.Release()
+		_ = d.dev.Close()
+	}
+	r.devs = nil
+}
