@@ -483,18 +483,18 @@ func (f *FIFO) block(ctx context.Context, ws *waiter, blocked *atomic.Bool, bloc
 	if ready() {
 		return nil
 	}
-	start := time.Now()
+	start := nanotime()
 	blocked.Store(true)
 	err := f.blockSlow(ctx, ws, start, need, ready)
 	blocked.Store(false)
-	blockedNs.Add(int64(time.Since(start)))
+	blockedNs.Add(nanotime() - start)
 	if err != nil {
 		return fmt.Errorf("fifo %s: %s waiting for %d tokens: %w", f.name, who, n, err)
 	}
 	return nil
 }
 
-func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start time.Time, need uint64, ready func() bool) error {
+func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start int64, need uint64, ready func() bool) error {
 	done := ctx.Done()
 	if f.wait != Park {
 	spin:
@@ -508,7 +508,7 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start time.Time, need 
 					return ctx.Err()
 				default:
 				}
-				if f.wait == SpinPark && time.Since(start) >= f.spinTime {
+				if f.wait == SpinPark && nanotime()-start >= int64(f.spinTime) {
 					break spin
 				}
 				if i%(16*spinCheck) == 0 {
