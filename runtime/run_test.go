@@ -648,3 +648,44 @@ func TestReplicasRunConcurrently(t *testing.T) {
 	}
 	checkSeq(t, col.values(), 64, id)
 }
+
+// TestEndedInputDoesNotHoldWorker: an actor whose first input has ended
+// with tokens to spare, waiting on a second input, must give its worker
+// back. With one worker, holding it would starve the second input's
+// producer forever.
+func TestEndedInputDoesNotHoldWorker(t *testing.T) {
+	for _, first := range []string{"sum", "mid"} {
+		t.Run(first+" first", func(t *testing.T) {
+			g := graph.New("ended")
+			src := addSource(g, "src", 1, -1)
+			mi, mo := addMap(g, "mid", 1, id)
+			sum := g.AddActor("sum", graph.WithFunc(FireFunc(func(f *Firing) error {
+				Output[int64](f, 0)[0] = Input[int64](f, 0)[0] + Input[int64](f, 1)[0]
+				return nil
+			})))
+			i0 := graph.AddInput[int64](sum, "a", graph.SDF(1))
+			i1 := graph.AddInput[int64](sum, "b", graph.SDF(1))
+			so := graph.AddOutput[int64](sum, "out", graph.SDF(1))
+			si, col := addSink(g, "sink", graph.SDF(1))
+			graph.Connect(g, src, i0, graph.Capacity(64))
+			graph.Connect(g, src, mi, graph.Capacity(64))
+			graph.Connect(g, mo, i1, graph.Capacity(64))
+			graph.Connect(g, so, si, graph.Capacity(64))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			prio := func(a *graph.Actor) int {
+				switch a.Name {
+				case "src":
+					return 10
+				case first:
+					return 5
+				}
+				return 0
+			}
+			if _, err := Run(ctx, g, Options{Iterations: 32, Workers: 1, Priority: prio}); err != nil {
+				t.Fatalf("expected the run to finish, found %v", err)
+			}
+			checkSeq(t, col.values(), 32, func(i int64) int64 { return 2 * i })
+		})
+	}
+}

@@ -278,11 +278,11 @@ func (u *unit) readyAtomic(next int64) bool {
 			continue
 		}
 		w := p.ch.fr.f.Writer()
-		if w.Closed() {
-			return true
-		}
+		closed := w.Closed() // read before the position: what it covers is all there will be
 		if int(w.Position()-p.r.Position()) < need {
-			return false
+			// Short of tokens: the unit can finish if the stream has
+			// ended, and must wait otherwise.
+			return closed
 		}
 	}
 	for i := range u.outs {
