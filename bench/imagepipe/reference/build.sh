@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds the hand-written reference program with nvcc (sm_90: H100), next
+# Builds the hand-written reference programs (imagepipe: one stream;
+# streams: several streams, a host thread each) with nvcc (sm_90: H100), next
 # to this script. Without nvcc, build the NVRTC-based driver instead:
 #   CGO_ENABLED=0 go build -o imagepipe-nvrtc ./bench/imagepipe/reference
 set -e
@@ -10,4 +11,5 @@ if [ -z "$NVCC" ]; then
 	exit 1
 fi
 "$NVCC" -O3 -arch=${ARCH:-sm_90} -o imagepipe imagepipe.cu
-echo "built $(pwd)/imagepipe with $NVCC"
+"$NVCC" -O3 -arch=${ARCH:-sm_90} -std=c++17 -Xcompiler -O3,-march=native -o streams streams.cu
+echo "built $(pwd)/imagepipe and $(pwd)/streams with $NVCC"

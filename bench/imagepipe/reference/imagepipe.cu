@@ -164,6 +164,7 @@ static void reset(Pipe *p) {
 	p->k = 0;
 }
 
+#ifndef IMAGEPIPE_NO_MAIN // streams.cu includes this file for its kernels and helpers
 int main(int argc, char **argv) {
 	long long frames = 20000, warm = -1, check = 400;
 	int B = 1, T = 256, actor = 0;
@@ -220,4 +221,5 @@ int main(int argc, char **argv) {
 	       c.frames, (unsigned long long)c.sum, (unsigned long long)c.moving, (unsigned long long)c.hash);
 	return 0;
 }
+#endif // IMAGEPIPE_NO_MAIN
 #endif
