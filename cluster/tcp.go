@@ -167,18 +167,25 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 		}
 		binary.LittleEndian.PutUint32(hdr[:], uint32(len(win)))
 		hdr[4] = 0
-		if _, err := bw.Write(hdr[:]); err != nil {
-			return cause(ctx, err)
-		}
-		if len(win) >= bw.Available() {
-			if err := bw.Flush(); err != nil {
+		if len(win)+len(hdr) > bw.Available() {
+			// A large frame: what is buffered, the header and the window
+			// go in one vectored write, straight from the FIFO.
+			bufs := net.Buffers{hdr[:], win}
+			if bw.Buffered() > 0 {
+				if err := bw.Flush(); err != nil {
+					return cause(ctx, err)
+				}
+			}
+			if _, err := bufs.WriteTo(c); err != nil {
 				return cause(ctx, err)
 			}
-			if _, err := c.Write(win); err != nil {
+		} else {
+			if _, err := bw.Write(hdr[:]); err != nil {
 				return cause(ctx, err)
 			}
-		} else if _, err := bw.Write(win); err != nil {
-			return cause(ctx, err)
+			if _, err := bw.Write(win); err != nil {
+				return cause(ctx, err)
+			}
 		}
 		r.Release(k)
 		credit -= int64(k)

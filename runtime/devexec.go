@@ -130,7 +130,8 @@ type devRunner struct {
 	id       string
 	dev      device.Device
 	q        device.Queue // kernels, device-ring and swap traffic, in order
-	cq       device.Queue // copies between host FIFOs and staging slots
+	cq       device.Queue // copies from staging slots to host FIFOs (and peer rings)
+	wq       device.Queue // copies from host FIFOs to staging slots
 	deps     []device.Event
 	units    []*unit
 	wakeC    chan struct{}
@@ -205,6 +206,18 @@ func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
 		_ = dev.Close()
 		return nil, fmt.Errorf("device %s: copy queue: %w", key, err)
 	}
+	// Host-to-device copies get a queue of their own: on one in-order copy
+	// queue the next invocation's inputs would wait behind the previous
+	// one's output copy, which waits for its kernels, so copies in, kernels
+	// and copies out would not overlap (the copy engines of a GPU run the
+	// two directions at once).
+	wq, err := dev.NewQueue()
+	if err != nil {
+		_ = cq.Release()
+		_ = q.Release()
+		_ = dev.Close()
+		return nil, fmt.Errorf("device %s: input copy queue: %w", key, err)
+	}
 	depth := r.opts.DeviceDepth
 	if depth <= 0 {
 		depth = maxAutoDepth // lowered by setupDevice from the staging sizes
@@ -212,7 +225,7 @@ func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
 	if r.opts.DeviceMode == Callback {
 		depth = 1
 	}
-	d := &devRunner{r: r, id: key, dev: dev, q: q, cq: cq, wakeC: make(chan struct{}, 1), depth: depth, spin: pollSpin}
+	d := &devRunner{r: r, id: key, dev: dev, q: q, cq: cq, wq: wq, wakeC: make(chan struct{}, 1), depth: depth, spin: pollSpin}
 	if in := dev.Info(); in.Kind == device.CPU || in.HostUnified {
 		d.spin = pollSpinCPU
 	}
@@ -449,6 +462,7 @@ func (r *run) freeDevices() {
 	for _, d := range r.devs {
 		_ = d.q.Finish()
 		_ = d.cq.Finish()
+		_ = d.wq.Finish()
 	}
 	for _, unpin := range r.unpins {
 		_ = unpin()
@@ -470,6 +484,7 @@ func (r *run) freeDevices() {
 	for _, d := range r.devs {
 		_ = d.q.Release()
 		_ = d.cq.Release()
+		_ = d.wq.Release()
 		_ = d.dev.Close()
 	}
 	r.devs = nil

@@ -132,7 +132,7 @@ func (op *enqOp) bindInputs() error {
 			if p.mapped { // the kernel reads the slot itself
 				continue
 			}
-			ev, err := d.cq.Write(p.stage, off*p.tsize, src)
+			ev, err := d.wq.Write(p.stage, off*p.tsize, src)
 			if err != nil {
 				return op.fail("copy to device", err)
 			}

@@ -38,7 +38,7 @@ func (d *devRunner) loop() {
 			return
 		}
 		if p1 || p2 || p3 {
-			if err := errors.Join(d.cq.Flush(), d.q.Flush()); err != nil {
+			if err := errors.Join(d.wq.Flush(), d.cq.Flush(), d.q.Flush()); err != nil {
 				r.fail(fmt.Errorf("device %s: %w", d.id, err))
 				return
 			}
@@ -235,6 +235,7 @@ func (d *devRunner) canEnqueue() bool {
 // drain waits for every command of the device and drops what is in flight
 // (the run is stopping, or the manager is done).
 func (d *devRunner) drain() {
+	_ = d.wq.Finish()
 	_ = d.cq.Finish()
 	_ = d.q.Finish()
 	for _, inv := range d.inflight {
