@@ -5,6 +5,11 @@
 //     about -work-us of CPU per firing (16 tokens in, 16 out); one replica
 //     against as many replicas as cores. The speed-up is the ratio of their
 //     firings per second (the goal is at least 0.85 x cores);
+//   - ceiling: as many goroutines as cores, each doing -work-us pieces of
+//     work back to back with no communication at all; its speed-up over one
+//     goroutine is what the cores themselves allow (on a virtual machine
+//     whose cores share physical ones, or slow down together, less than
+//     the core count), the ceiling for both of the above;
 //   - dag: a random DAG of -actors actors (fixed seed), each firing
 //     consuming and producing -rate float32 tokens per port and doing about
 //     -dag-us of CPU, against the same DAG written as one goroutine per
@@ -45,7 +50,7 @@ func main() {
 	var (
 		asJSON  = flag.Bool("json", false, "print one JSON object per core count")
 		cpuList = flag.String("cpus", "", "comma-separated core counts (GOMAXPROCS and affinity), one row each; empty: as started")
-		mode    = flag.String("mode", "", "internal: run one variant (replicas, dag-sluice, dag-goroutines) and print its firings/s")
+		mode    = flag.String("mode", "", "internal: run one variant (replicas, ceiling, dag-sluice, dag-goroutines) and print its firings/s")
 		reps    = flag.Int("replicas", 1, "internal: replicas of the work actor (-mode replicas)")
 		workUS  = flag.Float64("work-us", 20, "CPU time of one replicated firing, in microseconds")
 		dagUS   = flag.Float64("dag-us", 2, "CPU time of one DAG firing, in microseconds")
@@ -102,6 +107,8 @@ func main() {
 	for _, n := range counts {
 		one := child(n, "replicas", 1)
 		many := child(n, "replicas", n)
+		c1 := child(n, "ceiling", 1)
+		cn := child(n, "ceiling", n)
 		ds := child(n, "dag-sluice", 0)
 		dg := child(n, "dag-goroutines", 0)
 		if n == 1 {
@@ -111,6 +118,7 @@ func main() {
 			"cores": n, "work_us": *workUS, "dag_us": *dagUS, "actors": *actors, "rate": *rate, "depth": *depth,
 			"replicas_1_firings_per_s": one, "replicas_n_firings_per_s": many, "replica_speedup": many / one,
 			"replica_speedup_per_core": many / one / float64(n),
+			"ceiling_speedup":          cn / c1, "ceiling_speedup_per_core": cn / c1 / float64(n),
 			"dag_sluice_firings_per_s": ds, "dag_goroutines_firings_per_s": dg, "dag_ratio": ds / dg,
 		}
 		if dag1 > 0 {
@@ -122,9 +130,9 @@ func main() {
 			fmt.Println(string(b))
 			continue
 		}
-		fmt.Printf("%2d cores: replicas x%d %.3g firings/s vs x1 %.3g: speed-up %.2f (%.2f per core); "+
+		fmt.Printf("%2d cores: replicas x%d %.3g firings/s vs x1 %.3g: speed-up %.2f (%.2f per core; the cores allow %.2f); "+
 			"DAG sluice %.3g firings/s vs goroutines %.3g: %.2fx\n",
-			n, n, many, one, many/one, many/one/float64(n), ds, dg, ds/dg)
+			n, n, many, one, many/one, many/one/float64(n), cn/c1/float64(n), ds, dg, ds/dg)
 	}
 }
 
@@ -149,12 +157,14 @@ func (c config) measure(mode string, replicas int, secs float64) (float64, error
 		switch mode {
 		case "replicas":
 			return c.replicas(replicas, iters)
+		case "ceiling":
+			return c.ceiling(replicas, iters)
 		case "dag-sluice":
 			return c.dagSluice(iters)
 		case "dag-goroutines":
 			return c.dagGoroutines(iters)
 		}
-		return 0, 0, fmt.Errorf("-mode: expected replicas, dag-sluice or dag-goroutines, found %q", mode)
+		return 0, 0, fmt.Errorf("-mode: expected replicas, ceiling, dag-sluice or dag-goroutines, found %q", mode)
 	}
 	iters := int64(200)
 	for {
@@ -192,6 +202,26 @@ func (c config) replicas(replicas int, iters int64) (float64, time.Duration, err
 		return 0, 0, err
 	}
 	return float64(iters) / st.Elapsed.Seconds(), st.Elapsed, nil
+}
+
+// ceiling runs iters pieces of -work-us work split over n goroutines that
+// share nothing.
+func (c config) ceiling(n int, iters int64) (float64, time.Duration, error) {
+	d := time.Duration(c.workUS * float64(time.Microsecond))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int64(g); i < iters; i += int64(n) {
+				work(d)
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	return float64(iters) / el.Seconds(), el, nil
 }
 
 // dag is a random DAG: preds[i] lists the actors feeding actor i, in port
