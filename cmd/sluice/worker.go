@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/flowmodel"
 )
 
 func newWorker() *cobra.Command {
@@ -24,7 +25,8 @@ func newWorker() *cobra.Command {
 		Long: `worker joins a broker as a NATS micro service (sluice-worker), advertises its
 devices (every field of sluice devices) and its limits, and runs the actors that
 clients place on it: built-ins, Go functions registered in this binary, kernels
-shipped as source with the request. --max-stream refuses actors whose streams
+shipped as source with the request. It also serves flow-models (package
+flowmodel) under its name, for flowmodel.Remote clients. --max-stream refuses actors whose streams
 exceed that many bytes; --max-time cancels an actor that runs longer. It runs
 until interrupted.`,
 		Args: cobra.NoArgs,
@@ -71,6 +73,18 @@ until interrupted.`,
 				return err
 			}
 			defer w.Close()
+			// Flow-models: serve this host's devices to flowmodel.Remote
+			// clients under the worker's name.
+			fc, err := cluster.Connect(cmd.Context(), o.Broker, o.Creds)
+			if err != nil {
+				return fmt.Errorf("worker: flow-model service: %w", err)
+			}
+			defer fc.Close()
+			fms, err := flowmodel.Serve(fc.Conn(), w.Name(), flowmodel.Local{})
+			if err != nil {
+				return fmt.Errorf("worker: %w", err)
+			}
+			defer fms.Close()
 			var ids []string
 			for _, d := range o.Devices {
 				ids = append(ids, d.ID)

@@ -1,0 +1,327 @@
+package flowmodel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/sluicehq/sluice/device"
+)
+
+// chunk is the largest payload of one write or read message, below NATS's
+// default 1 MiB message limit.
+const chunk = 512 << 10
+
+// Subject returns the NATS subject a host named name serves flow-models on.
+func Subject(name string) string { return "sluice.flowmodel." + name }
+
+// Server serves a Host's flow-models to Remote clients over NATS.
+type Server struct {
+	h      Host
+	sub    *nats.Subscription
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	next      int64
+	instances map[string]Instance
+	staged    map[string][]byte // pending chunked writes and reads by id/stream
+}
+
+// Serve answers flow-model requests for h on Subject(name) of conn until
+// Close. A worker serves Local{} under its own name.
+func Serve(conn *nats.Conn, name string, h Host) (*Server, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{h: h, ctx: ctx, cancel: cancel, instances: map[string]Instance{}, staged: map[string][]byte{}}
+	sub, err := conn.Subscribe(Subject(name), s.handle)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("flowmodel: serve %s: %w", name, err)
+	}
+	s.sub = sub
+	return s, conn.Flush()
+}
+
+// Close stops serving and releases every instance still mapped.
+func (s *Server) Close() error {
+	err := s.sub.Unsubscribe()
+	s.cancel()
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, in := range s.instances {
+		err = errors.Join(err, in.Release(context.Background()))
+		delete(s.instances, id)
+	}
+	return err
+}
+
+// handle dispatches one request; map and fire run in their own goroutine
+// so that a long firing does not hold up other instances.
+func (s *Server) handle(m *nats.Msg) {
+	switch m.Header.Get("Op") {
+	case "map", "fire":
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.reply(m)
+		}()
+	default:
+		s.reply(m)
+	}
+}
+
+// reply runs a request and answers it.
+func (s *Server) reply(m *nats.Msg) {
+	data, err := s.do(m)
+	r := nats.NewMsg(m.Reply)
+	r.Data = data
+	if err != nil {
+		r.Header.Set("Error", err.Error())
+	}
+	_ = m.RespondMsg(r)
+}
+
+type mapRequest struct {
+	Model  *Model `json:"model"`
+	Device string `json:"device"`
+}
+
+type mapReply struct {
+	ID     string      `json:"id"`
+	Device device.Info `json:"device"`
+}
+
+// do runs one request.
+func (s *Server) do(m *nats.Msg) ([]byte, error) {
+	h := m.Header
+	op, id, stream := h.Get("Op"), h.Get("Id"), h.Get("Stream")
+	switch op {
+	case "devices":
+		hi, err := s.h.Devices(s.ctx)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(hi)
+	case "map":
+		var req mapRequest
+		if err := json.Unmarshal(m.Data, &req); err != nil || req.Model == nil {
+			return nil, fmt.Errorf("map: expected a JSON model and device: %v", err)
+		}
+		in, err := s.h.Map(s.ctx, req.Model, req.Device)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.next++
+		id := strconv.FormatInt(s.next, 10)
+		s.instances[id] = in
+		s.mu.Unlock()
+		return json.Marshal(mapReply{ID: id, Device: in.Device()})
+	}
+	in, err := s.instance(id)
+	if err != nil {
+		return nil, err
+	}
+	switch op {
+	case "write":
+		return nil, s.write(in, id+"/"+stream, stream, m)
+	case "read":
+		return s.read(in, id+"/"+stream, stream, h.Get("Off"))
+	case "fire":
+		n, _ := strconv.Atoi(h.Get("Iterations"))
+		return nil, in.Fire(s.ctx, n)
+	case "release":
+		s.mu.Lock()
+		delete(s.instances, id)
+		s.mu.Unlock()
+		return nil, in.Release(s.ctx)
+	}
+	return nil, fmt.Errorf("unknown operation %q: expected devices, map, write, read, fire or release", op)
+}
+
+// instance returns a mapped instance by ID.
+func (s *Server) instance(id string) (Instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.instances[id]
+	if !ok {
+		return nil, fmt.Errorf("no flow-model instance %q (released, or the worker restarted)", id)
+	}
+	return in, nil
+}
+
+// write stages one chunk and writes the stream once all have come.
+func (s *Server) write(in Instance, key, stream string, m *nats.Msg) error {
+	off, err1 := strconv.Atoi(m.Header.Get("Off"))
+	total, err2 := strconv.Atoi(m.Header.Get("Total"))
+	if err := errors.Join(err1, err2); err != nil || off < 0 || off+len(m.Data) > total {
+		return fmt.Errorf("write %s: bad chunk (offset %q, total %q, %d bytes)", stream, m.Header.Get("Off"), m.Header.Get("Total"), len(m.Data))
+	}
+	if off == 0 && len(m.Data) == total {
+		return in.Write(s.ctx, stream, m.Data)
+	}
+	s.mu.Lock()
+	buf := s.staged[key]
+	if off == 0 || len(buf) != total {
+		buf = make([]byte, total)
+		s.staged[key] = buf
+	}
+	copy(buf[off:], m.Data)
+	last := off+len(m.Data) == total
+	if last {
+		delete(s.staged, key)
+	}
+	s.mu.Unlock()
+	if !last {
+		return nil
+	}
+	return in.Write(s.ctx, stream, buf)
+}
+
+// read answers one chunk of a stream, reading it from the instance at
+// offset 0.
+func (s *Server) read(in Instance, key, stream, offs string) ([]byte, error) {
+	off, err := strconv.Atoi(offs)
+	if err != nil || off < 0 {
+		return nil, fmt.Errorf("read %s: offset %q: expected a byte offset", stream, offs)
+	}
+	s.mu.Lock()
+	buf, ok := s.staged["r/"+key]
+	s.mu.Unlock()
+	if off == 0 || !ok {
+		if buf, err = in.Read(s.ctx, stream); err != nil {
+			return nil, err
+		}
+	}
+	if off > len(buf) {
+		return nil, fmt.Errorf("read %s: offset %d beyond its %d bytes", stream, off, len(buf))
+	}
+	end := min(off+chunk, len(buf))
+	s.mu.Lock()
+	if end == len(buf) {
+		delete(s.staged, "r/"+key)
+	} else {
+		s.staged["r/"+key] = buf
+	}
+	s.mu.Unlock()
+	return buf[off:end], nil
+}
+
+// Remote is a Host served by Serve on the other end of a NATS connection.
+type Remote struct {
+	// Conn is the connection to the broker tree.
+	Conn *nats.Conn
+	// Name is the serving host's name (a worker's name).
+	Name string
+}
+
+// request sends one request and returns the reply's data or its error.
+func (r Remote) request(ctx context.Context, op string, hdr map[string]string, data []byte) ([]byte, error) {
+	m := nats.NewMsg(Subject(r.Name))
+	m.Header.Set("Op", op)
+	for k, v := range hdr {
+		m.Header.Set(k, v)
+	}
+	m.Data = data
+	resp, err := r.Conn.RequestMsgWithContext(ctx, m)
+	if err != nil {
+		return nil, fmt.Errorf("flow-model host %s: %s: %w", r.Name, op, err)
+	}
+	if e := resp.Header.Get("Error"); e != "" {
+		return nil, fmt.Errorf("flow-model host %s: %s: %s", r.Name, op, e)
+	}
+	return resp.Data, nil
+}
+
+// Devices returns the remote host's device hierarchy.
+func (r Remote) Devices(ctx context.Context) (HostInfo, error) {
+	b, err := r.request(ctx, "devices", nil, nil)
+	if err != nil {
+		return HostInfo{}, err
+	}
+	var hi HostInfo
+	return hi, json.Unmarshal(b, &hi)
+}
+
+// Map places m on a device of the remote host.
+func (r Remote) Map(ctx context.Context, m *Model, id string) (Instance, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	req, err := json.Marshal(mapRequest{Model: m, Device: id})
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.request(ctx, "map", nil, req)
+	if err != nil {
+		return nil, err
+	}
+	var rep mapReply
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("flow-model host %s: map: bad reply: %w", r.Name, err)
+	}
+	return &remoteInstance{r: r, id: rep.ID, info: rep.Device, m: m}, nil
+}
+
+// remoteInstance is an Instance on a remote host.
+type remoteInstance struct {
+	r        Remote
+	id       string
+	info     device.Info
+	m        *Model
+	released atomic.Bool
+}
+
+func (in *remoteInstance) Device() device.Info { return in.info }
+
+func (in *remoteInstance) Write(ctx context.Context, stream string, data []byte) error {
+	total := strconv.Itoa(len(data))
+	for off := 0; off == 0 || off < len(data); off += chunk {
+		end := min(off+chunk, len(data))
+		hdr := map[string]string{"Id": in.id, "Stream": stream, "Off": strconv.Itoa(off), "Total": total}
+		if _, err := in.r.request(ctx, "write", hdr, data[off:end]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (in *remoteInstance) Read(ctx context.Context, stream string) ([]byte, error) {
+	s, _, ok := in.m.Stream(stream)
+	if !ok {
+		return nil, fmt.Errorf("flow-model %s has no stream %q (streams: %s)", in.m.Name, stream, in.m.streamNames())
+	}
+	out := make([]byte, 0, s.Bytes())
+	for int64(len(out)) < s.Bytes() {
+		b, err := in.r.request(ctx, "read", map[string]string{"Id": in.id, "Stream": stream, "Off": strconv.Itoa(len(out))}, nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == 0 {
+			return nil, fmt.Errorf("flow-model host %s: read %s: short reply at byte %d of %d", in.r.Name, stream, len(out), s.Bytes())
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+func (in *remoteInstance) Fire(ctx context.Context, iterations int) error {
+	_, err := in.r.request(ctx, "fire", map[string]string{"Id": in.id, "Iterations": strconv.Itoa(iterations)}, nil)
+	return err
+}
+
+func (in *remoteInstance) Release(ctx context.Context) error {
+	if in.released.Swap(true) {
+		return nil
+	}
+	_, err := in.r.request(ctx, "release", map[string]string{"Id": in.id}, nil)
+	return err
+}
