@@ -80,7 +80,7 @@ until interrupted.`,
 				return fmt.Errorf("worker: flow-model service: %w", err)
 			}
 			defer fc.Close()
-			fms, err := flowmodel.Serve(fc.Conn(), w.Name(), flowmodel.Local{})
+			fms, err := flowmodel.Serve(fc.Conn(), w.Name(), flowmodel.Limited{Host: flowmodel.Local{}, MaxStream: o.Limits.MaxStream})
 			if err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}
