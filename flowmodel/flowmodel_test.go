@@ -312,3 +312,21 @@ func BenchmarkRoundRemote(b *testing.B) {
 	defer srv.Close()
 	benchFire(b, flowmodel.Remote{Conn: nc, Name: "b"})
 }
+
+// The same flow-model with CUDA C beside OpenCL C, on a CUDA device (the
+// requirements ask for one). It skips where CUDA is absent.
+func TestCUDA(t *testing.T) {
+	ctx := context.Background()
+	m, err := flowmodel.Load(ctx, "testdata/saxpy-cuda.yaml", flowmodel.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	able, err := flowmodel.Query(ctx, flowmodel.Local{}, m)
+	if err != nil {
+		t.Skipf("no CUDA device on this machine: %v", err)
+	}
+	d := runSaxpy(t, flowmodel.Local{}, m, able[0].ID, 5)
+	if d.Backend != "cuda" {
+		t.Fatalf("ran on %s: expected a CUDA device", d.ID)
+	}
+}

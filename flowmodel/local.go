@@ -278,6 +278,9 @@ func (in *LocalInstance) launch() error {
 	if len(r.Global) == 0 {
 		r.Global = []int{in.m.Out[0].Length}
 	}
+	if len(r.Local) == 0 {
+		r.Local = nil // the driver chooses
+	}
 	ev, err := in.q.Launch(in.k, r)
 	if err != nil {
 		return err
