@@ -252,7 +252,81 @@ func TestRemote(t *testing.T) {
 			runSaxpy(t, r, m, able[0].ID, 2)
 		}
 	}
+	lim, err := flowmodel.Serve(nc, "small", flowmodel.Limited{Host: flowmodel.Local{}, MaxStream: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lim.Close()
+	if _, err := (flowmodel.Remote{Conn: nc, Name: "small"}).Map(ctx, builtinSaxpy(1000), ""); err == nil || !strings.Contains(err.Error(), "at most 1 KiB") {
+		t.Fatalf("stream over the host's limit: %v, expected a refusal", err)
+	}
 	if _, err := (flowmodel.Remote{Conn: nc, Name: "nobody"}).Devices(ctx); err == nil {
 		t.Fatal("remote host without a server: expected an error")
+	}
+}
+
+// benchFire writes x and y0, fires once and reads y: one round of a
+// 1000-float saxpy on host h.
+func benchFire(b *testing.B, h flowmodel.Host) {
+	ctx := context.Background()
+	in, err := h.Map(ctx, builtinSaxpy(1000), "cpu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Release(ctx)
+	data := make([]byte, 4000)
+	for b.Loop() {
+		if err := in.Write(ctx, "x", data); err != nil {
+			b.Fatal(err)
+		}
+		if err := in.Fire(ctx, 1); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := in.Read(ctx, "y"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRoundLocal(b *testing.B) { benchFire(b, flowmodel.Local{}) }
+
+func BenchmarkRoundRemote(b *testing.B) {
+	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go s.Start()
+	defer s.Shutdown()
+	if !s.ReadyForConnections(10 * time.Second) {
+		b.Fatal("nats server not ready")
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	srv, err := flowmodel.Serve(nc, "b", flowmodel.Local{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	benchFire(b, flowmodel.Remote{Conn: nc, Name: "b"})
+}
+
+// The same flow-model with CUDA C beside OpenCL C, on a CUDA device (the
+// requirements ask for one). It skips where CUDA is absent.
+func TestCUDA(t *testing.T) {
+	ctx := context.Background()
+	m, err := flowmodel.Load(ctx, "testdata/saxpy-cuda.yaml", flowmodel.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	able, err := flowmodel.Query(ctx, flowmodel.Local{}, m)
+	if err != nil {
+		t.Skipf("no CUDA device on this machine: %v", err)
+	}
+	d := runSaxpy(t, flowmodel.Local{}, m, able[0].ID, 5)
+	if d.Backend != "cuda" {
+		t.Fatalf("ran on %s: expected a CUDA device", d.ID)
 	}
 }

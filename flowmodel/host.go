@@ -111,3 +111,24 @@ func pick(hi HostInfo, m *Model, id string) (device.Info, error) {
 	}
 	return device.Info{}, fmt.Errorf("host %s has no device %q (able devices: %v)", hi.Host, id, ids)
 }
+
+// Limited is a Host that refuses flow-models whose streams exceed a size,
+// for hosts that serve untrusted clients (sluice worker --max-stream).
+type Limited struct {
+	Host
+	// MaxStream is the largest stream in bytes (0: no limit).
+	MaxStream int64
+}
+
+// Map refuses m when one of its streams is larger than MaxStream, else maps
+// it on the wrapped host.
+func (l Limited) Map(ctx context.Context, m *Model, id string) (Instance, error) {
+	if l.MaxStream > 0 {
+		for _, s := range m.streams() {
+			if s.Bytes() > l.MaxStream {
+				return nil, fmt.Errorf("flow-model %s: stream %s of %s: this host accepts at most %s per stream", m.Name, s.Name, device.Size(s.Bytes()), device.Size(l.MaxStream))
+			}
+		}
+	}
+	return l.Host.Map(ctx, m, id)
+}

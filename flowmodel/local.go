@@ -11,13 +11,27 @@ import (
 )
 
 // Local runs flow-models on this process's devices. The zero value is
-// ready to use.
-type Local struct{}
+// ready to use and offers every device.
+type Local struct {
+	// Only, when set, lists the device IDs offered (a worker's --devices).
+	Only []string
+}
 
-// Devices lists this process's devices as a hierarchy.
-func (Local) Devices(ctx context.Context) (HostInfo, error) {
+// Devices lists this process's devices (those in Only, when set) as a
+// hierarchy.
+func (l Local) Devices(ctx context.Context) (HostInfo, error) {
 	host, _ := os.Hostname()
-	return Tree(host, discover(ctx)), nil
+	ds := discover(ctx)
+	if len(l.Only) > 0 {
+		var keep []device.Info
+		for _, d := range ds {
+			if contains(l.Only, d.ID) {
+				keep = append(keep, d)
+			}
+		}
+		ds = keep
+	}
+	return Tree(host, ds), nil
 }
 
 // Map places m on a local device; see Host.
@@ -263,6 +277,9 @@ func (in *LocalInstance) launch() error {
 	r := device.Range{Global: in.m.Range.Global, Local: in.m.Range.Local}
 	if len(r.Global) == 0 {
 		r.Global = []int{in.m.Out[0].Length}
+	}
+	if len(r.Local) == 0 {
+		r.Local = nil // the driver chooses
 	}
 	ev, err := in.q.Launch(in.k, r)
 	if err != nil {

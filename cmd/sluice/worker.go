@@ -73,6 +73,10 @@ until interrupted.`,
 				return err
 			}
 			defer w.Close()
+			var ids []string
+			for _, d := range o.Devices {
+				ids = append(ids, d.ID)
+			}
 			// Flow-models: serve this host's devices to flowmodel.Remote
 			// clients under the worker's name.
 			fc, err := cluster.Connect(cmd.Context(), o.Broker, o.Creds)
@@ -80,15 +84,11 @@ until interrupted.`,
 				return fmt.Errorf("worker: flow-model service: %w", err)
 			}
 			defer fc.Close()
-			fms, err := flowmodel.Serve(fc.Conn(), w.Name(), flowmodel.Local{})
+			fms, err := flowmodel.Serve(fc.Conn(), w.Name(), flowmodel.Limited{Host: flowmodel.Local{Only: ids}, MaxStream: o.Limits.MaxStream})
 			if err != nil {
 				return fmt.Errorf("worker: %w", err)
 			}
 			defer fms.Close()
-			var ids []string
-			for _, d := range o.Devices {
-				ids = append(ids, d.ID)
-			}
 			fmt.Fprintf(stderr, "worker %s: joined broker %s, lending %s\n", w.Name(), w.Info().Broker, strings.Join(ids, ", "))
 			<-cmd.Context().Done()
 			fmt.Fprintf(stderr, "worker %s: leaving\n", w.Name())

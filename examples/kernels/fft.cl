@@ -29,10 +29,10 @@ static void fft_stages(__global const float2 *x, __global float2 *y,
   for (int i = lid; i < W; i += lsz) s[i] = x[i];
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int len = 2; len <= W; len <<= 1) {
-    int half = len >> 1;
+    int hlen = len >> 1;
     for (int t = lid; t < W / 2; t += lsz) {
-      int grp = t / half, pos = t % half;
-      int a = grp * len + pos, b = a + half;
+      int grp = t / hlen, pos = t % hlen;
+      int a = grp * len + pos, b = a + hlen;
       float ang = sign * 2.0f * M_PI_F * (float)pos / (float)len;
       float2 w = (float2)(cos(ang), sin(ang));
       float2 u = s[a], v = s[b];
