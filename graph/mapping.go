@@ -80,9 +80,9 @@ func (m *Mapping) Check(g *Graph) error {
 		if w == "" {
 			w = m.Origin
 		}
-		a := g.Actor(name)
+		a := g.resolve(name)
 		if a == nil {
-			ps = append(ps, Problem{w, "mapping names unknown actor " + quote(name) + suggest(name, g.actorNames())})
+			ps = append(ps, Problem{w, "mapping names unknown actor " + quote(name) + suggest(name, g.flatNames(""))})
 			continue
 		}
 		for port, d := range pl.Distribution {
@@ -114,3 +114,36 @@ func (m *Mapping) Check(g *Graph) error {
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
+
+// resolve finds the actor a mapping names: an actor of g, or
+// "composite/inner" (at any depth) for an actor inside a composite, as
+// Flatten names it.
+func (g *Graph) resolve(name string) *Actor {
+	if a := g.Actor(name); a != nil {
+		return a
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] != '/' {
+			continue
+		}
+		if c := g.Actor(name[:i]); c != nil && c.Sub != nil {
+			if a := c.Sub.resolve(name[i+1:]); a != nil {
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+// flatNames lists the names a mapping may use: every actor, and the inner
+// actors of composites as "composite/inner".
+func (g *Graph) flatNames(prefix string) []string {
+	var ns []string
+	for _, a := range g.Actors {
+		ns = append(ns, prefix+a.Name)
+		if a.Sub != nil {
+			ns = append(ns, a.Sub.flatNames(prefix+a.Name+"/")...)
+		}
+	}
+	return ns
+}
