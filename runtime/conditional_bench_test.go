@@ -81,3 +81,55 @@ func BenchmarkConditionalOverhead(b *testing.B) {
 		})
 	}
 }
+
+// processChain is the same conditional wired by hand: src → switch →
+// {work | work} → select → sink, switch and select as processes moving
+// n-token blocks, for iters control tokens.
+func processChain(n int, iters int64) *graph.Graph {
+	g := graph.New("processes")
+	s := g.AddActor("src", graph.Stateful(), graph.WithFunc(func(f *Firing) error {
+		if f.Index() >= iters {
+			return ErrEndOfStream
+		}
+		return nil
+	}))
+	so := graph.AddOutput[float32](s, "out", graph.SDF(n))
+	k := g.AddActor("sink", graph.Stateful(), graph.WithFunc(func(f *Firing) error { return nil }))
+	ki := graph.AddInput[float32](k, "in", graph.SDF(n))
+	c := g.AddActor("ctl", graph.Stateful(), graph.WithFunc(func(f *Firing) error {
+		if f.Index() >= iters {
+			return ErrEndOfStream
+		}
+		Output[uint8](f, 0)[0] = uint8(f.Index() & 1)
+		return nil
+	}))
+	co := graph.AddOutput[uint8](c, "out", graph.SDF(1))
+	params := map[string]any{"block": n}
+	sw := g.AddActor("sw", graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "switch", Params: params}))
+	se := g.AddActor("se", graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "select", Params: params}))
+	graph.Connect(g, co, graph.AddInput[uint8](sw, "ctl", graph.Dynamic()))
+	graph.Connect(g, co, graph.AddInput[uint8](se, "ctl", graph.Dynamic()))
+	graph.Connect(g, so, graph.AddInput[float32](sw, "in", graph.Dynamic()))
+	var outs []graph.OutPort[float32]
+	for i, name := range []string{"a", "b"} {
+		w := g.AddActor(name, graph.WithFunc(FireFunc(benchWork)))
+		graph.Connect(g, graph.AddOutput[float32](sw, fmt.Sprint("out", i), graph.Dynamic()), graph.AddInput[float32](w, "in", graph.SDF(n)))
+		outs = append(outs, graph.AddOutput[float32](w, "out", graph.SDF(n)))
+	}
+	for i, o := range outs {
+		graph.Connect(g, o, graph.AddInput[float32](se, fmt.Sprint("in", i), graph.Dynamic()))
+	}
+	graph.Connect(g, graph.AddOutput[float32](se, "out", graph.Dynamic()), ki)
+	return g
+}
+
+// BenchmarkConditionalProcesses runs the hand-wired switch/select form
+// (processes mode); compare its ns/op with BenchmarkConditionalOverhead's.
+func BenchmarkConditionalProcesses(b *testing.B) {
+	g := processChain(1024, int64(b.N))
+	b.SetBytes(1024 * 4)
+	b.ResetTimer()
+	if _, err := Run(context.Background(), g, Options{Workers: 2}); err != nil {
+		b.Fatal(err)
+	}
+}
