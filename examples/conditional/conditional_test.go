@@ -47,3 +47,18 @@ func TestConditionalExample(t *testing.T) {
 		t.Errorf("branch counts %v, want [%d %d] with both branches taken", b, frames-bright, bright)
 	}
 }
+
+func TestSwitchSelectYAMLLoads(t *testing.T) {
+	g, err := spec.LoadGraph("switch-select.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"sw", "se"} {
+		if _, err := runtime.Resolve(g.Actor(n)); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	if r := analysis.Check(g, analysis.CheckOptions{}); len(r.Errors) > 0 {
+		t.Errorf("check: %v", r.Errors)
+	}
+}
