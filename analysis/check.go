@@ -58,6 +58,10 @@ type Report struct {
 	// Schedule is a looped single-processor schedule of one iteration.
 	Schedule []Loop   `json:"schedule,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Branches gives, per conditional pattern actor, each branch's inner
+	// firings per firing of the pattern (the pattern itself counts as one
+	// SDF actor in Repetitions).
+	Branches map[string][]map[string]int64 `json:"branches,omitempty"`
 }
 
 // Check validates g and runs the analyses in order: balance equations,
@@ -85,6 +89,11 @@ func Check(g *graph.Graph, opts CheckOptions) *Report {
 		return r
 	}
 	r.Valid = true
+	var perr []string
+	if r.Branches, perr = checkPatterns(g); len(perr) > 0 {
+		r.Errors = append(r.Errors, perr...)
+		return r
+	}
 	rv, err := RepetitionVector(g)
 	if err != nil {
 		r.Errors = append(r.Errors, err.Error())

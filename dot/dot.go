@@ -54,7 +54,11 @@ func Write(w io.Writer, g *graph.Graph, h Highlight) error {
 			top = append(top, a)
 		}
 	}
-	for _, a := range top {
+	for i, a := range top {
+		if a.Pattern != nil {
+			writePattern(bw, i, a, h)
+			continue
+		}
 		writeActor(bw, "  ", a, h)
 	}
 	names := make([]string, 0, len(clusters))
@@ -102,6 +106,8 @@ func Write(w io.Writer, g *graph.Graph, h Highlight) error {
 			attrs = append(attrs, "color=red", "fontcolor=red", "penwidth=3")
 		} else if onCycle[c.Name] {
 			attrs = append(attrs, "color=red", "fontcolor=red", "style=dashed")
+		} else if isControlEdge(c) {
+			attrs = append(attrs, "color=blue", "fontcolor=blue", "style=bold", "xlabel=\"control\"")
 		}
 		fmt.Fprintf(bw, "  %s -> %s [%s];\n", quote(c.From.Actor.Name), quote(c.To.Actor.Name), strings.Join(attrs, ", "))
 	}

@@ -127,6 +127,9 @@ type Actor struct {
 	Origin string
 	// Graph is the graph owning the actor.
 	Graph *Graph
+	// Pattern, when set, makes the actor a GSLD conditional pattern (see
+	// Conditional): SDF from outside, one branch run per firing inside.
+	Pattern *Conditional
 }
 
 // Port returns the port with the given name, or nil.

@@ -130,6 +130,9 @@ func (g *Graph) validate(prefix string, ps *[]Problem) {
 		if a.Sub != nil {
 			g.validateComposite(a, add)
 		}
+		for _, msg := range ValidatePattern(a) {
+			add(aw, "%s", msg)
+		}
 	}
 
 	ins := map[*Port]*Channel{}

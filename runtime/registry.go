@@ -69,6 +69,9 @@ func RegisterFunc(name string, impl any) {
 // a function registered by name, or a built-in built from its parameters.
 // The result is a FireFunc, a ProcessFunc or an Actor.
 func Resolve(a *graph.Actor) (any, error) {
+	if a.Pattern != nil {
+		return newConditional(a)
+	}
 	for _, im := range a.Impls {
 		switch im.Kind {
 		case graph.ImplGo:

@@ -50,6 +50,9 @@ type ActorStats struct {
 	Min  time.Duration `json:"min_ns"`
 	Max  time.Duration `json:"max_ns"`
 	P50  time.Duration `json:"p50_ns"`
+	// Branches, for a conditional pattern actor, counts the firings that
+	// ran each branch (indexed by control value).
+	Branches []int64 `json:"branches,omitempty"`
 }
 
 // ChannelStats are one channel's statistics. Channels fed by one output
@@ -191,6 +194,7 @@ func (r *run) stats() *Stats {
 		} else if u.phases > 1 {
 			as.Kind = "csdf"
 		}
+		as.Branches = branchCounts(u.lifecycle())
 		var fifoIn, fifoOut time.Duration
 		for i := range u.ins {
 			p := &u.ins[i]

@@ -75,6 +75,8 @@ type Node struct {
 	Cond string
 	// Invert negates an IfNode's condition.
 	Invert bool
+	// Value is the control value that selects a CaseNode's body.
+	Value int64
 	// Body is the subtree of a control node.
 	Body []Node
 
@@ -190,6 +192,12 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 			return nil, fmt.Errorf("sim: actor %s fires %d times per iteration, not a whole number of its %d phases", a.Name, n, phases)
 		}
 		t.Passes = n / int64(phases)
+		if a.Pattern != nil {
+			if err := patternTask(t, a, costs, proc); err != nil {
+				return nil, err
+			}
+			phases = 0
+		}
 		for k := 0; k < phases; k++ {
 			name := a.Name
 			if phases > 1 {
@@ -399,7 +407,15 @@ func renderTrees(ts []countTree) string {
 
 func counts(t *Task, ns []Node, stream int, push bool) []countTree {
 	var out []countTree
+	seenCase := map[string]bool{}
 	for _, n := range ns {
+		if n.Kind == CaseNode { // a pattern's branches move the same interface counts: count one
+			if !seenCase[n.Cond] {
+				seenCase[n.Cond] = true
+				out = append(out, counts(t, n.Body, stream, push)...)
+			}
+			continue
+		}
 		if n.Kind == SubtaskNode {
 			st := t.Subtasks[n.Subtask]
 			as := st.Pops

@@ -290,6 +290,8 @@ type ctlSeq struct {
 	loop  int64
 	isIf  bool
 	trace bool
+	// weights is a case variable's statistical model (see registerCase).
+	weights []float64
 }
 
 // Run simulates the program and reports its performance.
@@ -419,6 +421,10 @@ func (e *engine) registerControls(ns []Node) error {
 					return fmt.Errorf("sim: trace-driven mode: control variable %q has no values in the control file (known: %s)", n.Cond, strings.Join(sortedNames(e.cfg.Controls), ", "))
 				}
 				cs.vals, cs.trace = vals, true
+			} else if n.Kind == CaseNode {
+				if err := cs.registerCase(n.Cond, caseWidth(ns, n.Cond), e.cfg.Probabilities, e.cfg.Seed); err != nil {
+					return err
+				}
 			} else if n.Kind == IfNode {
 				cs.p = 0.5
 				if v, ok := e.cfg.Probabilities[n.Cond]; ok {
@@ -435,7 +441,7 @@ func (e *engine) registerControls(ns []Node) error {
 				cs.loop = v
 			}
 			e.ctl[n.Cond] = cs
-		} else if cs.isIf != (n.Kind == IfNode) && !cs.trace {
+		} else if cs.isIf != (n.Kind == IfNode) && !cs.trace && n.Kind != CaseNode {
 			return fmt.Errorf("sim: control variable %q is used by both an if and a while", n.Cond)
 		}
 		if err := e.registerControls(n.Body); err != nil {
@@ -460,7 +466,9 @@ func (e *engine) control(n *Node, k int64) (int64, bool) {
 	}
 	for int64(len(cs.vals)) <= k {
 		v := int64(0)
-		if cs.rng.Float64() < cs.p {
+		if cs.weights != nil {
+			v = cs.drawCase()
+		} else if cs.rng.Float64() < cs.p {
 			v = 1
 		}
 		cs.vals = append(cs.vals, v)
@@ -591,7 +599,7 @@ func (e *engine) nextSubtask(ti int) int {
 		switch n.Kind {
 		case SubtaskNode:
 			return n.Subtask
-		case IfNode, WhileNode:
+		case IfNode, WhileNode, CaseNode:
 			k := ts.cursors[n.id]
 			v, ok := e.control(n, k)
 			if !ok {
@@ -601,7 +609,11 @@ func (e *engine) nextSubtask(ti int) int {
 				return -1
 			}
 			ts.cursors[n.id] = k + 1
-			if n.Kind == IfNode {
+			if n.Kind == CaseNode {
+				if v == n.Value {
+					ts.stack = append(ts.stack, frame{nodes: n.Body})
+				}
+			} else if n.Kind == IfNode {
 				if (v != 0) != n.Invert {
 					ts.stack = append(ts.stack, frame{nodes: n.Body})
 				}
