@@ -58,6 +58,9 @@ type Report struct {
 	// Schedule is a looped single-processor schedule of one iteration.
 	Schedule []Loop   `json:"schedule,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Pipeline is the pipeline-model report, for a graph with roles
+	// (see CheckPipeline); nil otherwise.
+	Pipeline *PipelineReport `json:"pipeline,omitempty"`
 }
 
 // Check validates g and runs the analyses in order: balance equations,
