@@ -48,7 +48,6 @@ type Chain struct {
 	Local int
 }
 
-
 // Compile generates and builds the scenario kernel and the per-stage
 // kernels of stages for d (an OpenCL or CUDA device).
 func Compile(ctx context.Context, d device.Device, stages []Stage) (*Chain, error) {
