@@ -41,7 +41,7 @@ func TestParsePipeline(t *testing.T) {
 	if c := pl.Graph.ChannelsOf(fb)[0]; c.Initial != 2 {
 		t.Errorf("initonce channel holds %d initial tokens, want 2 (one firing)", c.Initial)
 	}
-	if !HasPipeline([]byte(ringYAML + "pipeline: {}\n")) || HasPipeline([]byte(ringYAML)) {
+	if !HasPipeline([]byte(ringYAML+"pipeline: {}\n")) || HasPipeline([]byte(ringYAML)) {
 		t.Error("HasPipeline is wrong")
 	}
 }
