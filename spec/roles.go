@@ -94,7 +94,7 @@ func (p *yp) parsePipeline(pl *graph.Pipeline, n *yaml.Node) {
 		what := "pipeline: ports." + pf.Key
 		rm := yamlpos.Index(p.Fields(pf.V, what, roleKeys))
 		pr := pl.RoleOf(dummyPort(pl.Graph, pf.Key))
-		pr.Origin = p.Pos(pf.K)
+		pr.Every, pr.Origin = 0, p.Pos(pf.K) // RoleOf's default limit is not a declared one
 		if rf, ok := rm["role"]; ok {
 			if s, ok := p.Str(rf.V, what+": role"); ok {
 				r, ok := graph.ParseRole(s)

@@ -41,6 +41,13 @@ func TestParsePipeline(t *testing.T) {
 	if c := pl.Graph.ChannelsOf(fb)[0]; c.Initial != 2 {
 		t.Errorf("initonce channel holds %d initial tokens, want 2 (one firing)", c.Initial)
 	}
+	pl, err = ParsePipeline("ring.yaml", []byte(ringYAML+"pipeline:\n  ports:\n    a.fb: {role: initonce}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := pl.RoleOf(fb0(pl)); r.Role != graph.InitOnce || r.Every != 0 {
+		t.Errorf("a.fb without a limit: %+v, want initonce once (every 0)", r)
+	}
 	if !HasPipeline([]byte(ringYAML+"pipeline: {}\n")) || HasPipeline([]byte(ringYAML)) {
 		t.Error("HasPipeline is wrong")
 	}
@@ -62,3 +69,5 @@ func TestParsePipelineErrors(t *testing.T) {
 		}
 	}
 }
+
+func fb0(pl *graph.Pipeline) *graph.Port { return pl.Graph.Actor("a").Port("fb") }
