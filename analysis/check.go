@@ -62,6 +62,9 @@ type Report struct {
 	// firings per firing of the pattern (the pattern itself counts as one
 	// SDF actor in Repetitions).
 	Branches map[string][]map[string]int64 `json:"branches,omitempty"`
+	// Pipeline is the pipeline-model report, for a graph with roles
+	// (see CheckPipeline); nil otherwise.
+	Pipeline *PipelineReport `json:"pipeline,omitempty"`
 }
 
 // Check validates g and runs the analyses in order: balance equations,

@@ -15,7 +15,7 @@ import (
 )
 
 var (
-	graphKeys   = []string{"name", "doc", "actors", "inputs", "outputs", "channels"}
+	graphKeys   = []string{"name", "doc", "actors", "inputs", "outputs", "channels", "pipeline"}
 	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs", "iterations", "swap"}
 	portKeys    = []string{"type", "rate", "block", "doc"}
 	kernelKeys  = []string{"opencl", "cuda", "go", "entry"}

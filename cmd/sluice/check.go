@@ -45,6 +45,7 @@ It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
 					}{rep, s})
 				}
 				writeReport(out, args[0], rep, order)
+				writePipeline(out, rep.Pipeline)
 				s.write(out)
 				return checkStatus(rep)
 			}
@@ -54,6 +55,7 @@ It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
 				}
 			} else {
 				writeReport(out, args[0], rep, order)
+				writePipeline(out, rep.Pipeline)
 			}
 			return checkStatus(rep)
 		},
@@ -75,6 +77,14 @@ func checkFile(path, mappingFile string, opts analysis.CheckOptions) (*analysis.
 		return &analysis.Report{Graph: path, Valid: false, Errors: errorLines(err),
 			Repetitions: map[string]int64{}, Buffers: map[string]int{}}, nil
 	}
+	pl, err := pipelineOf(path)
+	if err != nil {
+		return &analysis.Report{Graph: path, Valid: false, Errors: errorLines(err),
+			Repetitions: map[string]int64{}, Buffers: map[string]int{}}, nil
+	}
+	if pl != nil {
+		g = pl.Graph // initonce ports' channels hold the application's init tokens
+	}
 	var order []string
 	if f, err := g.Flatten(); err == nil {
 		for _, a := range f.Actors {
@@ -82,6 +92,9 @@ func checkFile(path, mappingFile string, opts analysis.CheckOptions) (*analysis.
 		}
 	}
 	rep := analysis.Check(g, opts)
+	if pl != nil {
+		rep.Pipeline = analysis.CheckPipeline(pl)
+	}
 	if mappingFile != "" && rep.Valid {
 		m, err := spec.LoadMapping(mappingFile)
 		if err == nil {

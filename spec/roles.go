@@ -1,0 +1,141 @@
+package spec
+
+import (
+	"errors"
+	"math"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/yamlpos"
+)
+
+var (
+	pipelineKeys = []string{"ports", "doc"}
+	roleKeys     = []string{"role", "every", "doc"}
+)
+
+// LoadPipeline reads a YAML graph file as a pipeline-model: the graph (see
+// LoadGraph) and its optional `pipeline:` section, which gives ports roles
+// and iteration limits:
+//
+//	pipeline:
+//	  ports:
+//	    acc.state: {role: initonce}   # fed back; first tokens from the application
+//	    acc.total: {every: 4}         # exchanged once every 4 firings
+//
+// Graph inputs are entrance ports and graph outputs exit ports unless the
+// section says otherwise. An initonce port's channel gets one firing's
+// worth of initial tokens (the application's init data) when it declares
+// none. The pipeline is validated (graph.Pipeline.Validate); every problem
+// is returned at once as an ErrorList with file:line:col positions.
+func LoadPipeline(path string) (*graph.Pipeline, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePipeline(path, data)
+}
+
+// ParsePipeline is LoadPipeline on data read from the file name.
+func ParsePipeline(name string, data []byte) (*graph.Pipeline, error) {
+	g, err := ParseGraph(name, data)
+	if err != nil {
+		return nil, err
+	}
+	st := newState()
+	p := st.reader(name)
+	pl := graph.NewPipeline(g)
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return nil, ErrorList{{File: name, Msg: "unreadable YAML on second reading"}}
+	}
+	if f, ok := yamlpos.Index(p.Fields(doc.Content[0], "graph", nil))["pipeline"]; ok {
+		p.parsePipeline(pl, f.V)
+	}
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	initOnceTokens(pl)
+	if err := pl.Validate(); err != nil {
+		var ve *graph.ValidationError
+		if errors.As(err, &ve) {
+			for _, pr := range ve.Problems {
+				st.Add(yamlpos.At(name, pr.Where, pr.Msg))
+			}
+		}
+		return nil, st.Err()
+	}
+	return pl, nil
+}
+
+// HasPipeline reports whether a YAML graph file has a `pipeline:` section.
+func HasPipeline(data []byte) bool {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return false
+	}
+	n := doc.Content[0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "pipeline" {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *yp) parsePipeline(pl *graph.Pipeline, n *yaml.Node) {
+	m := yamlpos.Index(p.Fields(n, "pipeline", pipelineKeys))
+	f, ok := m["ports"]
+	if !ok {
+		return
+	}
+	for _, pf := range p.Fields(f.V, "pipeline: ports", nil) {
+		what := "pipeline: ports." + pf.Key
+		rm := yamlpos.Index(p.Fields(pf.V, what, roleKeys))
+		pr := pl.RoleOf(dummyPort(pl.Graph, pf.Key))
+		pr.Every, pr.Origin = 0, p.Pos(pf.K) // RoleOf's default limit is not a declared one
+		if rf, ok := rm["role"]; ok {
+			if s, ok := p.Str(rf.V, what+": role"); ok {
+				r, ok := graph.ParseRole(s)
+				if !ok {
+					p.Errorf(rf.V, "%s: role %q: expected entrance, exit, initonce or intermediate%s", what, s, yamlpos.DidYouMean(s, []string{"entrance", "exit", "initonce", "intermediate"}))
+				}
+				pr.Role = r
+			}
+		}
+		if ef, ok := rm["every"]; ok {
+			if v, ok := p.Int(ef.V, what+": every", 0, math.MaxInt32); ok {
+				pr.Every = int(v)
+			}
+		}
+		pl.Roles[pf.Key] = pr
+	}
+}
+
+// dummyPort returns the named port, or a placeholder so that RoleOf gives
+// the default role (Validate reports the unknown port).
+func dummyPort(g *graph.Graph, ref string) *graph.Port {
+	an, pn, ok := splitRef(ref)
+	if ok {
+		if a := g.Actor(an); a != nil {
+			if q := a.Port(pn); q != nil {
+				return q
+			}
+		}
+	}
+	return &graph.Port{Name: ref}
+}
+
+// initOnceTokens gives each initonce port's channel one firing's tokens
+// when it declares no initial tokens: the application's init data stands
+// in for them.
+func initOnceTokens(pl *graph.Pipeline) {
+	for _, q := range pl.Ports(graph.InitOnce) {
+		for _, c := range pl.Graph.ChannelsOf(q) {
+			if c.Initial == 0 && !q.Rate.IsDynamic() {
+				c.Initial = q.Rate.At(0)
+			}
+		}
+	}
+}
