@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -227,7 +229,8 @@ func (s *Shell) bindInputs(ctx context.Context, in *flowmodel.LocalInstance, e *
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var resident []bound
-	for name, b := range e.Bind {
+	for _, name := range slices.Sorted(maps.Keys(e.Bind)) { // in a fixed order: the first error is always the same
+		b := e.Bind[name]
 		st, isIn, _ := in.Model().Stream(name)
 		switch {
 		case b.VirtBuf != "" && b.File != "":
@@ -294,7 +297,8 @@ func (s *Shell) storeOutputs(ctx context.Context, in *flowmodel.LocalInstance, e
 	for _, p := range in.Model().Swap {
 		swapped[p.In] = e.Iterations > 1
 	}
-	for name, b := range e.Bind {
+	for _, name := range slices.Sorted(maps.Keys(e.Bind)) { // in a fixed order: the first error is always the same
+		b := e.Bind[name]
 		st, isIn, _ := in.Model().Stream(name)
 		if isResident[name] || (isIn && !(swapped[name] && b.VirtBuf != "")) {
 			continue
