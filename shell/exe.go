@@ -166,7 +166,7 @@ func (s *Shell) runExecutable(ctx context.Context, path string, e *Executable) e
 			return err
 		}
 	}
-	for name := range e.Bind {
+	for _, name := range slices.Sorted(maps.Keys(e.Bind)) {
 		if _, _, ok := m.Stream(name); !ok {
 			return fmt.Errorf("bind: flow-model %s has no stream %q", m.Name, name)
 		}
