@@ -227,6 +227,8 @@ type Graph struct {
 	Inputs, Outputs []Boundary
 	// Origin is the file the graph came from, if any.
 	Origin string
+	// Shared are the graph's shared variables (see SharedVar).
+	Shared []*SharedVar
 
 	byName   map[string]*Actor
 	problems []Problem

@@ -185,6 +185,9 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 	}
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
+	var endShared func()
+	r.ctx, endShared = withShared(r.ctx, g)
+	defer endShared()
 
 	// Start the actors that have a life cycle (every replica of a team
 	// with replicated state).
@@ -221,6 +224,7 @@ start:
 		}
 	}
 	st := r.stats()
+	st.Shared = sharedStats(r.ctx, g)
 	err := r.err
 	if err == nil && len(stopErrs) > 0 {
 		err = errors.Join(stopErrs...)

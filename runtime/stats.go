@@ -18,6 +18,8 @@ type Stats struct {
 	Actors []ActorStats `json:"actors"`
 	// Channels in graph order.
 	Channels []ChannelStats `json:"channels"`
+	// Shared are the graph's shared variables at the end of the run.
+	Shared []SharedStats `json:"shared,omitempty"`
 }
 
 // ActorStats are one actor's statistics.

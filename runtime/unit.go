@@ -476,7 +476,11 @@ func callFire(fire FireFunc, f *Firing) (err error) {
 			err = &PanicError{Value: v}
 		}
 	}()
-	return fire(f)
+	err = fire(f)
+	if sharedRuns.Load() > 0 {
+		endFiringShared(f, err)
+	}
+	return err
 }
 
 // PanicError is the error of a firing or process that panicked.
