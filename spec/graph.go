@@ -186,6 +186,9 @@ func (p *yp) parseGraph(n *yaml.Node, defName string) *graph.Graph {
 	if f, ok := m["channels"]; ok {
 		p.parseChannels(c, f.V)
 	}
+	if f, ok := m["shared"]; ok {
+		p.parseShared(c, f.V)
+	}
 	return g
 }
 
