@@ -130,6 +130,9 @@ type Actor struct {
 	// Pattern, when set, makes the actor a GSLD conditional pattern (see
 	// Conditional): SDF from outside, one branch run per firing inside.
 	Pattern *Conditional
+	// StateDecl, when set, is state the runtime keeps for the actor, per
+	// replica, with ACOTES lifetimes (see State).
+	StateDecl *State
 }
 
 // Port returns the port with the given name, or nil.

@@ -77,6 +77,9 @@ type Options struct {
 	// Firings, when set, caps the named actors' firings (a worker running
 	// one actor of a client's graph uses it to do the client's count).
 	Firings map[string]int64
+	// StateIn gives, by actor name, the state copied in before the first
+	// firing of actors with graph.CopyInState.
+	StateIn map[string][]byte
 }
 
 // Snapshot is the live state of a run passed to Options.Progress.
@@ -183,6 +186,11 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 		r.freeFifos()
 		return nil, err
 	}
+	ctx, err := withState(ctx, r.units, opts.StateIn)
+	if err != nil {
+		r.freeFifos()
+		return nil, err
+	}
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
 	var endShared func()
@@ -225,7 +233,12 @@ start:
 	}
 	st := r.stats()
 	st.Shared = sharedStats(r.ctx, g)
-	err := r.err
+	var stateErr error
+	st.State, stateErr = finishState(r.ctx, r.units)
+	err = r.err
+	if err == nil {
+		err = stateErr
+	}
 	if err == nil && len(stopErrs) > 0 {
 		err = errors.Join(stopErrs...)
 	}
