@@ -80,6 +80,9 @@ type Options struct {
 	// StateIn gives, by actor name, the state copied in before the first
 	// firing of actors with graph.CopyInState.
 	StateIn map[string][]byte
+	// Tags makes the run track stream tags (Firing.AddTag, Firing.Tags);
+	// it is also on when some actor has a "tags" attribute.
+	Tags bool
 }
 
 // Snapshot is the live state of a run passed to Options.Progress.
@@ -191,6 +194,12 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 		r.freeFifos()
 		return nil, err
 	}
+	ctx, endTags, err := withTags(ctx, g, opts.Tags)
+	if err != nil {
+		r.freeFifos()
+		return nil, err
+	}
+	defer endTags()
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
 	var endShared func()

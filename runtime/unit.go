@@ -480,6 +480,9 @@ func callFire(fire FireFunc, f *Firing) (err error) {
 	if sharedRuns.Load() > 0 {
 		endFiringShared(f, err)
 	}
+	if err == nil && tagRuns.Load() > 0 {
+		propagateTags(f)
+	}
 	return err
 }
 
