@@ -278,6 +278,7 @@ func (p *yp) parseActor(c *gctx, f yamlpos.Field) {
 		a.Sub = p.parseSub(f.V, a.Name, what)
 	}
 	p.parsePattern(a, m, what)
+	p.parseState(a, m, what)
 }
 
 func (p *yp) parsePorts(c *gctx, a *graph.Actor, dir graph.Direction, n *yaml.Node, process bool) {
