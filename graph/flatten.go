@@ -10,6 +10,7 @@ import "fmt"
 func (g *Graph) Flatten() (*Graph, error) {
 	f := New(g.Name)
 	f.Origin = g.Origin
+	f.Shared = g.Shared
 	pm := map[*Port]*Port{}
 	if err := g.flattenInto(f, "", pm); err != nil {
 		return nil, err

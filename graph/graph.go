@@ -130,6 +130,9 @@ type Actor struct {
 	// Pattern, when set, makes the actor a GSLD conditional pattern (see
 	// Conditional): SDF from outside, one branch run per firing inside.
 	Pattern *Conditional
+	// StateDecl, when set, is state the runtime keeps for the actor, per
+	// replica, with ACOTES lifetimes (see State).
+	StateDecl *State
 }
 
 // Port returns the port with the given name, or nil.
@@ -227,6 +230,8 @@ type Graph struct {
 	Inputs, Outputs []Boundary
 	// Origin is the file the graph came from, if any.
 	Origin string
+	// Shared are the graph's shared variables (see SharedVar).
+	Shared []*SharedVar
 
 	byName   map[string]*Actor
 	problems []Problem

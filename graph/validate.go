@@ -133,6 +133,9 @@ func (g *Graph) validate(prefix string, ps *[]Problem) {
 		for _, msg := range ValidatePattern(a) {
 			add(aw, "%s", msg)
 		}
+		for _, msg := range ValidateState(a) {
+			add(aw, "%s", msg)
+		}
 	}
 
 	ins := map[*Port]*Channel{}

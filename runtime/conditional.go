@@ -316,7 +316,11 @@ func (ca *condActor) fireOnce(outer *Firing, chans []*condChan) error {
 		}
 	}
 	ca.f.ctx, ca.f.index, ca.f.phase = outer.ctx, ca.index, ph
-	if err := ca.fire(&ca.f); err != nil {
+	err := ca.fire(&ca.f)
+	if sharedRuns.Load() > 0 {
+		endFiringShared(&ca.f, err)
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", ca.a.Name, err)
 	}
 	ca.index++

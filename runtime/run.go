@@ -77,6 +77,12 @@ type Options struct {
 	// Firings, when set, caps the named actors' firings (a worker running
 	// one actor of a client's graph uses it to do the client's count).
 	Firings map[string]int64
+	// StateIn gives, by actor name, the state copied in before the first
+	// firing of actors with graph.CopyInState.
+	StateIn map[string][]byte
+	// Tags makes the run track stream tags (Firing.AddTag, Firing.Tags);
+	// it is also on when some actor has a "tags" attribute.
+	Tags bool
 }
 
 // Snapshot is the live state of a run passed to Options.Progress.
@@ -183,8 +189,22 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 		r.freeFifos()
 		return nil, err
 	}
+	ctx, err := withState(ctx, r.units, opts.StateIn)
+	if err != nil {
+		r.freeFifos()
+		return nil, err
+	}
+	ctx, endTags, err := withTags(ctx, g, opts.Tags)
+	if err != nil {
+		r.freeFifos()
+		return nil, err
+	}
+	defer endTags()
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
+	var endShared func()
+	r.ctx, endShared = withShared(r.ctx, g)
+	defer endShared()
 
 	// Start the actors that have a life cycle (every replica of a team
 	// with replicated state).
@@ -221,7 +241,13 @@ start:
 		}
 	}
 	st := r.stats()
-	err := r.err
+	st.Shared = sharedStats(r.ctx, g)
+	var stateErr error
+	st.State, stateErr = finishState(r.ctx, r.units)
+	err = r.err
+	if err == nil {
+		err = stateErr
+	}
 	if err == nil && len(stopErrs) > 0 {
 		err = errors.Join(stopErrs...)
 	}

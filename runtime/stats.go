@@ -18,6 +18,11 @@ type Stats struct {
 	Actors []ActorStats `json:"actors"`
 	// Channels in graph order.
 	Channels []ChannelStats `json:"channels"`
+	// Shared are the graph's shared variables at the end of the run.
+	Shared []SharedStats `json:"shared,omitempty"`
+	// State holds, by actor name, the state copied out at the end
+	// (graph.CopyOutState; a team's leader value).
+	State map[string][]byte `json:"state,omitempty"`
 }
 
 // ActorStats are one actor's statistics.

@@ -39,8 +39,16 @@ func resolveTeam(a *graph.Actor, n int) ([]any, error) {
 				return nil, err
 			}
 			rep, ok := impl.(Replicable)
+			if !ok && a.StateDecl != nil {
+				// The runtime keeps the state, one per replica
+				// (Firing.State): the implementation itself is shared.
+				for range n {
+					impls = append(impls, impl)
+				}
+				return impls, nil
+			}
 			if !ok {
-				return nil, fmt.Errorf("actor %s: team replicate needs one state per replica: expected a built-in actor or a Go implementation of runtime.Replicable, found %T", a.Name, impl)
+				return nil, fmt.Errorf("actor %s: team replicate needs one state per replica: expected a built-in actor, a declared state (graph.WithState) or a Go implementation of runtime.Replicable, found %T", a.Name, impl)
 			}
 			as, err := rep.Replicate(n)
 			if err != nil {

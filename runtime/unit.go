@@ -476,7 +476,14 @@ func callFire(fire FireFunc, f *Firing) (err error) {
 			err = &PanicError{Value: v}
 		}
 	}()
-	return fire(f)
+	err = fire(f)
+	if sharedRuns.Load() > 0 {
+		endFiringShared(f, err)
+	}
+	if err == nil && tagRuns.Load() > 0 {
+		propagateTags(f)
+	}
+	return err
 }
 
 // PanicError is the error of a firing or process that panicked.

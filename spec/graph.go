@@ -186,6 +186,9 @@ func (p *yp) parseGraph(n *yaml.Node, defName string) *graph.Graph {
 	if f, ok := m["channels"]; ok {
 		p.parseChannels(c, f.V)
 	}
+	if f, ok := m["shared"]; ok {
+		p.parseShared(c, f.V)
+	}
 	return g
 }
 
@@ -275,6 +278,7 @@ func (p *yp) parseActor(c *gctx, f yamlpos.Field) {
 		a.Sub = p.parseSub(f.V, a.Name, what)
 	}
 	p.parsePattern(a, m, what)
+	p.parseState(a, m, what)
 }
 
 func (p *yp) parsePorts(c *gctx, a *graph.Actor, dir graph.Direction, n *yaml.Node, process bool) {

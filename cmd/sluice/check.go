@@ -201,6 +201,7 @@ func writeReport(w io.Writer, file string, r *analysis.Report, order []string) {
 		}
 		fmt.Fprintf(w, "single-processor schedule of one iteration: %s\n", strings.Join(parts, " "))
 	}
+	writeBranches(w, r.Branches)
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", wn)
 	}
