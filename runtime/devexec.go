@@ -126,24 +126,28 @@ type invocation struct {
 // kernel actors mapped there, and the goroutine that enqueues their
 // invocations and observes completions by polling events.
 type devRunner struct {
-	r        *run
-	id       string
-	dev      device.Device
-	q        device.Queue // kernels, device-ring and swap traffic, in order
-	cq       device.Queue // copies from staging slots to host FIFOs (and peer rings)
-	wq       device.Queue // copies from host FIFOs to staging slots
-	deps     []device.Event
-	units    []*unit
-	wakeC    chan struct{}
-	idle     atomic.Bool
-	inflight []*invocation
-	op       enqOp // the invocation being enqueued
-	depth    int
-	c        *execCtx
-	lastEnd  int64
-	tmp      []byte // copy-host
-	pinErr   error  // why a host FIFO could not be pinned (speed only)
-	spin     int64  // ns to poll without sleeping (pollSpin, pollSpinCPU)
+	r     *run
+	id    string
+	dev   device.Device
+	q     device.Queue // kernels, device-ring and swap traffic, in order
+	cq    device.Queue // copies from staging slots to host FIFOs (and peer rings)
+	wq    device.Queue // copies from host FIFOs to staging slots
+	deps  []device.Event
+	units []*unit
+	wakeC chan struct{}
+	// nextToProcess: a kernel actor of this device shares a channel with a
+	// KPN process, which moves tokens without waking the manager, so an
+	// idle manager polls (backing off to 200 µs) rather than sleeping.
+	nextToProcess bool
+	idle          atomic.Bool
+	inflight      []*invocation
+	op            enqOp // the invocation being enqueued
+	depth         int
+	c             *execCtx
+	lastEnd       int64
+	tmp           []byte // copy-host
+	pinErr        error  // why a host FIFO could not be pinned (speed only)
+	spin          int64  // ns to poll without sleeping (pollSpin, pollSpinCPU)
 
 	// Rounds (when q is a device.Batcher): each pass enqueues one
 	// invocation of every unit that can fire, in topological order, as one

@@ -179,7 +179,7 @@ func (w *devWaiter) progressed() { w.backoff, w.spinSince = 0, 0 }
 func (w *devWaiter) wait(d *devRunner) {
 	r := d.r
 	// Nothing to do until a completion or a host actor moves a stream.
-	if len(d.inflight) == 0 {
+	if len(d.inflight) == 0 && !d.nextToProcess {
 		d.idle.Store(true)
 		select {
 		case <-d.wakeC:

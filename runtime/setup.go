@@ -426,6 +426,18 @@ func (r *run) setup(ctx context.Context) error {
 			}
 		}
 	}
+	// A KPN process moves its streams without waking anyone: the manager
+	// of a kernel actor next to one polls instead of sleeping.
+	for _, u := range r.units {
+		if u.mode != modeDevice {
+			continue
+		}
+		for _, n := range u.neigh {
+			if n.mode == modeProcess {
+				u.drv.nextToProcess = true
+			}
+		}
+	}
 	ncpu, nio := 0, 0
 	for _, u := range r.units {
 		if u.mode == modeDedicated && u.replicas > 1 {

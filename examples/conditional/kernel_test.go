@@ -36,15 +36,6 @@ func TestKernelBranch(t *testing.T) {
 		{"cuda", "kernel-cuda-map.yaml", "cuda", "SLUICE_REQUIRE_CUDA"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.backend != "" && os.Getenv("SLUICE_CONDITIONAL_KERNEL_EXAMPLE") != "1" {
-				// Known issue: repeated runs of this example with the
-				// kernel actor on PoCL sometimes stall (the kernel actor
-				// holds a full input channel without invoking). Kernel
-				// branches are tested in package runtime
-				// (TestSwitchSelectKernelBranch); set
-				// SLUICE_CONDITIONAL_KERNEL_EXAMPLE=1 to run this one.
-				t.Skip("device run of the example is opt-in (SLUICE_CONDITIONAL_KERNEL_EXAMPLE=1): known stall under investigation")
-			}
 			if c.backend != "" && !hasDevices(c.backend) {
 				if os.Getenv(c.require) == "1" {
 					t.Fatalf("%s=1 but no %s device", c.require, c.backend)
