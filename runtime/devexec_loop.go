@@ -334,6 +334,14 @@ func (d *devRunner) plan(u *unit) (int64, bool) {
 // tokens, host outputs commit theirs, and the neighbours wake.
 func (d *devRunner) retire(inv *invocation) {
 	u, du := inv.u, inv.u.du
+	if tagRuns.Load() > 0 {
+		// Tags travel host-side beside the data: those of the
+		// invocation's input windows go to its outputs' before the
+		// outputs are committed, as a Go actor's firing does.
+		for idx := inv.base; idx < inv.base+inv.k; idx++ {
+			propagateTags(&Firing{ctx: d.r.ctx, actor: u.a, index: idx})
+		}
+	}
 	for i := range du.ins {
 		p := &du.ins[i]
 		if p.ring == nil && (p.stage != nil || p.peer != nil) && p.rate > 0 {

@@ -88,3 +88,46 @@ func TestTagsPolicyNoneAndOff(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// Tags cross kernel actors: src (a tag at token 5 of every firing) → a1 →
+// a2 (kernel actors on a device, joined by a device ring) → a sink that
+// records them, at the same positions as through the Go versions.
+func TestTagsAcrossKernelActors(t *testing.T) {
+	forBackends(t, func(t *testing.T, devs []string) {
+		const n = 40
+		g := graph.New("tags-kernels")
+		s := g.AddActor("src", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
+			f.AddTag(0, 5, "frame", f.Index())
+			return nil
+		})))
+		s.AddPort("out", graph.Out, graph.MustTokenType("f32"), graph.SDF(rate), "")
+		addAffine(g, "a1", 3, 1)
+		addAffine(g, "a2", 2, -0.5)
+		var mu sync.Mutex
+		var got []Tag
+		k := g.AddActor("snk", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
+			mu.Lock()
+			for _, tg := range f.Tags(0) {
+				got = append(got, Tag{Offset: int(f.Index())*rate + tg.Offset, Key: tg.Key, Value: tg.Value})
+			}
+			mu.Unlock()
+			return nil
+		})))
+		k.AddPort("in", graph.In, graph.MustTokenType("f32"), graph.SDF(rate), "")
+		g.JoinNames("src.out", "a1.x")
+		g.JoinNames("a1.y", "a2.x")
+		g.JoinNames("a2.y", "snk.in")
+		m := &graph.Mapping{Actors: map[string]*graph.Placement{"a1": kernelAt(devs[0], 4, 8), "a2": kernelAt(devs[0], 4, 8)}}
+		if _, err := Run(context.Background(), g, Options{Iterations: n, Tags: true, Mapping: m}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n {
+			t.Fatalf("sink saw %d tags through the kernel actors, want %d", len(got), n)
+		}
+		for i, tg := range got {
+			if tg.Offset != i*rate+5 || tg.Value != int64(i) || tg.Key != "frame" {
+				t.Fatalf("tag %d = %+v, want token %d valued %d", i, tg, i*rate+5, i)
+			}
+		}
+	})
+}
