@@ -31,6 +31,7 @@ draws them, and runs them.`,
 	}
 	root.AddCommand(newCheck(), newDot(), newRun(), newBuiltins(), newDevices(), newSimulate(), newMap())
 	root.AddCommand(newBroker(), newWorker())
+	root.AddCommand(newUI())
 	return root
 }
 
