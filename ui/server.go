@@ -32,6 +32,10 @@ type Server struct {
 	Token string
 	// Check tunes the analyses; the zero value is `sluice check`'s default.
 	Check analysis.CheckOptions
+	// Live, when set, is the running graph's progress served on GET /api/run.
+	Live *Live
+	// Metrics, when set, is served on GET /metrics.
+	Metrics http.Handler
 }
 
 // CheckResult is the answer of GET /api/graph and POST /api/check: the
@@ -53,6 +57,10 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/graph", s.getGraph)
 	mux.HandleFunc("POST /api/check", s.postCheck)
+	mux.HandleFunc("GET /api/run", s.getRun)
+	if s.Metrics != nil {
+		mux.Handle("GET /metrics", s.Metrics)
+	}
 	return s.auth(mux)
 }
 

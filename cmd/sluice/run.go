@@ -39,6 +39,7 @@ type runFlags struct {
 	broker       string
 	cred         credFlags
 	metrics      string
+	ui           string
 }
 
 func newRun() *cobra.Command {
@@ -72,6 +73,7 @@ statistics go to standard error.`,
 	fl.BoolVar(&f.noGraphs, "no-graphs", false, "launch GPU-resident chains kernel by kernel instead of replaying each iteration as a CUDA Graph")
 	fl.StringVar(&f.broker, "broker", "", "broker URL (nats://host:port): run the actors the mapping places on workers (worker:NAME/DEVICE, any:) there")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the run on this address (host:port, path /metrics) while it runs")
+	fl.StringVar(&f.ui, "ui", "", "serve the ui API (GET /api/run: live progress, /metrics) on this address while it runs")
 	f.cred.add(fl)
 	return cmd
 }
@@ -156,6 +158,13 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	if f.metrics != "" {
 		stop, err := serveMetrics(f.metrics, &opts, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if f.ui != "" {
+		stop, err := serveRunUI(f.ui, path, &opts, stderr)
 		if err != nil {
 			return err
 		}
