@@ -36,6 +36,8 @@ type Server struct {
 	Live *Live
 	// Metrics, when set, is served on GET /metrics.
 	Metrics http.Handler
+	// Cluster, when set, is the broker tree served on GET /api/cluster.
+	Cluster Cluster
 }
 
 // CheckResult is the answer of GET /api/graph and POST /api/check: the
@@ -58,6 +60,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/graph", s.getGraph)
 	mux.HandleFunc("POST /api/check", s.postCheck)
 	mux.HandleFunc("GET /api/run", s.getRun)
+	mux.HandleFunc("GET /api/cluster", s.getCluster)
 	if s.Metrics != nil {
 		mux.Handle("GET /metrics", s.Metrics)
 	}

@@ -11,11 +11,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/ui"
 )
 
 func newUI() *cobra.Command {
-	var listen, token string
+	var listen, token, broker string
+	var cred credFlags
 	cmd := &cobra.Command{
 		Use:   "ui [FILE]",
 		Short: "Serve the workbench API: a graph as JSON and check of edited YAML",
@@ -35,6 +37,14 @@ or ?token=TOKEN.`,
 				return err
 			}
 			srv.Token = t
+			if broker != "" {
+				c, err := cluster.Connect(cmd.Context(), broker, cred.creds())
+				if err != nil {
+					return fmt.Errorf("--broker %s: %w", broker, err)
+				}
+				defer c.Close()
+				srv.Cluster = c
+			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("--listen %s: %w", listen, err)
@@ -44,6 +54,8 @@ or ?token=TOKEN.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to serve on (host:port)")
 	cmd.Flags().StringVar(&token, "token", "", "token every request must send (generated when the listener is not on loopback and none is given)")
+	cmd.Flags().StringVar(&broker, "broker", "", "broker URL (nats://host:port): serve its tree, workers and devices on GET /api/cluster")
+	cred.add(cmd.Flags())
 	return cmd
 }
 
