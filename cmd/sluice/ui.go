@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/ui"
@@ -55,8 +56,21 @@ or ?token=TOKEN.`,
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to serve on (host:port)")
 	cmd.Flags().StringVar(&token, "token", "", "token every request must send (generated when the listener is not on loopback and none is given)")
 	cmd.Flags().StringVar(&broker, "broker", "", "broker URL (nats://host:port): serve its tree, workers and devices on GET /api/cluster")
-	cred.add(cmd.Flags())
+	addBrokerCreds(cmd.Flags(), &cred)
 	return cmd
+}
+
+// addBrokerCreds adds the broker credential flags to fl, the broker's token
+// as --broker-token since --token is the ui's own.
+func addBrokerCreds(fl *pflag.FlagSet, cred *credFlags) {
+	fs := pflag.NewFlagSet("broker", pflag.ContinueOnError)
+	cred.add(fs)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "token" {
+			f.Name = "broker-token"
+		}
+		fl.AddFlag(f)
+	})
 }
 
 // uiToken returns the given token, or a new one when addr is reachable from
