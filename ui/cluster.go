@@ -2,8 +2,11 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/sluicehq/sluice/cluster"
 )
@@ -35,6 +38,9 @@ func (s *Server) getCluster(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if out.Brokers, err = s.Cluster.Brokers(ctx); err == nil {
 		out.Workers, err = s.Cluster.Workers(ctx)
+		if errors.Is(err, nats.ErrNoResponders) { // a tree without workers
+			out.Workers, err = []cluster.WorkerInfo{}, nil
+		}
 	}
 	if err != nil {
 		writeErr(w, http.StatusBadGateway, "asking the broker: "+err.Error())

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/ui"
 )
 
@@ -76,5 +79,44 @@ func TestUITokenForNonLoopback(t *testing.T) {
 	}
 	if tok, _ := uiToken("0.0.0.0:8080", "mine"); tok != "mine" {
 		t.Fatalf("given token: expected mine, found %q", tok)
+	}
+}
+
+// TestUIBrokerFlag runs `sluice ui --broker URL` against an in-process
+// loopback broker without workers and reads GET /api/cluster: the broker
+// and an empty list of workers.
+func TestUIBrokerFlag(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b, err := cluster.StartBroker(ctx, cluster.BrokerOptions{Name: "root", Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown()
+	var out syncBuf
+	root := newRoot()
+	root.SetArgs([]string{"ui", "--listen", "127.0.0.1:0", "--broker", b.ClientURL()})
+	root.SetOut(&out)
+	root.SetErr(&syncBuf{})
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	addr := regexp.MustCompile(`http://[^/\s]+`)
+	for addr.FindString(out.String()) == "" && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := http.Get(addr.FindString(out.String()) + "/api/cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var c ui.ClusterJSON
+	err = json.Unmarshal(body, &c)
+	if err != nil || resp.StatusCode != 200 || len(c.Brokers) != 1 || c.Brokers[0].Name != "root" {
+		t.Fatalf("GET /api/cluster: status %d, %v, %+v: %s", resp.StatusCode, err, c, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("sluice ui after cancel: %v", err)
 	}
 }
