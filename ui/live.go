@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/sluicehq/sluice/runtime"
 )
@@ -53,4 +56,42 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		last = &RunJSON{Actors: []ActorRunJSON{}}
 	}
 	writeJSON(w, http.StatusOK, last)
+}
+
+// eventPeriod is how often GET /api/run/events looks for a new snapshot.
+const eventPeriod = 100 * time.Millisecond
+
+// getRunEvents streams each new snapshot as a server-sent event ("data:
+// RunJSON") until the client leaves.
+func (s *Server) getRunEvents(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if s.Live == nil || !ok {
+		writeErr(w, http.StatusNotFound, "no run: start `sluice run FILE --ui ADDR`")
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	tick := time.NewTicker(eventPeriod)
+	defer tick.Stop()
+	var sent *RunJSON
+	for {
+		s.Live.mu.Lock()
+		last := s.Live.last
+		s.Live.mu.Unlock()
+		if last != nil && last != sent {
+			b, _ := json.Marshal(last)
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+				return
+			}
+			fl.Flush()
+			sent = last
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
 }

@@ -1,7 +1,12 @@
 package ui
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,5 +31,38 @@ func TestRunProgress(t *testing.T) {
 	}
 	if r.ElapsedNS != 1e6 || len(r.Actors) != 1 || r.Actors[0] != (ActorRunJSON{Name: "A", Firings: 7, Target: 147}) {
 		t.Fatalf("expected A at 7 of 147 firings after 1ms, found %+v", r)
+	}
+}
+
+func TestRunEvents(t *testing.T) {
+	live := &Live{}
+	ts := httptest.NewServer((&Server{Live: live}).Handler())
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/run/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("expected text/event-stream, found %q", ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for i := int64(1); i <= 2; i++ {
+		live.Observe(runtime.Snapshot{Actors: []runtime.ActorProgress{{Name: "A", Firings: i}}})
+		var ev RunJSON
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				if err := json.Unmarshal([]byte(line), &ev); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		if len(ev.Actors) != 1 || ev.Actors[0].Firings != i {
+			t.Fatalf("event %d: expected A at %d firings, found %+v (%v)", i, i, ev, sc.Err())
+		}
 	}
 }

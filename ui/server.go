@@ -60,6 +60,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/graph", s.getGraph)
 	mux.HandleFunc("POST /api/check", s.postCheck)
 	mux.HandleFunc("GET /api/run", s.getRun)
+	mux.HandleFunc("GET /api/run/events", s.getRunEvents)
 	mux.HandleFunc("GET /api/cluster", s.getCluster)
 	if s.Metrics != nil {
 		mux.Handle("GET /metrics", s.Metrics)

@@ -37,7 +37,9 @@ func serveMetrics(addr string, opts *runtime.Options, out io.Writer) (stop func(
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = hs.Shutdown(ctx)
+		if hs.Shutdown(ctx) != nil {
+			hs.Close() // open event streams do not end by themselves
+		}
 	}, nil
 }
 
@@ -73,6 +75,8 @@ func serveRunUI(addr, file string, opts *runtime.Options, out io.Writer) (stop f
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = hs.Shutdown(ctx)
+		if hs.Shutdown(ctx) != nil {
+			hs.Close() // open event streams do not end by themselves
+		}
 	}, nil
 }

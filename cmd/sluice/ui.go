@@ -99,10 +99,12 @@ func serveUI(ctx context.Context, ln net.Listener, srv *ui.Server, out io.Writer
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		err := hs.Shutdown(sctx)
+		if hs.Shutdown(sctx) != nil {
+			hs.Close() // open event streams do not end by themselves
+		}
 		if e := <-done; !errors.Is(e, http.ErrServerClosed) {
 			return e
 		}
-		return err
+		return nil
 	}
 }
