@@ -32,6 +32,7 @@ draws them, and runs them.`,
 	root.AddCommand(newCheck(), newDot(), newRun(), newBuiltins(), newDevices(), newSimulate(), newMap())
 	root.AddCommand(newBroker(), newWorker())
 	root.AddCommand(newSh())
+	root.AddCommand(newUI())
 	return root
 }
 

@@ -38,6 +38,8 @@ type runFlags struct {
 	noGraphs     bool
 	broker       string
 	cred         credFlags
+	metrics      string
+	ui           string
 }
 
 func newRun() *cobra.Command {
@@ -70,6 +72,8 @@ statistics go to standard error.`,
 	fl.StringVar(&f.swapMode, "swap-mode", "swap", "how iterated kernel actors pass swap pairs: swap, copy-device or copy-host (baselines)")
 	fl.BoolVar(&f.noGraphs, "no-graphs", false, "launch GPU-resident chains kernel by kernel instead of replaying each iteration as a CUDA Graph")
 	fl.StringVar(&f.broker, "broker", "", "broker URL (nats://host:port): run the actors the mapping places on workers (worker:NAME/DEVICE, any:) there")
+	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the run on this address (host:port, path /metrics) while it runs")
+	fl.StringVar(&f.ui, "ui", "", "serve the ui API (GET /api/run: live progress, /metrics) on this address while it runs")
 	f.cred.add(fl)
 	return cmd
 }
@@ -151,6 +155,20 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 	case "off":
 	default:
 		return fmt.Errorf("--progress %q: expected auto, bars, lines or off", f.progress)
+	}
+	if f.metrics != "" {
+		stop, err := serveMetrics(f.metrics, &opts, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if f.ui != "" {
+		stop, err := serveRunUI(f.ui, path, &opts, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 
 	stats, runErr := runtime.Run(cmd.Context(), g, opts)

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/cluster"
+	"github.com/sluicehq/sluice/ui"
+)
+
+func newUI() *cobra.Command {
+	var listen, token, broker string
+	var cred credFlags
+	cmd := &cobra.Command{
+		Use:   "ui [FILE]",
+		Short: "Serve the workbench API: a graph as JSON and check of edited YAML",
+		Long: `ui serves, on --listen, the JSON API described in docs/ui.md: GET /api/graph gives
+FILE's graph and check report, POST /api/check checks the YAML in the body.
+A listener that is not on loopback requires a token: the one given by --token,
+or a generated one, printed. Requests send it as "Authorization: Bearer TOKEN"
+or ?token=TOKEN.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			srv := &ui.Server{}
+			if len(args) == 1 {
+				srv.File = args[0]
+			}
+			t, err := uiToken(listen, token)
+			if err != nil {
+				return err
+			}
+			srv.Token = t
+			if broker != "" {
+				c, err := cluster.Connect(cmd.Context(), broker, cred.creds())
+				if err != nil {
+					return fmt.Errorf("--broker %s: %w", broker, err)
+				}
+				defer c.Close()
+				srv.Cluster = c
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("--listen %s: %w", listen, err)
+			}
+			return serveUI(cmd.Context(), ln, srv, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to serve on (host:port)")
+	cmd.Flags().StringVar(&token, "token", "", "token every request must send (generated when the listener is not on loopback and none is given)")
+	cmd.Flags().StringVar(&broker, "broker", "", "broker URL (nats://host:port): serve its tree, workers and devices on GET /api/cluster")
+	addBrokerCreds(cmd.Flags(), &cred)
+	return cmd
+}
+
+// addBrokerCreds adds the broker credential flags to fl, the broker's token
+// as --broker-token since --token is the ui's own.
+func addBrokerCreds(fl *pflag.FlagSet, cred *credFlags) {
+	fs := pflag.NewFlagSet("broker", pflag.ContinueOnError)
+	cred.add(fs)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "token" {
+			f.Name = "broker-token"
+		}
+		fl.AddFlag(f)
+	})
+}
+
+// uiToken returns the given token, or a new one when addr is reachable from
+// other machines and none is given.
+func uiToken(addr, given string) (string, error) {
+	if given != "" || !ui.NeedsToken(addr) {
+		return given, nil
+	}
+	return ui.NewToken()
+}
+
+// serveUI serves srv on ln until ctx ends, after printing the address (and
+// the token, if any) to out.
+func serveUI(ctx context.Context, ln net.Listener, srv *ui.Server, out io.Writer) error {
+	url := "http://" + ln.Addr().String() + "/api/graph"
+	if srv.Token != "" {
+		url += "?token=" + srv.Token
+	}
+	fmt.Fprintln(out, "serving", url)
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if hs.Shutdown(sctx) != nil {
+			hs.Close() // open event streams do not end by themselves
+		}
+		if e := <-done; !errors.Is(e, http.ErrServerClosed) {
+			return e
+		}
+		return nil
+	}
+}

@@ -1,0 +1,64 @@
+package ui
+
+import "github.com/sluicehq/sluice/graph"
+
+// GraphJSON is the graph as the API sends it: actors with their ports and
+// channels with rates, capacities and initial tokens.
+type GraphJSON struct {
+	Name     string        `json:"name"`
+	Actors   []ActorJSON   `json:"actors"`
+	Channels []ChannelJSON `json:"channels"`
+}
+
+// ActorJSON is one actor; Sub is the subgraph of a composite actor.
+type ActorJSON struct {
+	Name     string     `json:"name"`
+	Inputs   []PortJSON `json:"inputs"`
+	Outputs  []PortJSON `json:"outputs"`
+	Stateful bool       `json:"stateful,omitempty"`
+	CostNS   int64      `json:"cost_ns,omitempty"`
+	Origin   string     `json:"origin,omitempty"`
+	Sub      *GraphJSON `json:"sub,omitempty"`
+}
+
+// PortJSON is one port; Rate is written as in the YAML ("3", "[1,2]", "*").
+type PortJSON struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Rate string `json:"rate"`
+}
+
+// ChannelJSON is one channel between two "actor.port" ends.
+type ChannelJSON struct {
+	Name     string `json:"name"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Capacity int    `json:"capacity"`
+	Initial  int    `json:"initial"`
+}
+
+// EncodeGraph converts g (and its composites' subgraphs) to GraphJSON.
+func EncodeGraph(g *graph.Graph) *GraphJSON {
+	out := &GraphJSON{Name: g.Name, Actors: []ActorJSON{}, Channels: []ChannelJSON{}}
+	for _, a := range g.Actors {
+		aj := ActorJSON{Name: a.Name, Inputs: ports(a.Inputs), Outputs: ports(a.Outputs),
+			Stateful: a.Stateful, CostNS: a.Cost.Nanoseconds(), Origin: a.Origin}
+		if a.Sub != nil {
+			aj.Sub = EncodeGraph(a.Sub)
+		}
+		out.Actors = append(out.Actors, aj)
+	}
+	for _, c := range g.Channels {
+		out.Channels = append(out.Channels, ChannelJSON{Name: c.Name, From: c.From.FullName(),
+			To: c.To.FullName(), Capacity: c.Capacity, Initial: c.Initial})
+	}
+	return out
+}
+
+func ports(ps []*graph.Port) []PortJSON {
+	out := make([]PortJSON, len(ps))
+	for i, p := range ps {
+		out[i] = PortJSON{Name: p.Name, Type: p.Type.String(), Rate: p.Rate.String()}
+	}
+	return out
+}

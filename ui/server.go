@@ -1,0 +1,183 @@
+// Package ui serves sluice's workbench API over HTTP: the graph of a file as
+// JSON, `sluice check` of any YAML the client sends, and a bearer token for
+// listeners that are not on loopback. See docs/ui.md for the API.
+package ui
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/spec"
+)
+
+// MaxBody is the largest request body the API reads, in bytes.
+const MaxBody = 1 << 20
+
+// Server answers the API for one graph file (File may be empty: then only
+// POST /api/check works). Token, when not empty, must be sent by every
+// request as "Authorization: Bearer TOKEN" or "?token=TOKEN".
+type Server struct {
+	File  string
+	Token string
+	// Check tunes the analyses; the zero value is `sluice check`'s default.
+	Check analysis.CheckOptions
+	// Live, when set, is the running graph's progress served on GET /api/run.
+	Live *Live
+	// Metrics, when set, is served on GET /metrics.
+	Metrics http.Handler
+	// Cluster, when set, is the broker tree served on GET /api/cluster.
+	Cluster Cluster
+}
+
+// CheckResult is the answer of GET /api/graph and POST /api/check: the
+// YAML, its graph (nil when it does not parse) and check's report.
+type CheckResult struct {
+	YAML   string           `json:"yaml,omitempty"`
+	Graph  *GraphJSON       `json:"graph"`
+	Report *analysis.Report `json:"report"`
+}
+
+// errorJSON is every error answer: one line per problem, each with its
+// file:line:col when known.
+type errorJSON struct {
+	Errors []string `json:"errors"`
+}
+
+// Handler returns the API's HTTP handler.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/graph", s.getGraph)
+	mux.HandleFunc("POST /api/check", s.postCheck)
+	mux.HandleFunc("GET /api/run", s.getRun)
+	mux.HandleFunc("GET /api/run/events", s.getRunEvents)
+	mux.HandleFunc("GET /api/cluster", s.getCluster)
+	if s.Metrics != nil {
+		mux.Handle("GET /metrics", s.Metrics)
+	}
+	return s.auth(mux)
+}
+
+func (s *Server) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.Token != "" {
+			got := r.URL.Query().Get("token")
+			if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+				got = strings.TrimPrefix(h, "Bearer ")
+			}
+			if subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
+				writeErr(w, http.StatusUnauthorized, "expected the token as \"Authorization: Bearer TOKEN\" or ?token=TOKEN, found none or a wrong one")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) getGraph(w http.ResponseWriter, r *http.Request) {
+	if s.File == "" {
+		writeErr(w, http.StatusNotFound, "no graph file: start `sluice ui FILE` or POST YAML to /api/check")
+		return
+	}
+	data, err := os.ReadFile(s.File)
+	if err != nil {
+		writeErr(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.answer(w, s.File, data)
+}
+
+func (s *Server) postCheck(w http.ResponseWriter, r *http.Request) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeErr(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: expected at most %d bytes, found more", MaxBody))
+		return
+	case err != nil:
+		writeErr(w, http.StatusBadRequest, "body: "+err.Error())
+		return
+	case len(strings.TrimSpace(string(data))) == 0:
+		writeErr(w, http.StatusBadRequest, "body: expected a YAML graph, found an empty body")
+		return
+	}
+	name := s.File
+	if name == "" {
+		name = "editor.yaml"
+	}
+	s.answer(w, name, data)
+}
+
+// answer parses data as the YAML graph file name and writes its graph and
+// check report, or 422 with every problem found and its position.
+func (s *Server) answer(w http.ResponseWriter, name string, data []byte) {
+	g, err := spec.ParseGraph(name, data)
+	if err != nil {
+		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: errorLines(err)})
+		return
+	}
+	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: analysis.Check(g, s.Check)})
+}
+
+// errorLines splits an error listing several problems into one line each.
+func errorLines(err error) []string {
+	var ve *graph.ValidationError
+	if errors.As(err, &ve) {
+		out := make([]string, len(ve.Problems))
+		for i, p := range ve.Problems {
+			out[i] = p.String()
+		}
+		return out
+	}
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+func writeErr(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, errorJSON{Errors: []string{msg}})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// NeedsToken reports whether a listener on addr ("host:port") is reachable
+// from other machines: any host that is not a loopback address or
+// "localhost", the empty host included.
+func NeedsToken(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return true
+	}
+	if host == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
+}
+
+// NewToken returns a random 128-bit token in hex.
+func NewToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
