@@ -139,6 +139,7 @@ type devRunner struct {
 	// KPN process, which moves tokens without waking the manager, so an
 	// idle manager polls (backing off to 200 µs) rather than sleeping.
 	nextToProcess bool
+	inflightLive  atomic.Int64 // len(inflight), for live snapshots
 	idle          atomic.Bool
 	inflight      []*invocation
 	op            enqOp // the invocation being enqueued

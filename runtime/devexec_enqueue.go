@@ -335,6 +335,7 @@ func (op *enqOp) commit() {
 		d.round = append(d.round, inv)
 	}
 	d.inflight = append(d.inflight, inv)
+	d.inflightLive.Store(int64(len(d.inflight)))
 	du.inflight++
 	du.seq++
 	u.next += k

@@ -75,6 +75,7 @@ func (d *devRunner) retireCompleted() (progressed, ok bool) {
 		d.lastDone = inv.ev
 		d.inflight[0] = nil
 		d.inflight = d.inflight[1:]
+		d.inflightLive.Store(int64(len(d.inflight)))
 		d.retire(inv)
 		progressed = true
 	}

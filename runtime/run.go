@@ -91,6 +91,10 @@ type Snapshot struct {
 	Elapsed time.Duration
 	// Actors lists every actor's progress, in graph order.
 	Actors []ActorProgress
+	// Channels lists every channel's fill, in graph order (see live.go).
+	Channels []ChannelProgress
+	// Devices lists the kernel-actor invocations in flight per device.
+	Devices []DeviceProgress
 }
 
 // ActorProgress is one actor's progress in a Snapshot.
@@ -104,6 +108,11 @@ type ActorProgress struct {
 	Target int64
 	// Done reports whether the actor has finished.
 	Done bool
+	// Busy is the time its firings, its process or its kernel invocations
+	// (enqueue to completion) have taken so far, and Blocked the time it
+	// waited for input or room (CPU actors; 0 for kernel and remote
+	// actors).
+	Busy, Blocked time.Duration
 }
 
 // run is the state of one Run call.
@@ -134,6 +143,7 @@ type run struct {
 
 	// Devices of kernel actors: one runtime-manager each.
 	devs      []*devRunner
+	liveStats bool // Options.Progress is set: keep the live mirrors
 	devByName map[string]*devRunner
 	devByID   map[string]*devRunner
 	devBufs   []device.Buffer
@@ -179,7 +189,7 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 			return nil, err
 		}
 	}
-	r := &run{opts: opts, g: g, allDone: make(chan struct{}), failed: make(chan struct{}),
+	r := &run{opts: opts, g: g, liveStats: opts.Progress != nil, allDone: make(chan struct{}), failed: make(chan struct{}),
 		devByName: map[string]*devRunner{}, devByID: map[string]*devRunner{}, pinned: map[*fifo.FIFO]bool{}}
 	if err := r.setup(ctx); err != nil {
 		r.freeFifos()
@@ -380,8 +390,10 @@ func (r *run) supervise() {
 func (r *run) snapshot() Snapshot {
 	s := Snapshot{Elapsed: time.Since(r.start), Actors: make([]ActorProgress, len(r.units))}
 	for i, u := range r.units {
-		s.Actors[i] = ActorProgress{Name: u.name, Firings: u.firings.Load(), Target: u.target, Done: u.state.Load() == stateDone}
+		s.Actors[i] = ActorProgress{Name: u.name, Firings: u.firings.Load(), Target: u.target, Done: u.state.Load() == stateDone,
+			Busy: time.Duration(u.busyLive.Load()), Blocked: u.liveBlocked()}
 	}
+	s.Channels, s.Devices = r.liveChannels(), r.liveDevices()
 	return s
 }
 

@@ -689,3 +689,44 @@ func TestEndedInputDoesNotHoldWorker(t *testing.T) {
 		})
 	}
 }
+
+// Live snapshots carry busy and blocked time, channel fills within their
+// capacities, and are race-free while the run goes.
+func TestProgressLiveStatistics(t *testing.T) {
+	g := graph.New("live")
+	src := addSource(g, "src", 64, -1)
+	mi, mo := addMap(g, "slow", 64, func(v int64) int64 { return v * 3 })
+	si, _ := addSink(g, "sink", graph.SDF(64))
+	graph.Connect(g, src, mi, graph.Capacity(256))
+	graph.Connect(g, mo, si, graph.Capacity(256))
+	var last Snapshot
+	n := 0
+	_, err := Run(context.Background(), g, Options{Iterations: 20000, ProgressInterval: time.Millisecond,
+		Progress: func(s Snapshot) {
+			n++
+			last = s
+			for _, c := range s.Channels {
+				if c.Fill < 0 || c.Fill > int64(c.Capacity) || c.Capacity != 256 {
+					t.Errorf("channel %s: fill %d of capacity %d, expected 0..256 of 256", c.Name, c.Fill, c.Capacity)
+				}
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no snapshot during the run")
+	}
+	if len(last.Channels) != 2 || last.Channels[0].Name != "src.out->slow.in" {
+		t.Fatalf("channels = %+v, expected the two channels in graph order", last.Channels)
+	}
+	var slow ActorProgress
+	for _, a := range last.Actors {
+		if a.Name == "slow" {
+			slow = a
+		}
+	}
+	if slow.Busy <= 0 {
+		t.Fatalf("slow: busy %v in the last snapshot (%d firings), expected > 0", slow.Busy, slow.Firings)
+	}
+}

@@ -473,6 +473,9 @@ func (c *execCtx) firingFor(u *unit) *Firing {
 func (c *execCtx) record(u *unit, idx, t0, t1 int64) {
 	d := t1 - t0
 	c.accOf(u).add(d)
+	if c.r.liveStats {
+		u.busyLive.Add(d)
+	}
 	if c.tracing {
 		c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: idx, ts: t0, dur: d})
 	}
@@ -494,6 +497,9 @@ func (c *execCtx) accOf(u *unit) *unitAcc {
 func (c *execCtx) recordInvocation(u *unit, base, k, t0, t1 int64) {
 	span := t1 - t0
 	c.accOf(u).addN(span, k)
+	if c.r.liveStats {
+		u.busyLive.Add(span)
+	}
 	if c.tracing {
 		for j := range k {
 			s, e := t0+span*j/k, t0+span*(j+1)/k

@@ -59,6 +59,10 @@ type unit struct {
 
 	state   atomic.Int32
 	firings atomic.Int64 // committed firings (read by progress and stats)
+	// busyLive and blockedLive mirror the statistics for live snapshots,
+	// updated when the run has a Progress callback (see live.go).
+	busyLive    atomic.Int64
+	blockedLive atomic.Int64
 
 	// Owned by whoever runs the unit (hand-offs are ordered by the state
 	// CAS, the queue, or the team round's counters).
@@ -341,6 +345,7 @@ func (u *unit) runPooled(c *execCtx) {
 				} else {
 					u.blockedOu += d
 				}
+				u.blockedLive.Add(d)
 				u.waitKind = whyNone
 			}
 			if u.team {
