@@ -48,6 +48,11 @@ type Port struct {
 	// be computed independently (a block, spread over work-items); 0 means
 	// the whole firing is one block. It must divide every phase of Rate.
 	Block int
+	// History is, on an input port, the number of tokens before the
+	// firing's window that the firing also sees (a peek window of History +
+	// rate tokens, seed 004's peek with history); 0 means none. The first
+	// firings see zero tokens before the stream's start.
+	History int
 	// Actor is the actor owning the port.
 	Actor *Actor
 	// Origin says where the port was declared ("file.yaml:12:5"), if known.

@@ -114,6 +114,14 @@ func (g *Graph) validate(prefix string, ps *[]Problem) {
 			if p.Block < 0 {
 				add(pw, "port %s has block size %d: expected a positive size", p.FullName(), p.Block)
 			}
+			switch {
+			case p.History < 0:
+				add(pw, "port %s: history %d: expected ≥ 0 tokens", p.FullName(), p.History)
+			case p.History > 0 && p.Dir != In:
+				add(pw, "port %s: history is kept on input ports only", p.FullName())
+			case p.History > 0 && !a.Stateful:
+				add(pw, "port %s: history %d needs firings in order: expected a stateful actor", p.FullName(), p.History)
+			}
 			if p.Block > 0 {
 				if p.Dir == In {
 					add(pw, "input port %s has a block size: blocks are defined on output ports only", p.FullName())

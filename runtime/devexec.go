@@ -303,6 +303,11 @@ func (r *run) setupDevice(ctx context.Context, u *unit, pl *graph.Placement) err
 	if !ok {
 		return fmt.Errorf("runtime: actor %s is mapped to %s but has no %s implementation (has: %s)", a.Name, d.id, kind, strings.Join(kinds, ", "))
 	}
+	for _, p := range a.Inputs {
+		if p.History > 0 {
+			return fmt.Errorf("runtime: actor %s is mapped to %s, but its input %s keeps a history of %d tokens, which kernel actors do not: run it as a Go actor, or give the kernel the history through a channel with initial tokens", a.Name, d.id, p.Name, p.History)
+		}
+	}
 	comp, ok := d.dev.(device.ActorCompiler)
 	if !ok {
 		return fmt.Errorf("runtime: actor %s: device %s does not run kernel actors: %w", a.Name, d.id, device.ErrUnsupported)

@@ -255,6 +255,9 @@ func (r *run) setup(ctx context.Context) error {
 		if a.Iterations > 1 && u.fire != nil {
 			u.fire = iterated(a, u.fire)
 		}
+		if u.fire != nil && hasHistory(a) {
+			u.fire = withHistory(a, u.fire)
+		}
 		if a.Dynamic() {
 			if u.proc == nil {
 				return fmt.Errorf("runtime: actor %s has dynamic-rate ports: expected a ProcessFunc (a KPN process), found a firing function", a.Name)

@@ -159,3 +159,28 @@ inputs: {x: P.x}
 		})
 	}
 }
+
+func TestHistorySpec(t *testing.T) {
+	src := `name: h
+actors:
+  a: {out: {o: {type: f32, rate: 4}}, use: gen.ramp}
+  b: {in: {i: {type: f32, rate: 4, history: 3}}, stateful: true, use: discard}
+channels:
+  - {from: a.o, to: b.i}
+`
+	g, err := spec.ParseGraph("h.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := g.Actor("b").Port("i").History; h != 3 {
+		t.Fatalf("history = %d, want 3", h)
+	}
+	bad := strings.Replace(src, "stateful: true, ", "", 1)
+	if _, err := spec.ParseGraph("h.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "h.yaml:4:12: port b.i: history 3 needs firings in order: expected a stateful actor") {
+		t.Fatalf("expected the stateful requirement at the port's position, found %v", err)
+	}
+	out := strings.Replace(src, "o: {type: f32, rate: 4}", "o: {type: f32, rate: 4, history: 1}", 1)
+	if _, err := spec.ParseGraph("h.yaml", []byte(out)); err == nil || !strings.Contains(err.Error(), "history: is kept on input ports only") {
+		t.Fatalf("expected history on an output to be refused, found %v", err)
+	}
+}

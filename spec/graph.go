@@ -17,7 +17,7 @@ import (
 var (
 	graphKeys   = []string{"name", "doc", "actors", "inputs", "outputs", "channels", "pipeline"}
 	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs", "iterations", "swap"}
-	portKeys    = []string{"type", "rate", "block", "doc"}
+	portKeys    = []string{"type", "rate", "block", "doc", "history"}
 	kernelKeys  = []string{"opencl", "cuda", "go", "entry"}
 	channelKeys = []string{"from", "to", "name", "capacity", "initial", "values", "doc"}
 )
@@ -290,6 +290,7 @@ func (p *yp) parsePorts(c *gctx, a *graph.Actor, dir graph.Direction, n *yaml.No
 			typ     graph.TokenType
 			rate    graph.Rate
 			block   int64
+			history int64
 			typeOK  bool
 			rateOK  bool
 			hasRate bool
@@ -311,6 +312,13 @@ func (p *yp) parsePorts(c *gctx, a *graph.Actor, dir graph.Direction, n *yaml.No
 			} else {
 				rateOK = true
 			}
+			if h, ok := m["history"]; ok {
+				if dir != graph.In {
+					p.Errorf(h.K, "%s: history: is kept on input ports only", pw)
+				} else {
+					history, _ = p.Int(h.V, pw+": history", 1, maxRate)
+				}
+			}
 			if b, ok := m["block"]; ok {
 				if dir == graph.In {
 					p.Errorf(b.K, "%s: block: blocks are defined on output ports only", pw)
@@ -326,6 +334,7 @@ func (p *yp) parsePorts(c *gctx, a *graph.Actor, dir graph.Direction, n *yaml.No
 		}
 		port := a.AddPort(f.Key, dir, typ, rate, pos)
 		port.Block = int(block)
+		port.History = int(history)
 		if !typeOK {
 			p.st.hush(pos, "type")
 		}
