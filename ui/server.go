@@ -38,6 +38,8 @@ type Server struct {
 	Metrics http.Handler
 	// Cluster, when set, is the broker tree served on GET /api/cluster.
 	Cluster Cluster
+
+	ctl runControl // POST /api/run/start's state; see runctl.go
 }
 
 // CheckResult is the answer of GET /api/graph and POST /api/check: the
@@ -63,6 +65,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/run/events", s.getRunEvents)
 	mux.HandleFunc("GET /api/cluster", s.getCluster)
 	mux.HandleFunc("POST /api/save", s.postSave)
+	if s.File != "" && s.Live == nil {
+		s.Live = &Live{} // fed by POST /api/run/start
+	}
+	mux.HandleFunc("POST /api/run/start", s.postRunStart)
+	mux.HandleFunc("GET /api/run/state", s.getRunState)
+	mux.HandleFunc("GET /api/run/trace", s.getRunTrace)
 	if s.Metrics != nil {
 		mux.Handle("GET /metrics", s.Metrics)
 	}

@@ -142,3 +142,119 @@ async function load() {
 $("yaml").addEventListener("input", () => { $("saved").textContent = ""; checkSoon(); });
 $("save").addEventListener("click", save);
 load();
+
+// showFirings writes one row per actor of a run's progress.
+function showFirings(run) {
+  const t = $("firings");
+  t.replaceChildren();
+  for (const a of run.actors) {
+    const tr = document.createElement("tr");
+    tr.dataset.actor = a.name;
+    for (const v of [a.name, a.firings, a.done ? "done" : ""]) {
+      const td = document.createElement("td");
+      td.textContent = v;
+      tr.appendChild(td);
+    }
+    t.appendChild(tr);
+  }
+}
+
+let events = null;
+// startRun starts a run of the file, follows its progress over server-sent
+// events and, once it ends, draws its timeline.
+async function startRun() {
+  const n = $("iterations").value || "1000";
+  const r = await api("POST", "/api/run/start?iterations=" + encodeURIComponent(n));
+  if (r.status !== 202) {
+    $("runstate").textContent = (r.data.errors || []).join("; ");
+    return;
+  }
+  $("runstate").textContent = "running";
+  $("timeline").style.display = "none";
+  if (events) events.close();
+  events = new EventSource("/api/run/events" + (token ? "?token=" + encodeURIComponent(token) : ""));
+  events.onmessage = (e) => showFirings(JSON.parse(e.data));
+  waitRun();
+}
+
+async function waitRun() {
+  const st = await api("GET", "/api/run/state");
+  if (st.data.running) { setTimeout(waitRun, 200); return; }
+  const last = await api("GET", "/api/run");
+  if (last.status === 200) showFirings(last.data);
+  if (events) { events.close(); events = null; }
+  $("runstate").textContent = st.data.error ? "failed: " + st.data.error : "done";
+  if (st.data.trace) {
+    const tr = await api("GET", "/api/run/trace");
+    if (tr.status === 200) showTimeline(tr.data);
+  }
+}
+
+// timeline is the drawn trace: rows per worker, the visible time window.
+const timeline = { rows: [], slices: [], t0: 0, t1: 1 };
+
+// showTimeline turns Chrome Trace Event JSON into per-worker rows of
+// firings and draws them.
+function showTimeline(trace) {
+  const names = {};
+  const slices = [];
+  for (const e of trace.traceEvents || []) {
+    if (e.ph === "M" && e.name === "thread_name") names[e.tid] = e.args.name;
+    if (e.ph === "X") slices.push(e);
+  }
+  const tids = [...new Set(slices.map((s) => s.tid))].sort((a, b) => a - b);
+  timeline.rows = tids.map((t) => ({ tid: t, name: names[t] || "worker " + t }));
+  timeline.slices = slices;
+  timeline.t0 = Math.min(...slices.map((s) => s.ts));
+  timeline.t1 = Math.max(...slices.map((s) => s.ts + (s.dur || 0)));
+  if (!(timeline.t1 > timeline.t0)) timeline.t1 = timeline.t0 + 1;
+  const c = $("timeline");
+  c.style.display = "block";
+  c.width = c.parentElement.clientWidth || 900;
+  c.height = 30 + 22 * timeline.rows.length;
+  drawTimeline();
+}
+
+function colour(name) {
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) % 360;
+  return "hsl(" + h + ",60%,60%)";
+}
+
+function drawTimeline() {
+  const c = $("timeline"), ctx = c.getContext("2d");
+  const left = 110, w = c.width - left - 10;
+  const { t0, t1 } = timeline;
+  ctx.clearRect(0, 0, c.width, c.height);
+  ctx.font = "11px monospace";
+  const row = {};
+  timeline.rows.forEach((r, i) => {
+    row[r.tid] = i;
+    ctx.fillStyle = "#333";
+    ctx.fillText(r.name, 4, 34 + 22 * i);
+  });
+  for (const s of timeline.slices) {
+    const x0 = left + ((s.ts - t0) / (t1 - t0)) * w;
+    const x1 = left + ((s.ts + (s.dur || 0) - t0) / (t1 - t0)) * w;
+    if (x1 < left || x0 > left + w) continue;
+    ctx.fillStyle = colour(s.name);
+    ctx.fillRect(Math.max(x0, left), 22 + 22 * row[s.tid], Math.max(1, x1 - Math.max(x0, left)), 18);
+  }
+  ctx.fillStyle = "#333";
+  ctx.fillText(t0.toFixed(1) + " µs", left, 12);
+  ctx.fillText(t1.toFixed(1) + " µs", left + w - 90, 12);
+}
+
+// The wheel zooms the timeline around the pointer.
+$("timeline").addEventListener("wheel", (e) => {
+  e.preventDefault();
+  const c = $("timeline"), left = 110, w = c.width - left - 10;
+  const f = Math.min(1, Math.max(0, (e.offsetX - left) / w));
+  const { t0, t1 } = timeline;
+  const at = t0 + f * (t1 - t0);
+  const k = e.deltaY < 0 ? 0.8 : 1.25;
+  timeline.t0 = at - (at - t0) * k;
+  timeline.t1 = at + (t1 - at) * k;
+  drawTimeline();
+});
+$("run").addEventListener("click", startRun);
