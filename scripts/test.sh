@@ -21,6 +21,9 @@ else
   exit 1
 fi
 
+echo "== Chromium (the ui page's browser test)"
+if ./scripts/install-chromium.sh; then export SLUICE_REQUIRE_CHROMIUM=1; fi
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

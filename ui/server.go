@@ -38,6 +38,8 @@ type Server struct {
 	Metrics http.Handler
 	// Cluster, when set, is the broker tree served on GET /api/cluster.
 	Cluster Cluster
+
+	ctl runControl // POST /api/run/start's state; see runctl.go
 }
 
 // CheckResult is the answer of GET /api/graph and POST /api/check: the
@@ -62,10 +64,17 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/run", s.getRun)
 	mux.HandleFunc("GET /api/run/events", s.getRunEvents)
 	mux.HandleFunc("GET /api/cluster", s.getCluster)
+	mux.HandleFunc("POST /api/save", s.postSave)
+	if s.File != "" && s.Live == nil {
+		s.Live = &Live{} // fed by POST /api/run/start
+	}
+	mux.HandleFunc("POST /api/run/start", s.postRunStart)
+	mux.HandleFunc("GET /api/run/state", s.getRunState)
+	mux.HandleFunc("GET /api/run/trace", s.getRunTrace)
 	if s.Metrics != nil {
 		mux.Handle("GET /metrics", s.Metrics)
 	}
-	return s.auth(mux)
+	return pageOr(s.auth(mux))
 }
 
 func (s *Server) auth(next http.Handler) http.Handler {
@@ -98,17 +107,8 @@ func (s *Server) getGraph(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) postCheck(w http.ResponseWriter, r *http.Request) {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		writeErr(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: expected at most %d bytes, found more", MaxBody))
-		return
-	case err != nil:
-		writeErr(w, http.StatusBadRequest, "body: "+err.Error())
-		return
-	case len(strings.TrimSpace(string(data))) == 0:
-		writeErr(w, http.StatusBadRequest, "body: expected a YAML graph, found an empty body")
+	data, ok := readYAMLBody(w, r)
+	if !ok {
 		return
 	}
 	name := s.File
@@ -116,6 +116,25 @@ func (s *Server) postCheck(w http.ResponseWriter, r *http.Request) {
 		name = "editor.yaml"
 	}
 	s.answer(w, name, data)
+}
+
+// readYAMLBody reads a request body of at most MaxBody bytes that is not
+// empty, or writes the error answer and reports false.
+func readYAMLBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeErr(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: expected at most %d bytes, found more", MaxBody))
+		return nil, false
+	case err != nil:
+		writeErr(w, http.StatusBadRequest, "body: "+err.Error())
+		return nil, false
+	case len(strings.TrimSpace(string(data))) == 0:
+		writeErr(w, http.StatusBadRequest, "body: expected a YAML graph, found an empty body")
+		return nil, false
+	}
+	return data, true
 }
 
 // answer parses data as the YAML graph file name and writes its graph and

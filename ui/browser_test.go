@@ -1,0 +1,167 @@
+package ui
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// browser starts headless Chromium, or skips the test when it is absent
+// (fails instead with SLUICE_REQUIRE_CHROMIUM=1).
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("SLUICE_REQUIRE_CHROMIUM") == "1" {
+			t.Fatal("chromium: expected it on PATH (SLUICE_REQUIRE_CHROMIUM=1), found none; run scripts/install-chromium.sh")
+		}
+		t.Skip("chromium is not on PATH: run scripts/install-chromium.sh to test the page")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1400, 900))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelC := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	return ctx
+}
+
+// shot saves a PNG of the page as DIR/name.png when SLUICE_UI_SCREENSHOTS=DIR.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("SLUICE_UI_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// text is the text content of the element sel.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// steps runs each action in turn, failing the test at the first error.
+func steps(t *testing.T, ctx context.Context, acts ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	for i, a := range acts {
+		if _, err := chromedp.Run(ctx, a); err != nil {
+			t.Fatalf("browser step %d: %v", i+1, err)
+		}
+	}
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+// eventually polls cond every 50 ms for 10 s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("expected %s within 10 s", what)
+}
+
+// TestPageInBrowser drives the page in headless Chromium: the graph of
+// cd2dat drawn, an edited rate changing check's verdict, a save surviving a
+// reload; then, on a graph of built-in actors (cd2dat's actors have no CPU
+// implementation), a run with rising firings and its timeline.
+func TestPageInBrowser(t *testing.T) {
+	ctx := browser(t)
+	file := tempExample(t)
+	ts := httptest.NewServer((&Server{File: file, Token: "tok"}).Handler())
+	defer ts.Close()
+	url := ts.URL + "/?token=tok"
+
+	steps(t, ctx, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="F"]`)))
+	nodes := eval[int](t, ctx, `document.querySelectorAll("#graph g.node").length`)
+	if nodes != 6 {
+		t.Fatalf("cd2dat: expected 6 actor nodes, found %d", nodes)
+	}
+	if v, f := text(t, ctx, "#verdict"), text(t, ctx, "#findings"); v != "valid" || !strings.Contains(f, "A=147") {
+		t.Fatalf("cd2dat: expected verdict valid with A=147, found %q, %q", v, f)
+	}
+	shot(t, ctx, "graph")
+
+	// C consumes 4 instead of 3: still consistent, A=98 instead of 147.
+	edit := `(() => { const t = document.getElementById("yaml");
+		t.value = t.value.replace("in:  {i: {type: f32, rate: 3}}", "in:  {i: {type: f32, rate: 4}}");
+		t.dispatchEvent(new Event("input")); return true })()`
+	eval[bool](t, ctx, edit)
+	eventually(t, "A=98 after C's rate 3 → 4", func() bool { return strings.Contains(text(t, ctx, "#findings"), "A=98") })
+	shot(t, ctx, "edited")
+
+	steps(t, ctx, chromedp.Click(chromedp.CSS("#save")))
+	eventually(t, "saved", func() bool { return text(t, ctx, "#saved") == "saved" })
+	if got, _ := os.ReadFile(file); !strings.Contains(string(got), "in:  {i: {type: f32, rate: 4}}") {
+		t.Fatal("save: the file does not hold the edit")
+	}
+	steps(t, ctx, chromedp.Reload(), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="F"]`)))
+	eventually(t, "A=98 after the reload", func() bool { return strings.Contains(text(t, ctx, "#findings"), "A=98") })
+
+	rts := httptest.NewServer((&Server{File: rampGraph(t)}).Handler())
+	defer rts.Close()
+	const n = 20000
+	steps(t, ctx, chromedp.Navigate(rts.URL+"/"), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="sink"]`)),
+		chromedp.SetValue(chromedp.CSS("#iterations"), strconv.Itoa(n)), chromedp.Click(chromedp.CSS("#run")))
+	var seen []int64
+	eventually(t, "the run to end", func() bool {
+		s := eval[string](t, ctx, `(document.querySelector('#firings tr[data-actor="sink"] td:nth-child(2)')||{}).textContent||"0"`)
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil && (len(seen) == 0 || v != seen[len(seen)-1]) {
+			seen = append(seen, v)
+		}
+		return text(t, ctx, "#runstate") == "done"
+	})
+	if len(seen) < 2 || seen[len(seen)-1] != n {
+		t.Fatalf("sink's firings: expected them to rise to %d, saw %v", n, seen)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i] < seen[i-1] {
+			t.Fatalf("sink's firings went down: %v", seen)
+		}
+	}
+	shot(t, ctx, "run")
+	eventually(t, "the timeline", func() bool {
+		return eval[bool](t, ctx, `getComputedStyle(document.getElementById("timeline")).display === "block"`)
+	})
+	painted := eval[bool](t, ctx, `(() => { const c = document.getElementById("timeline");
+		const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		for (let i = 0; i < d.length; i += 4) if (d[i+3] && (d[i] !== d[i+1] || d[i+1] !== d[i+2])) return true;
+		return false })()`)
+	if !painted {
+		t.Fatal("timeline: expected coloured slices, found none")
+	}
+	shot(t, ctx, "timeline")
+}

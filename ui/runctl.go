@@ -1,0 +1,122 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/runtime"
+	"github.com/sluicehq/sluice/spec"
+)
+
+// MaxIterations is the most iterations POST /api/run/start accepts.
+const MaxIterations = 1_000_000
+
+// runControl is the state of the runs started by POST /api/run/start: one
+// at a time, the last one's error and trace kept.
+type runControl struct {
+	mu      sync.Mutex
+	running bool
+	runs    int
+	err     string
+	trace   []byte
+}
+
+// RunStateJSON is the answer of GET /api/run/state and POST /api/run/start.
+type RunStateJSON struct {
+	Running bool   `json:"running"`
+	Runs    int    `json:"runs"`
+	Error   string `json:"error,omitempty"`
+	Trace   bool   `json:"trace"`
+}
+
+func (c *runControl) state() RunStateJSON {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return RunStateJSON{Running: c.running, Runs: c.runs, Error: c.err, Trace: c.trace != nil}
+}
+
+// postRunStart runs FILE with the runtime on the CPU for ?iterations=N
+// (default 100) graph iterations, in the background; 409 while a run is on.
+func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
+	if s.File == "" {
+		writeErr(w, http.StatusNotFound, "no graph file to run: start `sluice ui FILE`")
+		return
+	}
+	n := int64(100)
+	if q := r.URL.Query().Get("iterations"); q != "" {
+		v, err := strconv.ParseInt(q, 10, 64)
+		if err != nil || v < 1 || v > MaxIterations {
+			writeErr(w, http.StatusBadRequest, fmt.Sprintf("iterations: expected an integer from 1 to %d, found %q", MaxIterations, q))
+			return
+		}
+		n = v
+	}
+	g, err := spec.Load(s.File)
+	if err != nil {
+		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: errorLines(err)})
+		return
+	}
+	c := &s.ctl
+	c.mu.Lock()
+	if c.running {
+		c.mu.Unlock()
+		writeErr(w, http.StatusConflict, "a run is already going on: wait for it to end (GET /api/run/state)")
+		return
+	}
+	c.running, c.runs, c.err, c.trace = true, c.runs+1, "", nil
+	c.mu.Unlock()
+	live := s.Live
+	go func() {
+		var trace bytes.Buffer
+		opts := runtime.Options{Iterations: n, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond}
+		stats, err := runtime.Run(context.Background(), g, opts)
+		if stats != nil {
+			live.Observe(finalSnapshot(stats))
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.running = false
+		if err != nil {
+			c.err = err.Error()
+		}
+		if trace.Len() > 0 {
+			c.trace = trace.Bytes()
+		}
+	}()
+	writeJSON(w, http.StatusAccepted, c.state())
+}
+
+func (s *Server) getRunState(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.ctl.state())
+}
+
+// getRunTrace answers the last finished run's Chrome Trace Event JSON.
+func (s *Server) getRunTrace(w http.ResponseWriter, r *http.Request) {
+	s.ctl.mu.Lock()
+	tr, running := s.ctl.trace, s.ctl.running
+	s.ctl.mu.Unlock()
+	switch {
+	case running:
+		writeErr(w, http.StatusConflict, "the run is going on: its trace comes when it ends")
+	case tr == nil:
+		writeErr(w, http.StatusNotFound, "no trace: start a run with POST /api/run/start")
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(tr)
+	}
+}
+
+// finalSnapshot is the progress of a run that ended, from its statistics:
+// every actor done with its firings.
+func finalSnapshot(st *runtime.Stats) runtime.Snapshot {
+	s := runtime.Snapshot{Elapsed: st.Elapsed, Actors: make([]runtime.ActorProgress, len(st.Actors))}
+	for i, a := range st.Actors {
+		s.Actors[i] = runtime.ActorProgress{Name: a.Name, Firings: a.Firings, Target: a.Firings, Done: true}
+	}
+	return s
+}

@@ -1,0 +1,89 @@
+package ui
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	_ "github.com/sluicehq/sluice/actors" // the built-in actors the test graph uses
+)
+
+// waitRun polls GET /api/run/state until the run ends (10 s at most).
+func waitRun(t *testing.T, s *Server) RunStateJSON {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if st := s.ctl.state(); !st.Running {
+			return st
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the run did not end within 10 s")
+	return RunStateJSON{}
+}
+
+// rampGraph writes a graph of built-in actors that runs on the CPU: a ramp
+// of 256 samples per firing, a gain and a file sink.
+func rampGraph(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	g := filepath.Join(dir, "ramp.yaml")
+	yaml := `name: ramp
+actors:
+  src:  {use: gen.ramp, with: {start: 0, step: 1, count: 1000000000}, out: {y: {type: f32, rate: 256}}, stateful: true}
+  gain: {use: scale, with: {gain: 2}, in: {x: {type: f32, rate: 256}}, out: {y: {type: f32, rate: 256}}}
+  sink: {use: file.write, with: {path: ` + filepath.Join(dir, "out.f32") + `}, in: {x: {type: f32, rate: 256}}, stateful: true}
+channels:
+  - {from: src.y, to: gain.x}
+  - {from: gain.y, to: sink.x}
+`
+	if err := os.WriteFile(g, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestRunStartAndTrace(t *testing.T) {
+	s := &Server{File: rampGraph(t)}
+	h := s.Handler()
+	if rec := doRaw(t, h, "GET", "/api/run/trace", ""); rec.Code != 404 {
+		t.Fatalf("trace before any run: expected 404, found %d", rec.Code)
+	}
+	if rec := doRaw(t, h, "POST", "/api/run/start?iterations=0", ""); rec.Code != 400 {
+		t.Fatalf("iterations=0: expected 400, found %d", rec.Code)
+	}
+	s.ctl.running = true // as if a run were going on
+	if rec := doRaw(t, h, "POST", "/api/run/start", ""); rec.Code != 409 {
+		t.Fatalf("start while a run is going on: expected 409, found %d", rec.Code)
+	}
+	s.ctl.running = false
+	rec, m := do(t, h, "POST", "/api/run/start?iterations=2000", "")
+	if rec.Code != 202 {
+		t.Fatalf("start: expected 202, found %d: %v", rec.Code, m)
+	}
+	st := waitRun(t, s)
+	if st.Error != "" || !st.Trace {
+		t.Fatalf("run: %+v", st)
+	}
+	rec, _ = do(t, h, "GET", "/api/run", "")
+	var run RunJSON
+	if err := json.Unmarshal(rec.Body.Bytes(), &run); err != nil {
+		t.Fatal(err)
+	}
+	firings := map[string]int64{}
+	for _, a := range run.Actors {
+		firings[a.Name] = a.Firings
+	}
+	if firings["src"] != 2000 || firings["sink"] != 2000 {
+		t.Fatalf("after 2000 iterations: expected 2000 firings of src and sink, found %v", firings)
+	}
+	rec = doRaw(t, h, "GET", "/api/run/trace", "")
+	var tr struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &tr) != nil || len(tr.TraceEvents) < 10 {
+		t.Fatalf("trace: status %d, %d events", rec.Code, len(tr.TraceEvents))
+	}
+}
