@@ -141,6 +141,9 @@ func TestPageInBrowser(t *testing.T) {
 		s := eval[string](t, ctx, `(document.querySelector('#firings tr[data-actor="sink"] td:nth-child(2)')||{}).textContent||"0"`)
 		if v, err := strconv.ParseInt(s, 10, 64); err == nil && (len(seen) == 0 || v != seen[len(seen)-1]) {
 			seen = append(seen, v)
+			if len(seen) == 2 {
+				shot(t, ctx, "run")
+			}
 		}
 		return text(t, ctx, "#runstate") == "done"
 	})
@@ -152,7 +155,6 @@ func TestPageInBrowser(t *testing.T) {
 			t.Fatalf("sink's firings went down: %v", seen)
 		}
 	}
-	shot(t, ctx, "run")
 	eventually(t, "the timeline", func() bool {
 		return eval[bool](t, ctx, `getComputedStyle(document.getElementById("timeline")).display === "block"`)
 	})
@@ -162,6 +164,11 @@ func TestPageInBrowser(t *testing.T) {
 		return false })()`)
 	if !painted {
 		t.Fatal("timeline: expected coloured slices, found none")
+	}
+	before := eval[string](t, ctx, `document.getElementById("timeline").toDataURL()`)
+	eval[bool](t, ctx, `document.getElementById("timeline").dispatchEvent(new WheelEvent("wheel", {deltaY: -100, clientX: 900, clientY: 700, cancelable: true}))`)
+	if after := eval[string](t, ctx, `document.getElementById("timeline").toDataURL()`); after == before {
+		t.Fatal("timeline: expected the wheel to zoom it, found it unchanged")
 	}
 	shot(t, ctx, "timeline")
 }

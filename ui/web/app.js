@@ -36,7 +36,10 @@ function drawGraph(g, report) {
   lay.setGraph({ rankdir: "LR", nodesep: 30, ranksep: 60 });
   lay.setDefaultEdgeLabel(() => ({}));
   for (const a of g.actors) {
-    const lines = [a.name, "in " + rates(a.inputs), "out " + rates(a.outputs)];
+    const lines = [a.name];
+    if (a.inputs.length) lines.push("in " + rates(a.inputs));
+    if (a.outputs.length) lines.push("out " + rates(a.outputs));
+    if (a.sub) lines.push("composite: " + a.sub.actors.length + " actors");
     if (report && report.repetitions && report.repetitions[a.name] !== undefined) lines.push("q=" + report.repetitions[a.name]);
     const w = 16 + 7.5 * Math.max(...lines.map((l) => l.length));
     lay.setNode(a.name, { width: w, height: 16 * lines.length + 10, lines });
