@@ -97,6 +97,7 @@ func (s *Server) Handler() http.Handler {
 		s.Live = &Live{} // fed by POST /api/run/start
 	}
 	mux.HandleFunc("POST /api/run/start", s.postRunStart)
+	mux.HandleFunc("POST /api/run/stop", s.postRunStop)
 	mux.HandleFunc("GET /api/run/state", s.getRunState)
 	mux.HandleFunc("GET /api/run/trace", s.getRunTrace)
 	if s.Metrics != nil {
