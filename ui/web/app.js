@@ -263,3 +263,4 @@ $("timeline").addEventListener("wheel", (e) => {
   drawTimeline();
 });
 $("run").addEventListener("click", startRun);
+$("stop").addEventListener("click", () => api("POST", "/api/run/stop"));
