@@ -123,6 +123,17 @@ func TestPageInBrowser(t *testing.T) {
 	eventually(t, "A=98 after C's rate 3 → 4", func() bool { return strings.Contains(text(t, ctx, "#findings"), "A=98") })
 	shot(t, ctx, "edited")
 
+	// YAML that does not parse: the verdict says error, with file:line:col.
+	eval[bool](t, ctx, `(() => { const t = document.getElementById("yaml"); window.good = t.value;
+		t.value = t.value + "\n  - {from: [\n"; t.dispatchEvent(new Event("input")); return true })()`)
+	eventually(t, "the verdict error", func() bool { return text(t, ctx, "#verdict") == "error" })
+	if e := text(t, ctx, "#errors"); !strings.Contains(e, "cd2dat.yaml:") {
+		t.Fatalf("bad YAML: expected errors with cd2dat.yaml:line:col, found %q", e)
+	}
+	eval[bool](t, ctx, `(() => { const t = document.getElementById("yaml"); t.value = window.good;
+		t.dispatchEvent(new Event("input")); return true })()`)
+	eventually(t, "the verdict valid again", func() bool { return text(t, ctx, "#verdict") == "valid" })
+
 	steps(t, ctx, chromedp.Click(chromedp.CSS("#save")))
 	eventually(t, "saved", func() bool { return text(t, ctx, "#saved") == "saved" })
 	if got, _ := os.ReadFile(file); !strings.Contains(string(got), "in:  {i: {type: f32, rate: 4}}") {
