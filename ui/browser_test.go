@@ -123,6 +123,17 @@ func TestPageInBrowser(t *testing.T) {
 	eventually(t, "A=98 after C's rate 3 → 4", func() bool { return strings.Contains(text(t, ctx, "#findings"), "A=98") })
 	shot(t, ctx, "edited")
 
+	// YAML that does not parse: the verdict says error, with file:line:col.
+	eval[bool](t, ctx, `(() => { const t = document.getElementById("yaml"); window.good = t.value;
+		t.value = t.value + "\n  - {from: [\n"; t.dispatchEvent(new Event("input")); return true })()`)
+	eventually(t, "the verdict error", func() bool { return text(t, ctx, "#verdict") == "error" })
+	if e := text(t, ctx, "#errors"); !strings.Contains(e, "cd2dat.yaml:") {
+		t.Fatalf("bad YAML: expected errors with cd2dat.yaml:line:col, found %q", e)
+	}
+	eval[bool](t, ctx, `(() => { const t = document.getElementById("yaml"); t.value = window.good;
+		t.dispatchEvent(new Event("input")); return true })()`)
+	eventually(t, "the verdict valid again", func() bool { return text(t, ctx, "#verdict") == "valid" })
+
 	steps(t, ctx, chromedp.Click(chromedp.CSS("#save")))
 	eventually(t, "saved", func() bool { return text(t, ctx, "#saved") == "saved" })
 	if got, _ := os.ReadFile(file); !strings.Contains(string(got), "in:  {i: {type: f32, rate: 4}}") {
@@ -141,6 +152,9 @@ func TestPageInBrowser(t *testing.T) {
 		s := eval[string](t, ctx, `(document.querySelector('#firings tr[data-actor="sink"] td:nth-child(2)')||{}).textContent||"0"`)
 		if v, err := strconv.ParseInt(s, 10, 64); err == nil && (len(seen) == 0 || v != seen[len(seen)-1]) {
 			seen = append(seen, v)
+			if len(seen) == 2 {
+				shot(t, ctx, "run")
+			}
 		}
 		return text(t, ctx, "#runstate") == "done"
 	})
@@ -152,7 +166,6 @@ func TestPageInBrowser(t *testing.T) {
 			t.Fatalf("sink's firings went down: %v", seen)
 		}
 	}
-	shot(t, ctx, "run")
 	eventually(t, "the timeline", func() bool {
 		return eval[bool](t, ctx, `getComputedStyle(document.getElementById("timeline")).display === "block"`)
 	})
@@ -162,6 +175,11 @@ func TestPageInBrowser(t *testing.T) {
 		return false })()`)
 	if !painted {
 		t.Fatal("timeline: expected coloured slices, found none")
+	}
+	before := eval[string](t, ctx, `document.getElementById("timeline").toDataURL()`)
+	eval[bool](t, ctx, `document.getElementById("timeline").dispatchEvent(new WheelEvent("wheel", {deltaY: -100, clientX: 900, clientY: 700, cancelable: true}))`)
+	if after := eval[string](t, ctx, `document.getElementById("timeline").toDataURL()`); after == before {
+		t.Fatal("timeline: expected the wheel to zoom it, found it unchanged")
 	}
 	shot(t, ctx, "timeline")
 }

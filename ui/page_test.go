@@ -1,12 +1,15 @@
 package ui
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/graph"
 )
 
 func tempExample(t *testing.T) string {
@@ -77,4 +80,20 @@ func doRaw(t *testing.T, h http.Handler, method, path, body string) *httptest.Re
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
 	return rec
+}
+
+func TestMappingInAnswer(t *testing.T) {
+	m := &graph.Mapping{Actors: map[string]*graph.Placement{"C": {Device: "opencl:0:0", Replicas: 2}}}
+	rec := doRaw(t, (&Server{File: example, Mapping: m}).Handler(), "GET", "/api/graph", "")
+	var res CheckResult
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || rec.Code != 200 {
+		t.Fatalf("status %d: %v", rec.Code, err)
+	}
+	if p := res.Mapping["C"]; len(res.Mapping) != 1 || p.Device != "opencl:0:0" || p.Replicas != 2 {
+		t.Fatalf("mapping: expected C on opencl:0:0 ×2 only, found %v", res.Mapping)
+	}
+	rec = doRaw(t, (&Server{File: example}).Handler(), "GET", "/api/graph", "")
+	if strings.Contains(rec.Body.String(), `"mapping"`) {
+		t.Fatal("without a mapping: expected no mapping in the answer")
+	}
 }

@@ -24,6 +24,7 @@ type runControl struct {
 	runs    int
 	err     string
 	trace   []byte
+	cancel  context.CancelFunc // stops the run going on
 }
 
 // RunStateJSON is the answer of GET /api/run/state and POST /api/run/start.
@@ -68,13 +69,15 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusConflict, "a run is already going on: wait for it to end (GET /api/run/state)")
 		return
 	}
-	c.running, c.runs, c.err, c.trace = true, c.runs+1, "", nil
+	ctx, cancel := context.WithCancel(context.Background())
+	c.running, c.runs, c.err, c.trace, c.cancel = true, c.runs+1, "", nil, cancel
 	c.mu.Unlock()
 	live := s.Live
 	go func() {
+		defer cancel()
 		var trace bytes.Buffer
 		opts := runtime.Options{Iterations: n, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond}
-		stats, err := runtime.Run(context.Background(), g, opts)
+		stats, err := runtime.Run(ctx, g, opts)
 		if stats != nil {
 			live.Observe(finalSnapshot(stats))
 		}
@@ -89,6 +92,16 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	writeJSON(w, http.StatusAccepted, c.state())
+}
+
+// postRunStop cancels the run going on, if any, and answers the state.
+func (s *Server) postRunStop(w http.ResponseWriter, r *http.Request) {
+	s.ctl.mu.Lock()
+	if s.ctl.running && s.ctl.cancel != nil {
+		s.ctl.cancel()
+	}
+	s.ctl.mu.Unlock()
+	writeJSON(w, http.StatusOK, s.ctl.state())
 }
 
 func (s *Server) getRunState(w http.ResponseWriter, r *http.Request) {

@@ -87,3 +87,28 @@ func TestRunStartAndTrace(t *testing.T) {
 		t.Fatalf("trace: status %d, %d events", rec.Code, len(tr.TraceEvents))
 	}
 }
+
+func TestRunStop(t *testing.T) {
+	s := &Server{File: rampGraph(t)}
+	h := s.Handler()
+	if rec, m := do(t, h, "POST", "/api/run/start?iterations=1000000", ""); rec.Code != 202 {
+		t.Fatalf("start: expected 202, found %d: %v", rec.Code, m)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if rec, _ := do(t, h, "POST", "/api/run/stop", ""); rec.Code != 200 {
+		t.Fatalf("stop: expected 200, found %d", rec.Code)
+	}
+	st := waitRun(t, s)
+	rec, _ := do(t, h, "GET", "/api/run", "")
+	var run RunJSON
+	json.Unmarshal(rec.Body.Bytes(), &run)
+	sink := int64(-1)
+	for _, a := range run.Actors {
+		if a.Name == "sink" {
+			sink = a.Firings
+		}
+	}
+	if sink < 0 || sink >= 1000000 {
+		t.Fatalf("stop: expected the run cut short with sink's firings reported, found %d (state %+v)", sink, st)
+	}
+}

@@ -39,6 +39,11 @@ type Server struct {
 	// Cluster, when set, is the broker tree served on GET /api/cluster.
 	Cluster Cluster
 
+	// Mapping, when set, places the graph's actors: the answers of GET
+	// /api/graph, POST /api/check and POST /api/save then carry each mapped
+	// actor's device and replicas, which the page shows.
+	Mapping *graph.Mapping
+
 	ctl runControl // POST /api/run/start's state; see runctl.go
 }
 
@@ -48,6 +53,29 @@ type CheckResult struct {
 	YAML   string           `json:"yaml,omitempty"`
 	Graph  *GraphJSON       `json:"graph"`
 	Report *analysis.Report `json:"report"`
+	// Mapping gives, by actor name, the device and replicas of the actors
+	// that Server.Mapping places (absent without a mapping).
+	Mapping map[string]PlacementJSON `json:"mapping,omitempty"`
+}
+
+// PlacementJSON is where the mapping puts one actor.
+type PlacementJSON struct {
+	Device   string `json:"device,omitempty"`
+	Replicas int    `json:"replicas,omitempty"`
+}
+
+// placements encodes m's placements of g's actors (nil without m).
+func placements(m *graph.Mapping, g *graph.Graph) map[string]PlacementJSON {
+	if m == nil {
+		return nil
+	}
+	out := map[string]PlacementJSON{}
+	for _, a := range g.Actors {
+		if p := m.Actors[a.Name]; p != nil {
+			out[a.Name] = PlacementJSON{Device: p.Device, Replicas: p.Replicas}
+		}
+	}
+	return out
 }
 
 // errorJSON is every error answer: one line per problem, each with its
@@ -69,6 +97,7 @@ func (s *Server) Handler() http.Handler {
 		s.Live = &Live{} // fed by POST /api/run/start
 	}
 	mux.HandleFunc("POST /api/run/start", s.postRunStart)
+	mux.HandleFunc("POST /api/run/stop", s.postRunStop)
 	mux.HandleFunc("GET /api/run/state", s.getRunState)
 	mux.HandleFunc("GET /api/run/trace", s.getRunTrace)
 	if s.Metrics != nil {
@@ -145,7 +174,8 @@ func (s *Server) answer(w http.ResponseWriter, name string, data []byte) {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: errorLines(err)})
 		return
 	}
-	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: analysis.Check(g, s.Check)})
+	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: analysis.Check(g, s.Check),
+		Mapping: placements(s.Mapping, g)})
 }
 
 // errorLines splits an error listing several problems into one line each.

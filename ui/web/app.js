@@ -29,14 +29,19 @@ function rates(ports) {
 
 // drawGraph lays g out with dagre and draws it into the svg; report marks
 // blocked actors and channels that need initial tokens.
-function drawGraph(g, report) {
+function drawGraph(g, report, mapping) {
   const svg = $("graph");
   svg.replaceChildren();
   const lay = new dagre.graphlib.Graph({ multigraph: true });
   lay.setGraph({ rankdir: "LR", nodesep: 30, ranksep: 60 });
   lay.setDefaultEdgeLabel(() => ({}));
   for (const a of g.actors) {
-    const lines = [a.name, "in " + rates(a.inputs), "out " + rates(a.outputs)];
+    const lines = [a.name];
+    if (a.inputs.length) lines.push("in " + rates(a.inputs));
+    if (a.outputs.length) lines.push("out " + rates(a.outputs));
+    const p = mapping && mapping[a.name];
+    if (p) lines.push((p.device || "cpu") + (p.replicas > 1 ? " ×" + p.replicas : ""));
+    if (a.sub) lines.push("composite: " + a.sub.actors.length + " actors");
     if (report && report.repetitions && report.repetitions[a.name] !== undefined) lines.push("q=" + report.repetitions[a.name]);
     const w = 16 + 7.5 * Math.max(...lines.map((l) => l.length));
     lay.setNode(a.name, { width: w, height: 16 * lines.length + 10, lines });
@@ -99,7 +104,7 @@ function show(status, data) {
   if (status === 200) {
     showErrors([]);
     $("title").textContent = "sluice: " + data.graph.name;
-    drawGraph(data.graph, data.report);
+    drawGraph(data.graph, data.report, data.mapping);
     showReport(data.report);
   } else {
     showErrors(data.errors);
@@ -258,3 +263,4 @@ $("timeline").addEventListener("wheel", (e) => {
   drawTimeline();
 });
 $("run").addEventListener("click", startRun);
+$("stop").addEventListener("click", () => api("POST", "/api/run/stop"));
