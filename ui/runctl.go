@@ -62,6 +62,7 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: errorLines(err)})
 		return
 	}
+	synthesize(g)
 	c := &s.ctl
 	c.mu.Lock()
 	if c.running {

@@ -112,3 +112,39 @@ func TestRunStop(t *testing.T) {
 		t.Fatalf("stop: expected the run cut short with sink's firings reported, found %d (state %+v)", sink, st)
 	}
 }
+
+// A graph with rates and costs but no code yet (examples/cd2dat.yaml) runs
+// from the page: its actors fire as synthetic ones, each firing as long as
+// its cost, the repetition vector's counts per iteration.
+func TestRunDesignOnlyGraph(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "examples", "cd2dat.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "cd2dat.yaml")
+	if err := os.WriteFile(f, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{File: f}
+	h := s.Handler()
+	if rec, m := do(t, h, "POST", "/api/run/start?iterations=3", ""); rec.Code != 202 {
+		t.Fatalf("start: expected 202, found %d: %v", rec.Code, m)
+	}
+	if st := waitRun(t, s); st.Error != "" {
+		t.Fatalf("run of cd2dat: %s", st.Error)
+	}
+	rec, _ := do(t, h, "GET", "/api/run", "")
+	var run RunJSON
+	if err := json.Unmarshal(rec.Body.Bytes(), &run); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"A": 3 * 147, "B": 3 * 147, "C": 3 * 98, "D": 3 * 28, "E": 3 * 32, "F": 3 * 160}
+	for _, a := range run.Actors {
+		if a.Firings != want[a.Name] {
+			t.Errorf("actor %s fired %d times, expected %d (3 iterations of the repetition vector)", a.Name, a.Firings, want[a.Name])
+		}
+	}
+	if len(run.Actors) != len(want) {
+		t.Fatalf("actors = %+v", run.Actors)
+	}
+}

@@ -13,17 +13,20 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/cluster"
+	"github.com/sluicehq/sluice/spec"
 	"github.com/sluicehq/sluice/ui"
 )
 
 func newUI() *cobra.Command {
-	var listen, token, broker string
+	var listen, token, broker, mapping string
 	var cred credFlags
 	cmd := &cobra.Command{
 		Use:   "ui [FILE]",
-		Short: "Serve the workbench API: a graph as JSON and check of edited YAML",
-		Long: `ui serves, on --listen, the JSON API described in docs/ui.md: GET /api/graph gives
-FILE's graph and check report, POST /api/check checks the YAML in the body.
+		Short: "Serve the workbench: the page and its API (graph, check, save, runs, cluster)",
+		Long: `ui serves, on --listen, the workbench page and the JSON API described in
+docs/ui.md: FILE's graph laid out with check's findings, a YAML editor checked
+as you type, save, runs with live firings and a timeline, and with --broker
+the cluster's tree. --mapping shows each actor's device and replicas.
 A listener that is not on loopback requires a token: the one given by --token,
 or a generated one, printed. Requests send it as "Authorization: Bearer TOKEN"
 or ?token=TOKEN.`,
@@ -38,6 +41,11 @@ or ?token=TOKEN.`,
 				return err
 			}
 			srv.Token = t
+			if mapping != "" {
+				if srv.Mapping, err = spec.LoadMapping(mapping); err != nil {
+					return err
+				}
+			}
 			if broker != "" {
 				c, err := cluster.Connect(cmd.Context(), broker, cred.creds())
 				if err != nil {
@@ -55,6 +63,7 @@ or ?token=TOKEN.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to serve on (host:port)")
 	cmd.Flags().StringVar(&token, "token", "", "token every request must send (generated when the listener is not on loopback and none is given)")
+	cmd.Flags().StringVar(&mapping, "mapping", "", "mapping file whose devices and replicas the graph view shows")
 	cmd.Flags().StringVar(&broker, "broker", "", "broker URL (nats://host:port): serve its tree, workers and devices on GET /api/cluster")
 	addBrokerCreds(cmd.Flags(), &cred)
 	return cmd
@@ -85,7 +94,7 @@ func uiToken(addr, given string) (string, error) {
 // serveUI serves srv on ln until ctx ends, after printing the address (and
 // the token, if any) to out.
 func serveUI(ctx context.Context, ln net.Listener, srv *ui.Server, out io.Writer) error {
-	url := "http://" + ln.Addr().String() + "/api/graph"
+	url := "http://" + ln.Addr().String() + "/"
 	if srv.Token != "" {
 		url += "?token=" + srv.Token
 	}
