@@ -58,7 +58,11 @@ func (r *run) liveChannels() []ChannelProgress {
 		case c.leftSet.Load():
 			cp.Fill = c.leftN.Load()
 		case c.ring == nil && c.fr != nil:
-			cp.Fill = int64(c.fr.f.Writer().Position() - c.fr.f.Reader(c.reader).Position())
+			// The reader's position first: the writer's, read after it,
+			// is at least as far, so the difference is never negative (at
+			// most the capacity, unless a commit landed in between).
+			rp := c.fr.f.Reader(c.reader).Position()
+			cp.Fill = min(int64(c.fr.f.Writer().Position()-rp), int64(c.fr.f.Capacity()))
 		}
 		switch {
 		case c.fr != nil:
