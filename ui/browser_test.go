@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/sluicehq/sluice/cluster"
+	"github.com/sluicehq/sluice/device"
 )
 
 // browser starts headless Chromium, or skips the test when it is absent
@@ -188,4 +191,54 @@ func TestPageInBrowser(t *testing.T) {
 		t.Fatal("timeline: expected the wheel to zoom it, found it unchanged")
 	}
 	shot(t, ctx, "timeline")
+}
+
+// TestClusterViewInBrowser: with a broker and a worker on loopback, the
+// page draws the broker, the worker under it and the worker's device.
+func TestClusterViewInBrowser(t *testing.T) {
+	ctx := browser(t)
+	cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b, err := cluster.StartBroker(cctx, cluster.BrokerOptions{Name: "root", Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown()
+	cpu := device.Info{ID: "cpu", Backend: "cpu", Name: "test cpu", Kind: device.CPU, ComputeUnits: 2, GlobalMem: 1 << 30, HostUnified: true}
+	w, err := cluster.StartWorker(cctx, cluster.WorkerOptions{Broker: b.ClientURL(), Name: "w1", Devices: []device.Info{cpu}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	c, err := cluster.Connect(cctx, b.ClientURL(), cluster.Credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ts := httptest.NewServer((&Server{File: tempExample(t), Cluster: c}).Handler())
+	defer ts.Close()
+	steps(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="F"]`)))
+	// The worker registers with the broker shortly after it starts: reload
+	// until the page shows it.
+	defer func() {
+		if t.Failed() {
+			t.Logf("cluster panel: %s", eval[string](t, ctx, `document.getElementById("cluster").innerHTML`))
+		}
+	}()
+	// (A tree query waits a moment for late answers: reload every 3 s.)
+	loaded := time.Now()
+	eventually(t, "worker w1 under broker root", func() bool {
+		if eval[bool](t, ctx, `!!document.querySelector('#cluster li.broker[data-broker="root"] li.worker[data-worker="w1"]')`) {
+			return true
+		}
+		if time.Since(loaded) > 3*time.Second {
+			steps(t, ctx, chromedp.Reload(), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="F"]`)))
+			loaded = time.Now()
+		}
+		return false
+	})
+	if d := text(t, ctx, `#cluster li.worker[data-worker="w1"] li.device`); !strings.Contains(d, "cpu: test cpu 1.0 GiB") {
+		t.Fatalf("expected the worker's device listed, found %q", d)
+	}
+	shot(t, ctx, "cluster")
 }

@@ -147,6 +147,55 @@ async function load() {
 $("yaml").addEventListener("input", () => { $("saved").textContent = ""; checkSoon(); });
 $("save").addEventListener("click", save);
 load();
+loadCluster();
+
+// html makes an HTML element with a class and text.
+function html(name, cls, text) {
+  const e = document.createElement(name);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// loadCluster draws the broker tree, its workers and their devices when
+// the server was started with --broker (GET /api/cluster answers 404
+// otherwise, and the panel stays empty).
+async function loadCluster() {
+  const r = await api("GET", "/api/cluster");
+  const box = $("cluster");
+  if (r.status !== 200) {
+    if (r.status !== 404) box.textContent = "cluster: " + ((r.data.errors || []).join("; ") || r.status);
+    return;
+  }
+  box.replaceChildren(html("h2", "", "cluster"));
+  const brokers = r.data.brokers || [], workers = r.data.workers || [];
+  const byParent = {};
+  for (const b of brokers) (byParent[b.parent || ""] = byParent[b.parent || ""] || []).push(b);
+  const names = new Set(brokers.map((b) => b.name));
+  const roots = brokers.filter((b) => !b.parent || !names.has(b.parent));
+  const drawBroker = (b, into) => {
+    const li = html("li", "broker", "broker " + b.name);
+    li.dataset.broker = b.name;
+    const ul = html("ul");
+    for (const w of workers.filter((w) => w.broker === b.name)) {
+      const wl = html("li", "worker", "worker " + w.name + (w.jobs ? " (" + w.jobs + " jobs)" : ""));
+      wl.dataset.worker = w.name;
+      const dl = html("ul");
+      for (const d of w.devices || []) {
+        const mem = d.global_mem ? " " + (d.global_mem / (1 << 30)).toFixed(1) + " GiB" : "";
+        dl.appendChild(html("li", "device", d.id + ": " + (d.name || d.backend) + mem));
+      }
+      wl.appendChild(dl);
+      ul.appendChild(wl);
+    }
+    for (const c of byParent[b.name] || []) drawBroker(c, ul);
+    li.appendChild(ul);
+    into.appendChild(li);
+  };
+  const tree = html("ul", "tree");
+  for (const b of roots) drawBroker(b, tree);
+  box.appendChild(tree);
+}
 
 // showFirings writes one row per actor of a run's progress.
 function showFirings(run) {
