@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -332,4 +333,25 @@ func validateSwap(a *Actor, w string, add func(where, format string, args ...any
 			add(w, "actor %s: swap %s: %s: rates %v and %v: expected equal fixed (SDF) rates", a.Name, o, in, op.Rate, ip.Rate)
 		}
 	}
+}
+
+// ErrorLines splits an error listing several problems into one line each:
+// a *ValidationError's problems (found with errors.As), else the error's
+// non-empty lines (as spec's file:line:col lists are written).
+func ErrorLines(err error) []string {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		out := make([]string, len(ve.Problems))
+		for i, p := range ve.Problems {
+			out[i] = p.String()
+		}
+		return out
+	}
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/spec"
 )
 
@@ -54,7 +55,7 @@ func (s *Server) postSave(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := spec.ParseGraph(s.File, data); err != nil {
-		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: errorLines(err)})
+		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
 		return
 	}
 	if err := writeFileAtomic(s.File, data); err != nil {

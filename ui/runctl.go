@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/spec"
 )
@@ -59,7 +60,7 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 	}
 	g, err := spec.Load(s.File)
 	if err != nil {
-		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: errorLines(err)})
+		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
 		return
 	}
 	synthesize(g)

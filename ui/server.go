@@ -171,30 +171,11 @@ func readYAMLBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 func (s *Server) answer(w http.ResponseWriter, name string, data []byte) {
 	g, err := spec.ParseGraph(name, data)
 	if err != nil {
-		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: errorLines(err)})
+		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
 		return
 	}
 	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: analysis.Check(g, s.Check),
 		Mapping: placements(s.Mapping, g)})
-}
-
-// errorLines splits an error listing several problems into one line each.
-func errorLines(err error) []string {
-	var ve *graph.ValidationError
-	if errors.As(err, &ve) {
-		out := make([]string, len(ve.Problems))
-		for i, p := range ve.Problems {
-			out[i] = p.String()
-		}
-		return out
-	}
-	var lines []string
-	for _, l := range strings.Split(err.Error(), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	return lines
 }
 
 func writeErr(w http.ResponseWriter, code int, msg string) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -74,12 +73,12 @@ It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
 func checkFile(path, mappingFile string, opts analysis.CheckOptions) (*analysis.Report, []string) {
 	g, err := spec.Load(path)
 	if err != nil {
-		return &analysis.Report{Graph: path, Valid: false, Errors: errorLines(err),
+		return &analysis.Report{Graph: path, Valid: false, Errors: graph.ErrorLines(err),
 			Repetitions: map[string]int64{}, Buffers: map[string]int{}}, nil
 	}
 	pl, err := pipelineOf(path)
 	if err != nil {
-		return &analysis.Report{Graph: path, Valid: false, Errors: errorLines(err),
+		return &analysis.Report{Graph: path, Valid: false, Errors: graph.ErrorLines(err),
 			Repetitions: map[string]int64{}, Buffers: map[string]int{}}, nil
 	}
 	if pl != nil {
@@ -102,29 +101,10 @@ func checkFile(path, mappingFile string, opts analysis.CheckOptions) (*analysis.
 		}
 		if err != nil {
 			rep.Valid = false
-			rep.Errors = append(rep.Errors, errorLines(err)...)
+			rep.Errors = append(rep.Errors, graph.ErrorLines(err)...)
 		}
 	}
 	return rep, order
-}
-
-// errorLines splits an error listing several problems into one line each.
-func errorLines(err error) []string {
-	var ve *graph.ValidationError
-	if errors.As(err, &ve) {
-		out := make([]string, len(ve.Problems))
-		for i, p := range ve.Problems {
-			out[i] = p.String()
-		}
-		return out
-	}
-	var lines []string
-	for _, l := range strings.Split(err.Error(), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	return lines
 }
 
 func writeReport(w io.Writer, file string, r *analysis.Report, order []string) {
