@@ -31,16 +31,9 @@ func serveMetrics(addr string, opts *runtime.Options, out io.Writer) (stop func(
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", rec.Handler())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
+	stop = serveBackground(ln, mux)
 	fmt.Fprintf(out, "metrics on http://%s/metrics\n", ln.Addr())
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if hs.Shutdown(ctx) != nil {
-			hs.Close() // open event streams do not end by themselves
-		}
-	}, nil
+	return stop, nil
 }
 
 // serveRunUI serves the ui API for a run on addr while it lasts: the graph
@@ -65,18 +58,26 @@ func serveRunUI(addr, file string, opts *runtime.Options, out io.Writer) (stop f
 		rec.Observe(s)
 	}
 	srv := &ui.Server{File: file, Token: token, Live: live, Metrics: rec.Handler()}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
+	stop = serveBackground(ln, srv.Handler())
 	url := "http://" + ln.Addr().String() + "/api/run"
 	if token != "" {
 		url += "?token=" + token
 	}
 	fmt.Fprintln(out, "ui on", url)
+	return stop, nil
+}
+
+// serveBackground serves h on ln until the returned stop is called, which
+// waits up to 2 s for requests to end, then closes what is left open (event
+// streams do not end by themselves).
+func serveBackground(ln net.Listener, h http.Handler) (stop func()) {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if hs.Shutdown(ctx) != nil {
-			hs.Close() // open event streams do not end by themselves
+			hs.Close()
 		}
-	}, nil
+	}
 }
