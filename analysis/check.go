@@ -81,14 +81,7 @@ func Check(g *graph.Graph, opts CheckOptions) *Report {
 	}
 	r.Graph = g.Name
 	if err := g.Validate(); err != nil {
-		var ve *graph.ValidationError
-		if errors.As(err, &ve) {
-			for _, p := range ve.Problems {
-				r.Errors = append(r.Errors, p.String())
-			}
-		} else {
-			r.Errors = append(r.Errors, err.Error())
-		}
+		r.Errors = append(r.Errors, graph.ErrorLines(err)...)
 		return r
 	}
 	r.Valid = true

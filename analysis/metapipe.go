@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 
@@ -62,14 +61,7 @@ func CheckPipeline(pl *graph.Pipeline) *PipelineReport {
 		return r
 	}
 	if err := pl.Validate(); err != nil {
-		var ve *graph.ValidationError
-		if errors.As(err, &ve) {
-			for _, p := range ve.Problems {
-				r.Errors = append(r.Errors, p.String())
-			}
-		} else {
-			r.Errors = append(r.Errors, err.Error())
-		}
+		r.Errors = append(r.Errors, graph.ErrorLines(err)...)
 	}
 	r.Valid = len(r.Errors) == 0
 	var rv *Repetitions
