@@ -339,8 +339,9 @@ func (d *devRunner) retire(inv *invocation) {
 		// Tags travel host-side beside the data: those of the
 		// invocation's input windows go to its outputs' before the
 		// outputs are committed, as a Go actor's firing does.
-		for idx := inv.base; idx < inv.base+inv.k; idx++ {
-			propagateTags(&Firing{ctx: d.r.ctx, actor: u.a, index: idx})
+		f := &Firing{ctx: d.r.ctx, actor: u.a}
+		for f.index = inv.base; f.index < inv.base+inv.k; f.index++ {
+			propagateTags(f)
 		}
 	}
 	for i := range du.ins {
