@@ -136,10 +136,15 @@ func bench64K(b *testing.B, copyOut bool) {
 // goroutine through one FIFO (capacity 1) and comes back through another;
 // ns/hop is half the round trip.
 func BenchmarkHop(b *testing.B) {
-	for _, ws := range []WaitStrategy{Park, Spin, SpinPark} {
-		b.Run(ws.String(), func(b *testing.B) {
-			there := mustNew(b, Options{Name: "there", TokenSize: 8, Capacity: 1, Wait: ws})
-			back := mustNew(b, Options{Name: "back", TokenSize: 8, Capacity: 1, Wait: ws})
+	for _, c := range []struct {
+		name    string
+		ws      WaitStrategy
+		untimed bool
+	}{{"park", Park, false}, {"park-untimed", Park, true}, {"spin", Spin, false}, {"spin-park", SpinPark, false}} {
+		ws, untimed := c.ws, c.untimed
+		b.Run(c.name, func(b *testing.B) {
+			there := mustNew(b, Options{Name: "there", TokenSize: 8, Capacity: 1, Wait: ws, NoWaitTime: untimed})
+			back := mustNew(b, Options{Name: "back", TokenSize: 8, Capacity: 1, Wait: ws, NoWaitTime: untimed})
 			ctx := context.Background()
 			done := make(chan struct{})
 			go func() {

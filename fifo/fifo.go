@@ -102,6 +102,12 @@ type Options struct {
 	// InitialData, when not nil, holds the initial tokens:
 	// len(InitialData) == Initial*TokenSize.
 	InitialData []byte
+	// NoWaitTime skips measuring the time blocked in Acquire: the readers'
+	// and the writer's BlockedTime stay 0, and a blocking wait reads the
+	// clock only where SpinPark needs its deadline. Two clock reads are a
+	// large part of a parked hand-off where reading the clock is slow (a
+	// virtual machine's clock source): see docs/fifo.md, "Measured".
+	NoWaitTime bool
 	// NoMirror forces the portable buffer even where the mirrored mapping is
 	// available (for tests and for comparison; see FIFO.Mirrored).
 	NoMirror bool
@@ -136,6 +142,7 @@ type FIFO struct {
 	capacity  int
 	wait      WaitStrategy
 	spinTime  time.Duration
+	untimed   bool // Options.NoWaitTime
 
 	buf      []byte // mirrored: 2*size bytes; portable: size+tail bytes
 	size     int    // bytes in the physical ring
@@ -200,6 +207,7 @@ func New(opts Options) (*FIFO, error) {
 		capacity:  opts.Capacity,
 		wait:      opts.Wait,
 		spinTime:  opts.SpinTime,
+		untimed:   opts.NoWaitTime,
 		readers:   make([]Reader, nr),
 	}
 	if f.spinTime == 0 {
@@ -388,11 +396,11 @@ func (f *FIFO) TailCopiedBytes() int64 { return f.tailCopied.Load() }
 // allocates only when some reader is blocked.
 func (f *FIFO) Blocked() (readers []int, writer bool) {
 	for i := range f.readers {
-		if f.readers[i].blocked.Load() {
+		if f.readers[i].waiting() {
 			readers = append(readers, i)
 		}
 	}
-	return readers, f.writer.blocked.Load()
+	return readers, f.writer.waiting()
 }
 
 // Progress returns the writer's position and the sum of the readers'
@@ -453,14 +461,30 @@ func (f *FIFO) lenError(side, call string, n int) error {
 		f.name, side, call, f.tokenSize, n, ErrInvalid)
 }
 
-// waiter is the parking state of one side, on its own cache line. The other
-// side reads parked after every publish and signals wake only when it is
-// set and its new position reaches need.
+// waiter is the waiting state of one side, on its own cache line: one word
+// that the other side loads after every publish. need is 0 while the side
+// is not waiting; while it waits, need holds the other side's position that
+// makes it ready, with noSignal set during the spinning phase (the other
+// side then does not signal: the spinner sees the new position itself).
+// Once parked, need is the bare position and a publish that reaches it
+// sends a token on wake.
 type waiter struct {
-	parked atomic.Bool
-	need   atomic.Uint64
-	wake   chan struct{}
+	need atomic.Uint64
+	wake chan struct{}
 }
+
+// noSignal marks a waiter's need while it spins rather than parks.
+const noSignal = 1 << 63
+
+// wants reports whether a side that has just moved to pos must signal ws.
+func (ws *waiter) wants(pos uint64) bool {
+	n := ws.need.Load()
+	return n != 0 && n&noSignal == 0 && pos >= n
+}
+
+// waiting reports whether the side is blocked in Acquire (spinning or
+// parked).
+func (ws *waiter) waiting() bool { return ws.need.Load() != 0 }
 
 func (ws *waiter) signal() {
 	select {
@@ -476,18 +500,23 @@ func (ws *waiter) signal() {
 const spinCheck = 64
 
 // block waits until ready returns true, by the FIFO's strategy. need is the
-// other side's position that makes ready true (for the wakeup filter).
-// blocked and blockedNs are the caller's statistics.
-func (f *FIFO) block(ctx context.Context, ws *waiter, blocked *atomic.Bool, blockedNs *atomic.Int64,
+// other side's position that makes ready true (for the wakeup filter; at
+// least 1). blockedNs is the caller's statistic, written only by the
+// caller's goroutine.
+func (f *FIFO) block(ctx context.Context, ws *waiter, blockedNs *atomic.Int64,
 	need uint64, who string, n int, ready func() bool) error {
 	if ready() {
 		return nil
 	}
-	start := nanotime()
-	blocked.Store(true)
+	var start int64
+	if !f.untimed || f.wait == SpinPark {
+		start = nanotime()
+	}
 	err := f.blockSlow(ctx, ws, start, need, ready)
-	blocked.Store(false)
-	blockedNs.Add(nanotime() - start)
+	ws.need.Store(0)
+	if !f.untimed {
+		blockedNs.Store(blockedNs.Load() + nanotime() - start)
+	}
 	if err != nil {
 		return fmt.Errorf("fifo %s: %s waiting for %d tokens: %w", f.name, who, n, err)
 	}
@@ -497,6 +526,7 @@ func (f *FIFO) block(ctx context.Context, ws *waiter, blocked *atomic.Bool, bloc
 func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start int64, need uint64, ready func() bool) error {
 	done := ctx.Done()
 	if f.wait != Park {
+		ws.need.Store(need | noSignal)
 	spin:
 		for i := 1; ; i++ {
 			if ready() {
@@ -519,11 +549,16 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start int64, need uint
 			}
 		}
 	}
+	// One yield before parking: the other side, readied by this side's
+	// last publish, often answers within its turn, and then neither side
+	// pays for a park and a wake-up.
+	runtime.Gosched()
+	if ready() {
+		return nil
+	}
 	ws.need.Store(need)
-	ws.parked.Store(true)
 	for {
 		if ready() {
-			ws.parked.Store(false)
 			return nil
 		}
 		if done == nil { // context.Background and the like: a plain receive
@@ -533,7 +568,6 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start int64, need uint
 		select {
 		case <-ws.wake:
 		case <-done:
-			ws.parked.Store(false)
 			return ctx.Err()
 		}
 	}

@@ -912,3 +912,60 @@ func TestPingPong(t *testing.T) {
 		})
 	}
 }
+
+// TestNoWaitTime checks that a FIFO made with NoWaitTime still blocks and
+// wakes its sides, reports them as blocked while they wait, and measures no
+// blocked time, while the same exchange on a timed FIFO measures some.
+func TestNoWaitTime(t *testing.T) {
+	for _, untimed := range []bool{false, true} {
+		for _, ws := range []WaitStrategy{Park, Spin, SpinPark} {
+			t.Run(fmt.Sprintf("untimed=%v/%s", untimed, ws), func(t *testing.T) {
+				f := mustNew(t, Options{Name: "nt", TokenSize: 8, Capacity: 1, Wait: ws, NoWaitTime: untimed, SpinTime: time.Millisecond})
+				ctx := context.Background()
+				got := make(chan uint64, 1)
+				go func() {
+					r := f.Reader(0)
+					win, err := r.Acquire(ctx, 1)
+					if err != nil {
+						t.Error(err)
+						got <- 0
+						return
+					}
+					got <- Tokens[uint64](win)[0]
+					r.Release(1)
+				}()
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					if rs, _ := f.Blocked(); len(rs) == 1 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("the reader never showed as blocked")
+					}
+					time.Sleep(100 * time.Microsecond)
+				}
+				time.Sleep(2 * time.Millisecond)
+				w := f.Writer()
+				win, err := w.Acquire(ctx, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				Tokens[uint64](win)[0] = 42
+				w.Commit(1)
+				if v := <-got; v != 42 {
+					t.Fatalf("reader got %d, expected 42", v)
+				}
+				if rs, wb := f.Blocked(); len(rs) != 0 || wb {
+					t.Errorf("after the exchange: blocked readers %v, writer %v; expected none", rs, wb)
+				}
+				bt := f.Reader(0).BlockedTime()
+				if untimed && bt != 0 {
+					t.Errorf("NoWaitTime: reader's BlockedTime %v, expected 0", bt)
+				}
+				if !untimed && bt < time.Millisecond {
+					t.Errorf("reader's BlockedTime %v, expected at least the 2 ms it waited", bt)
+				}
+			})
+		}
+	}
+}

@@ -25,7 +25,6 @@ type Reader struct {
 	off       int    // byte offset of rpos in the ring
 	acquired  int    // tokens handed out and not released
 	closed    bool   // Close was called
-	blocked   atomic.Bool
 	blockedNs atomic.Int64
 	copied    atomic.Int64
 	_         pad
@@ -66,7 +65,7 @@ func (r *Reader) waitData(ctx context.Context, n int) error {
 		return fmt.Errorf("fifo %s: Reader(%d).Acquire after Close: %w", f.name, r.idx, ErrDetached)
 	}
 	closed := false
-	err := f.block(ctx, &r.waiter, &r.blocked, &r.blockedNs, r.rpos+uint64(n), "reader", n, func() bool {
+	err := f.block(ctx, &r.waiter, &r.blockedNs, r.rpos+uint64(n), "reader", n, func() bool {
 		// Closed first, then the position: a close seen means every
 		// commit is seen.
 		closed = f.writer.closed.Load()
@@ -153,7 +152,7 @@ func (r *Reader) Release(n int) {
 	}
 	r.pos.Store(r.rpos)
 	w := &f.writer
-	if w.parked.Load() && r.rpos >= w.need.Load() {
+	if w.wants(r.rpos) {
 		w.signal()
 	}
 }
@@ -226,7 +225,7 @@ func (r *Reader) Position() uint64 { return r.pos.Load() }
 
 // Blocked reports whether the reader is waiting in Acquire right now (safe
 // from any goroutine).
-func (r *Reader) Blocked() bool { return r.blocked.Load() }
+func (r *Reader) Blocked() bool { return r.waiting() }
 
 // BlockedTime returns the total time the reader has spent waiting for
 // tokens (safe from any goroutine).

@@ -28,7 +28,6 @@ type Writer struct {
 	off       int    // byte offset of wpos in the ring
 	acquired  int    // tokens of room handed out and not committed
 	isClosed  bool
-	blocked   atomic.Bool
 	blockedNs atomic.Int64
 	copied    atomic.Int64
 	_         pad
@@ -77,7 +76,7 @@ func (w *Writer) waitRoom(ctx context.Context, n int) error {
 	f := w.f
 	// Room for n means the slowest reader at or past wpos+n-capacity.
 	need := w.wpos + uint64(n) - uint64(f.capacity)
-	return f.block(ctx, &w.waiter, &w.blocked, &w.blockedNs, need, "writer", n, func() bool {
+	return f.block(ctx, &w.waiter, &w.blockedNs, need, "writer", n, func() bool {
 		w.refresh()
 		return w.room() >= n
 	})
@@ -160,7 +159,7 @@ func (w *Writer) Commit(n int) {
 	w.pos.Store(w.wpos)
 	for i := range f.readers {
 		r := &f.readers[i]
-		if r.parked.Load() && w.wpos >= r.need.Load() {
+		if r.wants(w.wpos) {
 			r.signal()
 		}
 	}
@@ -239,7 +238,7 @@ func (w *Writer) Position() uint64 { return w.pos.Load() }
 
 // Blocked reports whether the writer is waiting in Acquire right now (safe
 // from any goroutine).
-func (w *Writer) Blocked() bool { return w.blocked.Load() }
+func (w *Writer) Blocked() bool { return w.waiting() }
 
 // BlockedTime returns the total time the writer has spent waiting for room
 // (safe from any goroutine).

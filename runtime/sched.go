@@ -432,6 +432,9 @@ type execCtx struct {
 	tracing bool
 	t0      int64
 	wk      *worker // the pool worker this context is, or nil
+	// lastTeamNs is how long this context's last firing of a team round
+	// took (awaitRound's patience).
+	lastTeamNs int64
 }
 
 func newExecCtx(r *run, id int, name string, nunits, traceCap int) *execCtx {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 
@@ -82,6 +83,7 @@ type unit struct {
 	roundBase atomic.Int64
 	doneN     atomic.Int64
 	stopAt    atomic.Int64
+	waiters   atomic.Int32 // workers waiting in awaitRound for the next round
 	errMu     sync.Mutex
 	errAt     int64
 	roundErr  error
@@ -528,6 +530,8 @@ func (u *unit) startRound(k, helpers int64) uint64 {
 	u.roundErr = nil
 	u.errAt = k
 	u.claim.Store(id << claimBits)
+	// Workers waiting for this round join it without a task of their own.
+	helpers -= int64(u.waiters.Load())
 	for i := int64(0); i < helpers; i++ {
 		u.pool.pushBack(u.cur, task{u: u, round: id})
 	}
@@ -551,7 +555,14 @@ func (u *unit) claimLoop(c *execCtx, id uint64) bool {
 		k := u.roundK.Load()
 		j := int64(v & mask)
 		if j >= k {
-			return false
+			// Every firing of the round is taken: wait for the next
+			// round rather than leave and be woken for it.
+			nid, ok := u.awaitRound(c, id)
+			if !ok {
+				return false
+			}
+			id = nid
+			continue
 		}
 		if !u.claim.CompareAndSwap(v, v+1) {
 			continue
@@ -561,6 +572,43 @@ func (u *unit) claimLoop(c *execCtx, id uint64) bool {
 			u.cur = c.wk
 			u.endRound()
 			return u.state.Load() != stateDone
+		}
+	}
+}
+
+// awaitRound waits, spinning, for the round after round id of a team whose
+// last firings are still running on other workers, and returns its number.
+// A team of N replicas on N cores otherwise loses each round's end: its
+// helpers find nothing to claim, park, and must be woken again (tens of
+// microseconds) when the next round starts a firing's time later. It gives
+// up (false) when other work is queued, when the unit stops being run, or
+// after about twice this worker's last firing of the unit (at least
+// 20 µs, at most 1 ms): by then the round should have ended.
+func (u *unit) awaitRound(c *execCtx, id uint64) (uint64, bool) {
+	p := u.pool
+	if c.wk == nil || p.spinning.Load() >= int32(len(p.ws)) {
+		return 0, false
+	}
+	wait := min(max(2*c.lastTeamNs, 20_000), 1_000_000)
+	p.spinning.Add(1)
+	u.waiters.Add(1)
+	defer func() {
+		u.waiters.Add(-1)
+		p.spinning.Add(-1)
+	}()
+	deadline := nanotime() + wait
+	for i := 1; ; i++ {
+		v := u.claim.Load()
+		if nid := v >> claimBits; nid != id {
+			return nid, true
+		}
+		if i%16 == 0 {
+			if p.done.Load() || u.r.stopped.Load() || p.hasWork() || nanotime() >= deadline {
+				return 0, false
+			}
+			if i%256 == 0 {
+				goruntime.Gosched()
+			}
 		}
 	}
 }
@@ -592,7 +640,9 @@ func (u *unit) fireTeam(c *execCtx, base, j int64) {
 	t0 := c.now()
 	err := u.call(f)
 	if err == nil {
-		c.record(u, idx, t0, c.now())
+		t1 := c.now()
+		c.lastTeamNs = t1 - t0
+		c.record(u, idx, t0, t1)
 	} else {
 		u.failRound(j, err)
 	}

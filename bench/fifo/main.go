@@ -9,7 +9,8 @@
 //     the consumer takes it without copying; and, second figure, the
 //     consumer copies it out too (two memmoves, the data crossing cores);
 //   - hop latency: a token ping-pongs between two goroutines through two
-//     FIFOs of capacity 1, with Park, Spin and SpinPark (and two channels for
+//     FIFOs of capacity 1, with Park (timing its waits as the runtime's
+//     FIFOs do, and with Options.NoWaitTime), Spin and SpinPark (and two channels for
 //     reference, and the hardware floor: one atomic each way); a hop is half
 //     a round trip;
 //   - peak RSS (getrusage maxrss).
@@ -66,6 +67,7 @@ type Result struct {
 	RatioInOut64K      float64 `json:"ratio_64k_copy_in_out_vs_copy"`
 
 	HopNsParked   float64 `json:"hop_ns_parked"`
+	HopNsUntimed  float64 `json:"hop_ns_parked_untimed"`
 	HopNsSpinning float64 `json:"hop_ns_spinning"`
 	HopNsSpinPark float64 `json:"hop_ns_spin_park"`
 	HopNsGochan   float64 `json:"hop_ns_gochan"`
@@ -135,6 +137,7 @@ func main() {
 	}
 	for range *rounds {
 		res.HopNsParked = hop(res.HopNsParked, measure(*dur, func(n int) { fifoPingPong(n, fifo.Park) }))
+		res.HopNsUntimed = hop(res.HopNsUntimed, measure(*dur, func(n int) { fifoPingPongOpts(n, fifo.Options{Wait: fifo.Park, NoWaitTime: true}) }))
 		res.HopNsSpinning = hop(res.HopNsSpinning, measure(*dur, func(n int) { fifoPingPong(n, fifo.Spin) }))
 		res.HopNsSpinPark = hop(res.HopNsSpinPark, measure(*dur, func(n int) { fifoPingPong(n, fifo.SpinPark) }))
 		res.HopNsGochan = hop(res.HopNsGochan, measure(*dur, chanPingPong))
@@ -162,6 +165,7 @@ func main() {
 	fmt.Fprintf(tw, "GB/s, 64 KiB windows (copy in, copy out: crosses cores) vs copy\t%.2f\t%.2f\t%.2fx\t\n",
 		res.InOut64KBytesPerS/1e9, res.Copy64KBytesPerS/1e9, res.RatioInOut64K)
 	fmt.Fprintf(tw, "hop latency ns, park vs chan\t%.0f\t%.0f\t\t\n", res.HopNsParked, res.HopNsGochan)
+	fmt.Fprintf(tw, "hop latency ns, park without wait times vs chan\t%.0f\t%.0f\t\t\n", res.HopNsUntimed, res.HopNsGochan)
 	fmt.Fprintf(tw, "hop latency ns, spin\t%.0f\t\t\t\n", res.HopNsSpinning)
 	fmt.Fprintf(tw, "hop latency ns, spin-park\t%.0f\t\t\t\n", res.HopNsSpinPark)
 	fmt.Fprintf(tw, "hop latency ns, floor: two spinning goroutines, one atomic each way\t\t%.0f\t\t\n", res.HopNsFloor)
@@ -335,9 +339,16 @@ func copy64K(n int) {
 
 // fifoPingPong makes n round trips of one 8-byte token through two FIFOs of
 // capacity 1.
-func fifoPingPong(n int, ws fifo.WaitStrategy) {
-	there := newFIFO(fifo.Options{Name: "there", TokenSize: 8, Capacity: 1, Wait: ws})
-	back := newFIFO(fifo.Options{Name: "back", TokenSize: 8, Capacity: 1, Wait: ws})
+func fifoPingPong(n int, ws fifo.WaitStrategy) { fifoPingPongOpts(n, fifo.Options{Wait: ws}) }
+
+// fifoPingPongOpts is fifoPingPong with the FIFOs' other options (name,
+// token size and capacity are set here).
+func fifoPingPongOpts(n int, o fifo.Options) {
+	o.TokenSize, o.Capacity = 8, 1
+	o.Name = "there"
+	there := newFIFO(o)
+	o.Name = "back"
+	back := newFIFO(o)
 	defer there.Free()
 	defer back.Free()
 	ctx := context.Background()

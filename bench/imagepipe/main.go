@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -85,6 +86,7 @@ func main() {
 		reps    = flag.Int("replicas", 0, "replicas of the src and stats actors (cpu backend: and of the filters); 0: the mapping's")
 		stats   = flag.Bool("stats", false, "print each run's statistics table on stderr")
 		child   = flag.Bool("child", false, "internal: run one backend in this process and print its JSON result")
+		profile = flag.String("cpuprofile", "", "with -child: write a CPU profile of the run to this file")
 	)
 	flag.Parse()
 	if *warm < 0 {
@@ -93,9 +95,21 @@ func main() {
 	cfg := Config{Frames: *frames, Warm: *warm, G: *g, I: *items, Depth: *depth, Ring: *ring, OpenCLDevice: *cldev, Replicas: *reps, Stats: *stats}
 	if *child {
 		cfg.Backend = *backend
+		if *profile != "" {
+			f, err := os.Create(*profile)
+			if err == nil {
+				err = pprof.StartCPUProfile(f)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "imagepipe: -cpuprofile:", err)
+				os.Exit(1)
+			}
+			defer pprof.StopCPUProfile()
+		}
 		r, err := Run(context.Background(), cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "imagepipe:", err)
+			pprof.StopCPUProfile()
 			os.Exit(1)
 		}
 		r.PeakRSS = peakRSS()

@@ -36,6 +36,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,10 +61,18 @@ func main() {
 		secs    = flag.Float64("seconds", 1, "approximate duration of each measurement")
 		rounds  = flag.Int("rounds", 3, "measurements per variant (the best is kept)")
 		seed    = flag.Uint64("seed", 1, "DAG seed")
+		profile = flag.String("cpuprofile", "", "with -mode: write a CPU profile of the measurement to this file")
 	)
 	flag.Parse()
 	cfg := config{workUS: *workUS, dagUS: *dagUS, actors: *actors, rate: *rate, depth: *depth, seed: *seed}
 	if *mode != "" {
+		if *profile != "" {
+			stop, err := startProfile(*profile)
+			if err != nil {
+				fail(err)
+			}
+			defer stop()
+		}
 		r, err := cfg.measure(*mode, *reps, *secs)
 		if err != nil {
 			fail(err)
@@ -417,4 +426,17 @@ func work(d time.Duration) {
 	if busy(int(workUnits*float64(d)/float64(time.Microsecond))) < 0 {
 		panic("unreachable")
 	}
+}
+
+// startProfile starts a CPU profile into path and returns what stops it.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
