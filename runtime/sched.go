@@ -87,36 +87,56 @@ func (h *taskHeap) pop() qitem {
 // lock or condition variable that every commit goes through.
 type pool struct {
 	ws []*worker
+	_  [64]byte
+
+	// Read by every worker for every task it looks for: on a line of
+	// their own, away from the counters that idle workers write.
+	ninj atomic.Int32
+	done atomic.Bool
+	_    [64]byte
 
 	injMu sync.Mutex
 	inj   taskHeap
-	ninj  atomic.Int32
 	iseq  uint64
+	_     [64]byte
 
 	idleMu sync.Mutex
 	idle   []*worker
 	nidle  atomic.Int32
+	_      [64]byte
 
 	spinning atomic.Int32
-	done     atomic.Bool
+	_        [64]byte
 }
 
 // worker is one pool worker's run queue and parking state, on cache lines of
 // its own.
 type worker struct {
-	_       [64]byte
-	p       *pool
-	id      int
+	_ [64]byte
+	// Read and written by the owner and by thieves.
 	mu      sync.Mutex
 	next    task
 	hasNext bool
 	h       taskHeap
 	seq     uint64
 	n       atomic.Int32 // tasks in next and h
-	busy    atomic.Bool  // running a task
-	wake    chan struct{}
-	rnd     uint32
 	_       [64]byte
+	// The owner's, read by others only rarely (wake-ups, the watchdog).
+	p    *pool
+	id   int
+	busy atomic.Bool // running a task
+	wake chan struct{}
+	rnd  uint32
+	spin atomic.Uint32 // pause's counter
+	_    [64]byte
+}
+
+// pause waits for about n atomic increments of a counter that only w
+// touches: a pause between polls that stays on w's own cache line.
+func (w *worker) pause(n int) {
+	for range n {
+		w.spin.Add(1)
+	}
 }
 
 // spinTime is how long an idle worker polls the run queues before it
@@ -353,6 +373,11 @@ func (w *worker) get() (task, bool) {
 			p.spinning.Add(1)
 			deadline := nanotime() + spinTime
 			for i := 1; !p.done.Load() && nanotime() < deadline; i++ {
+				// Back off between polls (to about half a
+				// microsecond): every poll reads each worker's
+				// queue length, and each read costs the owner a
+				// cache-line transfer on its next push or pop.
+				w.pause(min(i, 64))
 				if p.hasWork() {
 					if t, ok := w.find(); ok {
 						p.spinning.Add(-1)
