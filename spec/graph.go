@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -16,7 +17,7 @@ import (
 
 var (
 	graphKeys   = []string{"name", "doc", "actors", "inputs", "outputs", "channels", "pipeline"}
-	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs", "iterations", "swap"}
+	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs", "iterations", "swap", "flowmodel"}
 	portKeys    = []string{"type", "rate", "block", "doc", "history"}
 	kernelKeys  = []string{"opencl", "cuda", "go", "entry"}
 	channelKeys = []string{"from", "to", "name", "capacity", "initial", "values", "doc"}
@@ -54,7 +55,12 @@ func LoadGraph(path string) (*graph.Graph, error) {
 // and every problem found, in the YAML or in the graph, is returned at once
 // as an ErrorList; the graph is returned only when there is none.
 func ParseGraph(name string, data []byte) (*graph.Graph, error) {
+	return parseGraph(context.Background(), name, data)
+}
+
+func parseGraph(ctx context.Context, name string, data []byte) (*graph.Graph, error) {
 	st := newState()
+	st.ctx = ctx
 	p := st.reader(name)
 	st.loading = append(st.loading, filepath.Clean(name))
 	g := p.parseGraphFile(data, defaultName(name))
@@ -268,6 +274,9 @@ func (p *yp) parseActor(c *gctx, f yamlpos.Field) {
 				a.Swap[sf.Key] = s
 			}
 		}
+	}
+	if _, ok := m["flowmodel"]; ok {
+		p.parseFlowModel(a, m, what)
 	}
 	if f, ok := m["graph"]; ok {
 		for _, k := range []string{"use", "kernel", "process"} {

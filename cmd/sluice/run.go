@@ -15,6 +15,7 @@ import (
 	_ "github.com/sluicehq/sluice/actors" // registers the built-in actors
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/fifo"
+	"github.com/sluicehq/sluice/flowmodel"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/spec"
@@ -119,6 +120,11 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		if err := opts.Mapping.Check(g); err != nil {
 			return err
 		}
+	}
+	// Flow-model actors: check their devices against the models'
+	// requirements, and place those the mapping leaves out.
+	if opts.Mapping, err = flowmodel.Place(cmd.Context(), g, opts.Mapping); err != nil {
+		return err
 	}
 	if f.broker != "" {
 		remote, closeRemote, err := connectRemote(cmd, f.broker, f.cred)
