@@ -32,14 +32,15 @@ func ParseGraphContext(ctx context.Context, name string, data []byte) (*graph.Gr
 
 // parseFlowModel makes a an actor of the flow-model its flowmodel: key
 // names: a path (relative to the spec file's directory) or an http(s) URL,
-// or a mapping {src, sha256, params, max_bytes, timeout}.
-func (p *yp) parseFlowModel(a *graph.Actor, m map[string]yamlpos.Field, what string) {
+// or a mapping {src, sha256, params, max_bytes, timeout}. It reports
+// whether the actor got the model's ports.
+func (p *yp) parseFlowModel(a *graph.Actor, m map[string]yamlpos.Field, what string) bool {
 	f := m["flowmodel"]
 	what += ": flowmodel"
 	for _, k := range []string{"in", "out", "use", "kernel", "graph", "process", "swap"} {
 		if o, ok := m[k]; ok {
 			p.Errorf(o.K, "%s: an actor made from a flow-model has no %s: the model gives its ports and kernel (and iterations: N turns its swap pairs into the actor's)", what, k)
-			return
+			return false
 		}
 	}
 	var (
@@ -57,7 +58,7 @@ func (p *yp) parseFlowModel(a *graph.Actor, m map[string]yamlpos.Field, what str
 			if n := p.Node(f.V); n != nil && n.Kind == yaml.MappingNode {
 				p.Errorf(n, "%s: missing src: expected a path or http(s) URL of the flow-model file", what)
 			}
-			return
+			return false
 		}
 		at = s.V
 		src, _ = p.Str(s.V, what+": src")
@@ -85,7 +86,7 @@ func (p *yp) parseFlowModel(a *graph.Actor, m map[string]yamlpos.Field, what str
 		if n := p.Node(at); n != nil {
 			p.Errorf(n, "%s: expected a path or http(s) URL of the flow-model file, found an empty string", what)
 		}
-		return
+		return false
 	}
 	if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") && !filepath.IsAbs(src) {
 		src = filepath.Join(p.dir, src)
@@ -98,8 +99,9 @@ func (p *yp) parseFlowModel(a *graph.Actor, m map[string]yamlpos.Field, what str
 		if n := p.Node(at); n != nil {
 			p.Errorf(n, "%s: %v", what, err)
 		}
-		p.st.hush(a.Origin, "conn")
+		return false
 	}
+	return true
 }
 
 // context returns the context of the parse (Background when none).

@@ -276,7 +276,9 @@ func (p *yp) parseActor(c *gctx, f yamlpos.Field) {
 		}
 	}
 	if _, ok := m["flowmodel"]; ok {
-		p.parseFlowModel(a, m, what)
+		if !p.parseFlowModel(a, m, what) {
+			c.broken[a] = true
+		}
 	}
 	if f, ok := m["graph"]; ok {
 		for _, k := range []string{"use", "kernel", "process"} {
