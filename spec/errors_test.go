@@ -72,7 +72,7 @@ outputs: {y: A.o}
 		{"missing kernel file", strings.Replace(base, "rate: 2}}}", "rate: 2}}, kernel: {opencl: nothere.cl}}", 1), []string{
 			`t.yaml:3:56: actor A: kernel: opencl: kernel file "nothere.cl" not found (looked for nothere.cl, relative to the spec file's directory)`}},
 		{"empty kernel", strings.Replace(base, "rate: 2}}}", "rate: 2}}, kernel: {}}", 1), []string{
-			`t.yaml:3:47: actor A: kernel: expected at least one of opencl, cuda or go`}},
+			`t.yaml:3:47: actor A: kernel: expected at least one of opencl, cuda, go or elementwise`}},
 		{"unbound composite port", `actors:
   A: {out: {o: {type: f32, rate: 1}}}
   comp:

@@ -19,7 +19,7 @@ var (
 	graphKeys   = []string{"name", "doc", "actors", "inputs", "outputs", "channels", "pipeline"}
 	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs", "iterations", "swap", "flowmodel"}
 	portKeys    = []string{"type", "rate", "block", "doc", "history"}
-	kernelKeys  = []string{"opencl", "cuda", "go", "entry"}
+	kernelKeys  = []string{"opencl", "cuda", "go", "entry", "elementwise", "param"}
 	channelKeys = []string{"from", "to", "name", "capacity", "initial", "values", "doc"}
 )
 
@@ -232,6 +232,7 @@ func (p *yp) parseActor(c *gctx, f yamlpos.Field) {
 	if f, ok := m["out"]; ok {
 		p.parsePorts(c, a, graph.Out, f.V, process)
 	}
+	defer p.parseElementwise(a, m, what)
 	if f, ok := m["use"]; ok {
 		if s, ok := p.Str(f.V, what+": use"); ok {
 			im := graph.Impl{Kind: graph.ImplBuiltin, Source: s}
@@ -442,6 +443,9 @@ func (p *yp) parseKernel(a *graph.Actor, n *yaml.Node, what string) {
 			k = graph.ImplOpenCL
 		case "cuda":
 			k = graph.ImplCUDA
+		case "elementwise":
+			count++ // read by parseElementwise, once iterations are known
+			continue
 		case "go":
 			count++
 			if s, ok := p.Str(f.V, what+": go"); ok {
@@ -462,7 +466,7 @@ func (p *yp) parseKernel(a *graph.Actor, n *yaml.Node, what string) {
 		}
 	}
 	if nn := p.Node(n); count == 0 && nn != nil && nn.Kind == yaml.MappingNode {
-		p.Errorf(nn, "%s: expected at least one of opencl, cuda or go", what)
+		p.Errorf(nn, "%s: expected at least one of opencl, cuda, go or elementwise", what)
 	}
 }
 
