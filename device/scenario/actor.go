@@ -73,8 +73,10 @@ func Elementwise(a *graph.Actor, body string, p float32) error {
 	if err != nil {
 		return err
 	}
+	// One step: the runtime runs an iterated actor's FIRE once per
+	// iteration, exchanging the swap pair's buffers between them.
 	sc := NewBuilder(2)
-	steps(sc, 0, 0, st.param, max(1, a.Iterations))
+	steps(sc, 0, 0, st.param, 1)
 	var keep []graph.Impl
 	for _, im := range a.Impls {
 		if im.Kind != graph.ImplOpenCL && im.Kind != graph.ImplCUDA {
