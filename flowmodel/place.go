@@ -16,7 +16,8 @@ import (
 // flowmodel: key): an actor placed on a device of this process is checked
 // against its model's requirements, and a mismatch is an error naming the
 // actor, the requirement and the device; an actor without a placement is
-// placed on the first device of this process that meets them. Actors
+// placed on the first device of this process that meets them (of the
+// placement's implementation kind, when it names one). Actors
 // placed on cluster workers (worker:, any:) are left to the cluster.
 //
 // It returns the mapping to run with: mp when nothing was added, else a
@@ -47,7 +48,16 @@ func Place(ctx context.Context, g *graph.Graph, mp *graph.Mapping) (*graph.Mappi
 			devs = discover(ctx)
 		}
 		if pl == nil || pl.Device == "" {
-			d, err := chooseDevice(ri, devs)
+			able := devs
+			if pl != nil && pl.Impl != "" {
+				able = nil
+				for _, d := range devs {
+					if d.Backend == string(pl.Impl) {
+						able = append(able, d)
+					}
+				}
+			}
+			d, err := chooseDevice(ri, able)
 			if err != nil {
 				errs = append(errs, fmt.Sprintf("actor %s: %v", a.Name, err))
 				continue
