@@ -334,3 +334,51 @@ out: [{name: y, type: f32, length: 8}]
 		t.Fatalf("built-in: got %v", err)
 	}
 }
+
+// A model with a 2-D range sees its work-items' ids and sizes per
+// dimension: a transpose of a 3×4 matrix (rows of 4) into 4×3.
+func TestFlowModelActor2DRange(t *testing.T) {
+	needBackend(t, "opencl")
+	dir := t.TempDir()
+	model := `name: transpose
+kernel:
+  entry: transpose
+  opencl: |
+    __kernel void transpose(__global const float *x, __global float *y) {
+      size_t c = get_global_id(0), r = get_global_id(1);
+      size_t w = get_global_size(0), h = get_global_size(1);
+      if (get_work_dim() == 2) y[c * h + r] = x[r * w + c];
+    }
+in: [{name: x, type: f32, length: 12}]
+out: [{name: y, type: f32, length: 12}]
+range: {global: [4, 3]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "t.yaml"), []byte(model), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := spec.ParseGraph(filepath.Join(dir, "g.yaml"), []byte(`name: g
+actors:
+  ramp: {use: gen.ramp, with: {count: 2}, out: {x: {type: f32, rate: 12}}}
+  tr: {flowmodel: t.yaml}
+  print: {use: stdout, in: {y: {type: f32, rate: 12}}, stateful: true, io: true}
+channels:
+  - {from: ramp.x, to: tr.x}
+  - {from: tr.y, to: print.y}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := runPrinted(t, g, &graph.Mapping{Actors: map[string]*graph.Placement{"tr": {Device: "opencl", WorkGroups: 2, WorkItems: 5}}})
+	if len(got) != 24 {
+		t.Fatalf("got %d tokens: expected 24", len(got))
+	}
+	for f := range 2 {
+		for r := range 3 {
+			for c := range 4 {
+				if want, have := float32(12*f+r*4+c), got[12*f+c*3+r]; have != want {
+					t.Fatalf("firing %d, y[%d][%d] = %v: expected x[%d][%d] = %v", f, c, r, have, r, c, want)
+				}
+			}
+		}
+	}
+}
