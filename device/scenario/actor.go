@@ -169,9 +169,10 @@ func steps(b *Builder, k, from int, p float32, iters int) {
 // and one output port: FIRE walks scenario sc over two slots, the firing's
 // input window (slot 0, port inPort) and output window (slot 1, port
 // outPort). The stream sc is a
-// constant array of the program; the work-items of a firing take the
-// output's blocks as the placement distributes them, and for each token i
-// run every step in order. Stage bodies read and write through volatile
+// constant array of the program; the work-items of a firing stride over
+// its tokens (or, when the output port declares blocks, take the blocks as
+// the placement distributes them), and for each token i run every step in
+// order. Stage bodies read and write through volatile
 // pointers, so each step's result is stored and read back as a float: a
 // step computes the same bits whether it runs alone or after others in one
 // kernel (no contraction or reordering across steps). Every stage must be
@@ -210,16 +211,27 @@ func GenerateActor(lang Lang, name, inPort, outPort string, stages []Stage, sc S
 	I, O := strings.ToUpper(inPort), strings.ToUpper(outPort)
 	fmt.Fprintf(&b, "\tTOKEN_%s_t *sl_in = CAPTURE(PORT_%s);\n\tTOKEN_%s_t *sl_out = RESERVE(PORT_%s, 0);\n", I, inPort, O, outPort)
 	fmt.Fprintf(&b, "\tvolatile %sfloat *sl_bufs[2] = {(volatile %sfloat *)sl_in, sl_out};\n", q.glob, q.glob)
+	// walk runs every step on token i.
+	var walk strings.Builder
+	fmt.Fprintf(&walk, "\t\t\tfor (int s = 0; s < %d; s++) {\n", len(sc.Steps))
+	fmt.Fprintf(&walk, "\t\t\t\t%sconst int *st = sl_scen + %d * s;\n", q.constPtr, StepWords)
+	fmt.Fprintf(&walk, "\t\t\t\tfloat p = %s(st[3]);\n", q.asFloat)
+	walk.WriteString("\t\t\t\tswitch (st[0]) {\n")
+	for k, s := range stages {
+		fmt.Fprintf(&walk, "\t\t\t\tcase %d: stage_%s(sl_bufs[st[1]], sl_bufs[st[2]], i, TOKEN_%s_RATE, p); break;\n", k, s.Name, O)
+	}
+	walk.WriteString("\t\t\t\t}\n\t\t\t}\n")
+	// One block per firing (the output port declares none): the
+	// work-items stride over the tokens. Else they take the blocks as the
+	// placement distributes them.
+	fmt.Fprintf(&b, "#if BLOCK_%s_COUNT == 1\n", O)
+	fmt.Fprintf(&b, "\t{\n\t\tfor (int i = (int)get_local_id(0); i < TOKEN_%s_RATE; i += (int)get_local_size(0)) {\n", O)
+	b.WriteString(walk.String())
+	b.WriteString("\t\t}\n\t}\n#else\n")
 	fmt.Fprintf(&b, "\tFOREACH(sl_blk IN PORT_%s) {\n", outPort)
 	fmt.Fprintf(&b, "\t\tfor (int sl_e = 0; sl_e < BLOCK_%s_SIZE; sl_e++) {\n", O)
 	fmt.Fprintf(&b, "\t\t\tint i = sl_blk * BLOCK_%s_SIZE + sl_e;\n", O)
-	fmt.Fprintf(&b, "\t\t\tfor (int s = 0; s < %d; s++) {\n", len(sc.Steps))
-	fmt.Fprintf(&b, "\t\t\t\t%sconst int *st = sl_scen + %d * s;\n", q.constPtr, StepWords)
-	fmt.Fprintf(&b, "\t\t\t\tfloat p = %s(st[3]);\n", q.asFloat)
-	b.WriteString("\t\t\t\tswitch (st[0]) {\n")
-	for k, s := range stages {
-		fmt.Fprintf(&b, "\t\t\t\tcase %d: stage_%s(sl_bufs[st[1]], sl_bufs[st[2]], i, TOKEN_%s_RATE, p); break;\n", k, s.Name, O)
-	}
-	b.WriteString("\t\t\t\t}\n\t\t\t}\n\t\t}\n\t}\n}\n")
+	b.WriteString(walk.String())
+	b.WriteString("\t\t}\n\t}\n#endif\n}\n")
 	return b.String(), nil
 }

@@ -23,7 +23,8 @@ type stageDecl struct {
 
 // The test pipeline: src → a → b → c (3 iterations) → mid (Go, CPU) →
 // d → e → f → sink, every element-wise actor on one device, f with
-// another G. Fuse merges a+b+c and d+e and leaves the rest alone.
+// another G, d's and e's outputs in blocks of 32. Fuse merges a+b+c and
+// d+e and leaves the rest alone.
 var pipeline = []stageDecl{
 	{name: "a", body: "out[i] = in[i] * p + 0.25f;", p: 1.7},
 	{name: "b", body: "out[i] = in[i] * in[i] - p;", p: 0.3},
@@ -65,6 +66,9 @@ func pipelineGraph(t testing.TB, dev string, decls []stageDecl, got *[]float32) 
 		}
 		in := a.AddPort("x", graph.In, graph.MustTokenType("f32"), graph.SDF(pipeRate), "")
 		out := a.AddPort("y", graph.Out, graph.MustTokenType("f32"), graph.SDF(pipeRate), "")
+		if s.name == "d" || s.name == "e" {
+			out.Block = 32 // work-items take blocks (the others stride over tokens)
+		}
 		g.Join(prev, in)
 		prev = out
 		if s.body == "" {
