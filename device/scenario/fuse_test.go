@@ -165,7 +165,7 @@ func TestFuseLeavesNonChains(t *testing.T) {
 			g, mp := pipelineGraph(t, "opencl:0:0", decls, &got)
 			c.alter(g, mp)
 			_, _, fused, err := scenario.Fuse(g, mp)
-			if err != nil && c.name != "boundary" {
+			if err != nil {
 				t.Fatal(err)
 			}
 			var names []string
