@@ -76,26 +76,32 @@ func (m *Model) backends() []string {
 	return b
 }
 
-// Check says why device d cannot run the model (nil when it can).
+// Check says why device d cannot run the model (nil when it can): the
+// message names the device and the requirement it misses.
 func (m *Model) Check(d device.Info) error {
-	r := m.Requires
-	if !contains(m.backends(), d.Backend) {
-		return fmt.Errorf("%s: backend %s: the flow-model has code for %s", d.ID, d.Backend, strings.Join(m.backends(), ", "))
+	return checkDevice(m.Requires, m.backends(), m.streams(), d)
+}
+
+// checkDevice says why device d does not meet requirements r of a model
+// with code for backends and the given streams (nil when it does).
+func checkDevice(r Requirements, backends []string, streams []Stream, d device.Info) error {
+	if !contains(backends, d.Backend) {
+		return fmt.Errorf("%s: backend %s: the flow-model has code for %s", d.ID, d.Backend, strings.Join(backends, ", "))
 	}
 	if r.Backend != "" && r.Backend != d.Backend {
-		return fmt.Errorf("%s: backend %s: expected %s", d.ID, d.Backend, r.Backend)
+		return fmt.Errorf("%s: backend %s: requires.backend expects %s", d.ID, d.Backend, r.Backend)
 	}
 	if len(r.Kinds) > 0 && !contains(r.Kinds, d.Kind) {
-		return fmt.Errorf("%s: kind %s: expected one of %v", d.ID, d.Kind, r.Kinds)
+		return fmt.Errorf("%s: kind %s: requires.kinds expects one of %v", d.ID, d.Kind, r.Kinds)
 	}
 	if r.MinMemory > 0 && d.GlobalMem < r.MinMemory {
-		return fmt.Errorf("%s: memory %s: expected at least %s", d.ID, device.Size(d.GlobalMem), device.Size(r.MinMemory))
+		return fmt.Errorf("%s: memory %s: requires.min_memory expects at least %s", d.ID, device.Size(d.GlobalMem), device.Size(r.MinMemory))
 	}
 	if r.MinComputeUnits > 0 && d.ComputeUnits < r.MinComputeUnits {
-		return fmt.Errorf("%s: %d compute units: expected at least %d", d.ID, d.ComputeUnits, r.MinComputeUnits)
+		return fmt.Errorf("%s: %d compute units: requires.min_compute_units expects at least %d", d.ID, d.ComputeUnits, r.MinComputeUnits)
 	}
 	var need int64
-	for _, s := range append(append([]Stream(nil), m.In...), m.Out...) {
+	for _, s := range streams {
 		need += s.Bytes()
 		if len(r.Types) > 0 && !contains(r.Types, s.Type) {
 			return fmt.Errorf("stream %q: type %s is not among requires.types %v", s.Name, s.Type, r.Types)
@@ -108,7 +114,7 @@ func (m *Model) Check(d device.Info) error {
 		want, _ := parseVersion(r.Version)
 		have, ok := parseVersion(d.Version)
 		if !ok || have < want {
-			return fmt.Errorf("%s: version %q: expected at least %s", d.ID, d.Version, r.Version)
+			return fmt.Errorf("%s: version %q: requires.version expects at least %s", d.ID, d.Version, r.Version)
 		}
 	}
 	return nil

@@ -27,11 +27,11 @@ func TestGraphErrors(t *testing.T) {
 		{"unknown key", `actors:
   A: {out: {o: {type: f32, rate: 1}}, colour: red}
 outputs: {y: A.o}
-`, []string{`t.yaml:2:39: actor A: unknown key "colour"; allowed keys: doc, in, out, cost, stateful, io, process, use, with, kernel, graph, attrs, iterations, swap, pattern, control, branches, state`}},
+`, []string{`t.yaml:2:39: actor A: unknown key "colour"; allowed keys: doc, in, out, cost, stateful, io, process, use, with, kernel, graph, attrs, iterations, swap, flowmodel, pattern, control, branches, state`}},
 		{"unknown key did you mean", `actors:
   A: {out: {o: {type: f32, rate: 1}}, kernal: {go: a}}
 outputs: {y: A.o}
-`, []string{`t.yaml:2:39: actor A: unknown key "kernal" (did you mean "kernel"?); allowed keys: doc, in, out, cost, stateful, io, process, use, with, kernel, graph, attrs, iterations, swap, pattern, control, branches, state`}},
+`, []string{`t.yaml:2:39: actor A: unknown key "kernal" (did you mean "kernel"?); allowed keys: doc, in, out, cost, stateful, io, process, use, with, kernel, graph, attrs, iterations, swap, flowmodel, pattern, control, branches, state`}},
 		{"unknown top-level key", "nme: x\n" + base[8:], []string{
 			`t.yaml:1:1: graph: unknown key "nme" (did you mean "name"?); allowed keys: name, doc, actors, inputs, outputs, channels, pipeline, shared`}},
 		{"bad type name", strings.Replace(base, "type: f32, rate: 2", "type: f33, rate: 2", 1), []string{
@@ -72,7 +72,7 @@ outputs: {y: A.o}
 		{"missing kernel file", strings.Replace(base, "rate: 2}}}", "rate: 2}}, kernel: {opencl: nothere.cl}}", 1), []string{
 			`t.yaml:3:56: actor A: kernel: opencl: kernel file "nothere.cl" not found (looked for nothere.cl, relative to the spec file's directory)`}},
 		{"empty kernel", strings.Replace(base, "rate: 2}}}", "rate: 2}}, kernel: {}}", 1), []string{
-			`t.yaml:3:47: actor A: kernel: expected at least one of opencl, cuda or go`}},
+			`t.yaml:3:47: actor A: kernel: expected at least one of opencl, cuda, go or elementwise`}},
 		{"unbound composite port", `actors:
   A: {out: {o: {type: f32, rate: 1}}}
   comp:

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -16,9 +17,9 @@ import (
 
 var (
 	graphKeys   = []string{"name", "doc", "actors", "inputs", "outputs", "channels", "pipeline"}
-	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs", "iterations", "swap"}
+	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs", "iterations", "swap", "flowmodel"}
 	portKeys    = []string{"type", "rate", "block", "doc", "history"}
-	kernelKeys  = []string{"opencl", "cuda", "go", "entry"}
+	kernelKeys  = []string{"opencl", "cuda", "go", "entry", "elementwise", "param"}
 	channelKeys = []string{"from", "to", "name", "capacity", "initial", "values", "doc"}
 )
 
@@ -54,7 +55,12 @@ func LoadGraph(path string) (*graph.Graph, error) {
 // and every problem found, in the YAML or in the graph, is returned at once
 // as an ErrorList; the graph is returned only when there is none.
 func ParseGraph(name string, data []byte) (*graph.Graph, error) {
+	return parseGraph(context.Background(), name, data)
+}
+
+func parseGraph(ctx context.Context, name string, data []byte) (*graph.Graph, error) {
 	st := newState()
+	st.ctx = ctx
 	p := st.reader(name)
 	st.loading = append(st.loading, filepath.Clean(name))
 	g := p.parseGraphFile(data, defaultName(name))
@@ -226,6 +232,7 @@ func (p *yp) parseActor(c *gctx, f yamlpos.Field) {
 	if f, ok := m["out"]; ok {
 		p.parsePorts(c, a, graph.Out, f.V, process)
 	}
+	defer p.parseElementwise(a, m, what)
 	if f, ok := m["use"]; ok {
 		if s, ok := p.Str(f.V, what+": use"); ok {
 			im := graph.Impl{Kind: graph.ImplBuiltin, Source: s}
@@ -267,6 +274,11 @@ func (p *yp) parseActor(c *gctx, f yamlpos.Field) {
 				}
 				a.Swap[sf.Key] = s
 			}
+		}
+	}
+	if _, ok := m["flowmodel"]; ok {
+		if !p.parseFlowModel(a, m, what) {
+			c.broken[a] = true
 		}
 	}
 	if f, ok := m["graph"]; ok {
@@ -431,6 +443,9 @@ func (p *yp) parseKernel(a *graph.Actor, n *yaml.Node, what string) {
 			k = graph.ImplOpenCL
 		case "cuda":
 			k = graph.ImplCUDA
+		case "elementwise":
+			count++ // read by parseElementwise, once iterations are known
+			continue
 		case "go":
 			count++
 			if s, ok := p.Str(f.V, what+": go"); ok {
@@ -451,7 +466,7 @@ func (p *yp) parseKernel(a *graph.Actor, n *yaml.Node, what string) {
 		}
 	}
 	if nn := p.Node(n); count == 0 && nn != nil && nn.Kind == yaml.MappingNode {
-		p.Errorf(nn, "%s: expected at least one of opencl, cuda or go", what)
+		p.Errorf(nn, "%s: expected at least one of opencl, cuda, go or elementwise", what)
 	}
 }
 

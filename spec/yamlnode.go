@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"context"
 	"math"
 	"path/filepath"
 
@@ -27,6 +28,7 @@ type state struct {
 	loading          []string        // composite graph files being read (cycle check)
 	graphs           int             // graphs read so far
 	gdepth           int             // current nesting of graphs
+	ctx              context.Context // bounds flow-model fetches (nil: Background)
 }
 
 func newState() *state { return &state{Session: yamlpos.NewSession(), quiet: map[string]bool{}} }

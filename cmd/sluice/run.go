@@ -14,7 +14,9 @@ import (
 
 	_ "github.com/sluicehq/sluice/actors" // registers the built-in actors
 	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/device/scenario"
 	"github.com/sluicehq/sluice/fifo"
+	"github.com/sluicehq/sluice/flowmodel"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/spec"
@@ -36,6 +38,7 @@ type runFlags struct {
 	deviceMode   string
 	swapMode     string
 	noGraphs     bool
+	fuse         bool
 	broker       string
 	cred         credFlags
 	metrics      string
@@ -70,6 +73,7 @@ statistics go to standard error.`,
 	fl.BoolVar(&f.skipAnalysis, "no-check", false, "skip the static analysis before running")
 	fl.StringVar(&f.deviceMode, "device-mode", "enqueue-ahead", "how kernel actors are enqueued on devices: enqueue-ahead or callback (baseline)")
 	fl.StringVar(&f.swapMode, "swap-mode", "swap", "how iterated kernel actors pass swap pairs: swap, copy-device or copy-host (baselines)")
+	fl.BoolVar(&f.fuse, "fuse", false, "merge each chain of element-wise kernel actors mapped onto one device into one scenario-driven kernel actor")
 	fl.BoolVar(&f.noGraphs, "no-graphs", false, "launch GPU-resident chains kernel by kernel instead of replaying each iteration as a CUDA Graph")
 	fl.StringVar(&f.broker, "broker", "", "broker URL (nats://host:port): run the actors the mapping places on workers (worker:NAME/DEVICE, any:) there")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the run on this address (host:port, path /metrics) while it runs")
@@ -118,6 +122,20 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		}
 		if err := opts.Mapping.Check(g); err != nil {
 			return err
+		}
+	}
+	// Flow-model actors: check their devices against the models'
+	// requirements, and place those the mapping leaves out.
+	if opts.Mapping, err = flowmodel.Place(cmd.Context(), g, opts.Mapping); err != nil {
+		return err
+	}
+	if f.fuse {
+		var fused []scenario.Fused
+		if g, opts.Mapping, fused, err = scenario.Fuse(g, opts.Mapping); err != nil {
+			return err
+		}
+		for _, c := range fused {
+			fmt.Fprintf(cmd.ErrOrStderr(), "fused %s on %s: one kernel walking a scenario of %d steps\n", c.Name, c.Device, c.Steps)
 		}
 	}
 	if f.broker != "" {

@@ -96,11 +96,16 @@ func StageKernels(lang Lang, stages []Stage) (string, error) {
 
 type qualifiers struct {
 	fn, kernel, glob, gid, gsz, asFloat string
+	// constant declares a program-scope constant array; constPtr
+	// qualifies a pointer into one.
+	constant, constPtr string
 }
 
 var quals = map[Lang]qualifiers{
 	OpenCL: {fn: "static inline", kernel: "__kernel", glob: "__global ",
-		gid: "(int)get_global_id(0)", gsz: "(int)get_global_size(0)", asFloat: "as_float"},
+		gid: "(int)get_global_id(0)", gsz: "(int)get_global_size(0)", asFloat: "as_float",
+		constant: "__constant", constPtr: "__constant "},
 	CUDA: {fn: "static __device__ __forceinline__", kernel: `extern "C" __global__`, glob: "",
-		gid: "(int)(blockIdx.x * blockDim.x + threadIdx.x)", gsz: "(int)(gridDim.x * blockDim.x)", asFloat: "__int_as_float"},
+		gid: "(int)(blockIdx.x * blockDim.x + threadIdx.x)", gsz: "(int)(gridDim.x * blockDim.x)", asFloat: "__int_as_float",
+		constant: "__constant__", constPtr: ""},
 }
