@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/graph"
@@ -44,7 +45,8 @@ type Server struct {
 	// actor's device and replicas, which the page shows.
 	Mapping *graph.Mapping
 
-	ctl runControl // POST /api/run/start's state; see runctl.go
+	ctl   runControl // POST /api/run/start's state; see runctl.go
+	mapMu sync.Mutex // guards Mapping once the handler serves (POST /api/mapping)
 }
 
 // CheckResult is the answer of GET /api/graph and POST /api/check: the
@@ -99,6 +101,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/cluster", s.getCluster)
 	mux.HandleFunc("POST /api/save", s.postSave)
 	mux.HandleFunc("POST /api/edit", s.postEdit)
+	mux.HandleFunc("POST /api/mapping", s.postMapping)
+	mux.HandleFunc("POST /api/gogen", s.postGoGen)
+	mux.HandleFunc("GET /api/builtins", s.getBuiltins)
+	mux.HandleFunc("GET /api/run/compare", s.getRunCompare)
 	if s.File != "" && s.Live == nil {
 		s.Live = &Live{} // fed by POST /api/run/start
 	}
@@ -190,7 +196,7 @@ func (s *Server) answer(w http.ResponseWriter, name string, data []byte) {
 		return
 	}
 	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: analysis.Check(g, s.Check),
-		Mapping: placements(s.Mapping, g)})
+		Mapping: placements(s.currentMapping(), g)})
 }
 
 func writeErr(w http.ResponseWriter, code int, msg string) {
