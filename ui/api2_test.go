@@ -103,10 +103,11 @@ func TestRunCompare(t *testing.T) {
 	if c.Graph.Predicted <= 0 || c.Graph.Measured <= 0 {
 		t.Fatalf("compare: expected both throughputs, found %+v", c.Graph)
 	}
-	// One iteration is 310 µs of firings: on the machine's cores the
-	// simulator and the run agree within a factor of ten.
-	if r := c.Graph.Predicted / c.Graph.Measured; r < 0.1 || r > 10 {
-		t.Fatalf("predicted %g vs measured %g iterations/s: further apart than 10×", c.Graph.Predicted, c.Graph.Measured)
+	// Every actor ran 200 × its count: the measured rates are in the
+	// repetition vector's proportions (the run's speed itself depends on
+	// the machine's load, so it is only shown, not bounded here).
+	if a, f := c.Actors[0], c.Actors[5]; math.Abs(a.Measured/f.Measured-147.0/160) > 1e-9 {
+		t.Fatalf("measured A/F: expected 147/160, found %g/%g", a.Measured, f.Measured)
 	}
 	if a := c.Actors[0]; math.Abs(a.Predicted-147*c.Graph.Predicted) > 1e-6*a.Predicted || a.Measured <= 0 {
 		t.Fatalf("actor A: expected 147 × the graph's rate predicted and a measured rate, found %+v", a)
