@@ -28,10 +28,10 @@ type runControl struct {
 	trace   []byte
 	cancel  context.CancelFunc // stops the run going on
 
-	graph   *graph.Graph    // the last run's graph, for GET /api/run/compare
-	mapping *graph.Mapping  // the last run's mapping (nil: all on the CPU)
-	workers int             // the last run's CPU workers
-	slices  *traceSlices    // the last trace, parsed on first GET /api/run/trace?px=
+	graph   *graph.Graph   // the last run's graph, for GET /api/run/compare
+	mapping *graph.Mapping // the last run's mapping (nil: all on the CPU)
+	workers int            // the last run's CPU workers
+	slices  *traceSlices   // the last trace, parsed on first GET /api/run/trace?px=
 }
 
 // RunStateJSON is the answer of GET /api/run/state and POST /api/run/start.
