@@ -193,11 +193,31 @@ func TestPageInBrowser(t *testing.T) {
 		t.Fatal("timeline: expected coloured slices, found none")
 	}
 	before := eval[string](t, ctx, `document.getElementById("timeline").toDataURL()`)
-	eval[bool](t, ctx, `document.getElementById("timeline").dispatchEvent(new WheelEvent("wheel", {deltaY: -100, clientX: 900, clientY: 700, cancelable: true}))`)
+	whole := eval[string](t, ctx, `document.getElementById("timeline").dataset.firings`)
+	for range 3 {
+		eval[bool](t, ctx, `document.getElementById("timeline").dispatchEvent(new WheelEvent("wheel", {deltaY: -100, clientX: 900, clientY: 700, cancelable: true}))`)
+	}
 	if after := eval[string](t, ctx, `document.getElementById("timeline").toDataURL()`); after == before {
 		t.Fatal("timeline: expected the wheel to zoom it, found it unchanged")
 	}
+	// The zoomed window's buckets come from the server: fewer firings in view.
+	eventually(t, "the zoomed window's buckets", func() bool {
+		n, _ := strconv.Atoi(eval[string](t, ctx, `document.getElementById("timeline").dataset.firings`))
+		all, _ := strconv.Atoi(whole)
+		return n > 0 && n < all
+	})
 	shot(t, ctx, "timeline")
+
+	// Predicted vs measured, per actor and for the graph.
+	eventually(t, "the predicted vs measured table", func() bool { return count(t, ctx, `#compare tr[data-actor="F"]`) == 1 })
+	if g := text(t, ctx, `#compare tr.graphrow`); !strings.Contains(g, "graph (iterations)") || strings.Count(g, "k") < 1 {
+		t.Fatalf("predicted vs measured: expected the graph's two rates, found %q", g)
+	}
+	if f := eval[string](t, ctx, `[...document.querySelectorAll('#compare tr[data-actor="F"] td')].map(td => td.textContent).join("|")`); !strings.HasPrefix(f, "F|80|") || strings.Contains(f, "–") {
+		t.Fatalf("predicted vs measured for F: expected q=80 and both rates, found %q", f)
+	}
+	steps(t, ctx, chromedp.ScrollIntoView(chromedp.CSS("#compare")))
+	shot(t, ctx, "compare")
 }
 
 // TestClusterViewInBrowser: with a broker and a worker on loopback, the

@@ -144,8 +144,14 @@ function drawGraph(g, report, mapping) {
   m.appendChild(el("path", { d: "M0,0 L10,5 L0,10 z", fill: "#557" }));
   defs.appendChild(m);
   svg.appendChild(defs);
+  // Drawn at its natural size, shrunk to the pane's width down to 50 %
+  // (the pane scrolls beyond).
   const gg = lay.graph();
-  svg.setAttribute("viewBox", "-10 -10 " + (gg.width + 40) + " " + (gg.height + 40));
+  const w = gg.width + 40, h = gg.height + 40;
+  const scale = Math.max(0.5, Math.min(1, (svg.parentElement.clientWidth - 20) / w));
+  svg.setAttribute("viewBox", "-10 -10 " + w + " " + h);
+  svg.style.width = w * scale + "px";
+  svg.style.height = Math.max(200, h * scale) + "px";
   markSelection();
 }
 
@@ -710,10 +716,10 @@ function fetchWindow() {
   }, 120);
 }
 
-function colour(name) {
-  let h = 0;
-  for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) % 360;
-  return "hsl(" + h + ",60%,55%)";
+// colour gives the i-th actor of the trace a hue of its own (golden-angle
+// steps, so neighbours differ).
+function colour(i) {
+  return "hsl(" + Math.round((i * 137.508) % 360) + ",60%,55%)";
 }
 
 // drawTimeline paints the buckets held, stretched to the current window
@@ -736,7 +742,7 @@ function drawTimeline() {
       const x0 = LEFT + ((t - from) / (to - from)) * w;
       const x1 = LEFT + ((t + bw - from) / (to - from)) * w;
       if (x1 < LEFT || x0 > LEFT + w) continue;
-      ctx.fillStyle = r.actor[k] >= 0 ? colour(d.actors[r.actor[k]]) : "#999";
+      ctx.fillStyle = r.actor[k] >= 0 ? colour(r.actor[k]) : "#999";
       const h = Math.max(2, 18 * r.busy[k]);
       ctx.fillRect(Math.max(x0, LEFT), 40 + 22 * i - h, Math.max(1, Math.min(x1, LEFT + w) - Math.max(x0, LEFT)), h);
     }
@@ -751,9 +757,9 @@ function drawTimeline() {
 function legend(d) {
   const box = $("legend");
   box.replaceChildren();
-  for (const a of d.actors) {
+  for (const [i, a] of d.actors.entries()) {
     const s = html("span", "key", a);
-    s.style.borderLeft = "10px solid " + colour(a);
+    s.style.borderLeft = "10px solid " + colour(i);
     box.appendChild(s);
   }
 }
