@@ -160,18 +160,24 @@ func (s *Server) writeBuckets(w http.ResponseWriter, r *http.Request, tr []byte)
 	writeJSON(w, http.StatusOK, t.buckets(from, to, px))
 }
 
-// parsed returns the trace tr parsed, once per run.
+// parsed returns the trace tr parsed, once per run (the parse, a second
+// or so for a million firings, runs without holding the run's lock).
 func (c *runControl) parsed(tr []byte) (*traceSlices, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.slices != nil {
-		return c.slices, nil
+	t := c.slices
+	c.mu.Unlock()
+	if t != nil {
+		return t, nil
 	}
 	t, err := parseTrace(tr)
 	if err != nil {
 		return nil, err
 	}
-	c.slices = t
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.trace) > 0 && &c.trace[0] == &tr[0] { // still the same run's trace
+		c.slices = t
+	}
 	return t, nil
 }
 

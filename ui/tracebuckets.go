@@ -164,7 +164,7 @@ func (t *traceSlices) buckets(from, to float64, px int) BucketsJSON {
 			}
 		}
 		for k := range busy {
-			busy[k] = math.Min(1, busy[k]/w)
+			busy[k] = math.Round(math.Min(1, busy[k]/w)*1000) / 1000 // 3 digits: the answer stays small
 		}
 		out.Rows[i] = BucketsRowJSON{Name: r.Name, Busy: busy, Actor: who}
 	}
