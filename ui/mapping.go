@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strings"
 
 	"github.com/sluicehq/sluice/gogen"
@@ -90,7 +91,7 @@ func (s *Server) postGoGen(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
 		return
 	}
-	src, err := gogen.Generate(g, s.currentMapping(), gogen.Options{Source: s.editorName()})
+	src, err := gogen.Generate(g, s.currentMapping(), gogen.Options{Source: filepath.Base(s.editorName())})
 	if err != nil {
 		writeErr(w, http.StatusUnprocessableEntity, err.Error())
 		return
