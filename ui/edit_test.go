@@ -166,3 +166,31 @@ func TestEditBadInput(t *testing.T) {
 		t.Fatalf("edit of an alias: expected 422 naming the alias, found %d %v", code, errs)
 	}
 }
+
+// Built-ins and kernels added by the palette: the YAML they give loads
+// (the kernel file is found next to FILE) and names them.
+func TestEditAddBuiltinAndKernel(t *testing.T) {
+	s := &Server{File: "../examples/opencl/saxpy.yaml"}
+	yaml := "name: g\n"
+	code, res, errs := edit(t, s, yaml,
+		OpJSON{Op: "add_actor", Name: "src", Use: "gen.ramp", With: map[string]any{"count": 4}, Out: []PortJSON{{Name: "y", Type: "f32", Rate: "16"}}},
+		OpJSON{Op: "add_actor", Name: "k", Kernel: "half.cl", Entry: "half", In: []PortJSON{{Name: "z", Type: "f32", Rate: "16"}}, Out: []PortJSON{{Name: "w", Type: "f32", Rate: "16"}}},
+		OpJSON{Op: "add_actor", Name: "out", Use: "stdout", In: []PortJSON{{Name: "w", Type: "f32", Rate: "[8,8]"}}},
+		OpJSON{Op: "add_channel", From: "src.y", To: "k.z"},
+		OpJSON{Op: "add_channel", From: "k.w", To: "out.w"},
+		OpJSON{Op: "set_actor", Actor: "out", Stateful: ptr(true)})
+	if code != 200 {
+		t.Fatalf("expected 200, found %d: %v", code, errs)
+	}
+	for _, want := range []string{"use: gen.ramp, with: {count: 4}", "kernel: {opencl: half.cl, entry: half}", "rate: [8, 8]", "stateful: true"} {
+		if !strings.Contains(res.YAML, want) {
+			t.Fatalf("expected %q in\n%s", want, res.YAML)
+		}
+	}
+	if res.Report.Repetitions["out"] != 2 {
+		t.Fatalf("out consumes [8,8]: expected 2 firings per iteration, found %v", res.Report.Repetitions)
+	}
+	if _, err := spec.ParseGraph("../examples/opencl/g.yaml", []byte(res.YAML)); err != nil {
+		t.Fatalf("the YAML does not load: %v", err)
+	}
+}

@@ -93,7 +93,18 @@ func TestEditorInBrowser(t *testing.T) {
 	}
 	steps(t, ctx, chromedp.Click(chromedp.CSS("#redo")))
 	eventually(t, "G redone", func() bool { return count(t, ctx, `#graph g.node[data-actor="G"]`) == 1 })
-	steps(t, ctx, chromedp.Click(chromedp.CSS("#undo")))
+	// Connect by dragging from D.o to G.i this time (D gives 8 per firing).
+	steps(t, ctx, chromedp.Click(chromedp.CSS(`#graph g.node[data-actor="G"] rect`)))
+	eventually(t, "G's panel", func() bool { return text(t, ctx, "#panel h2") == "actor G" })
+	setField(t, ctx, `#panel input[data-field="rate"][data-port="i"]`, "8")
+	eventually(t, "G's rate 8", func() bool { return strings.Contains(yamlText(t, ctx), "i: {type: f32, rate: 8}") })
+	eval[bool](t, ctx, `(() => { const q = (s) => document.querySelector('#graph circle.port[data-port="' + s + '"]');
+		q("D.o").dispatchEvent(new MouseEvent("mousedown", {bubbles: true}));
+		q("G.i").dispatchEvent(new MouseEvent("mouseup", {bubbles: true})); return true })()`)
+	eventually(t, "the channel D.o → G.i dragged", func() bool {
+		return count(t, ctx, `#graph g.edge[data-from="D.o"][data-to="G.i"]`) == 1 && strings.Contains(text(t, ctx, "#findings"), "G=14")
+	})
+	steps(t, ctx, chromedp.Click(chromedp.CSS("#undo")), chromedp.Click(chromedp.CSS("#undo")), chromedp.Click(chromedp.CSS("#undo")))
 	eventually(t, "G undone again", func() bool { return count(t, ctx, "#graph g.node") == 6 && text(t, ctx, "#verdict") == "valid" })
 
 	// Delete a channel from the drawing: select it, press Delete.
