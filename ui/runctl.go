@@ -31,7 +31,7 @@ type runControl struct {
 	graph   *graph.Graph   // the last run's graph, for GET /api/run/compare
 	mapping *graph.Mapping // the last run's mapping (nil: all on the CPU)
 	workers int            // the last run's CPU workers
-	slices  *traceSlices   // the last trace, parsed on first GET /api/run/trace?px=
+	parsed  *parsedTrace   // the last trace, parsed in the background once the run ends
 }
 
 // RunStateJSON is the answer of GET /api/run/state and POST /api/run/start.
@@ -87,7 +87,7 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.running, c.runs, c.err, c.trace, c.cancel = true, c.runs+1, "", nil, cancel
-	c.graph, c.mapping, c.workers, c.slices = g, m, goruntime.GOMAXPROCS(0), nil
+	c.graph, c.mapping, c.workers, c.parsed = g, m, goruntime.GOMAXPROCS(0), nil
 	c.mu.Unlock()
 	live := s.Live
 	go func() {
@@ -106,6 +106,8 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		}
 		if trace.Len() > 0 {
 			c.trace = trace.Bytes()
+			c.parsed = &parsedTrace{data: c.trace}
+			go c.parsed.get() // ready by the time the page asks, for a long trace
 		}
 	}()
 	writeJSON(w, http.StatusAccepted, c.state())
@@ -130,7 +132,7 @@ func (s *Server) getRunState(w http.ResponseWriter, r *http.Request) {
 // [?from, ?to] µs (BucketsJSON).
 func (s *Server) getRunTrace(w http.ResponseWriter, r *http.Request) {
 	s.ctl.mu.Lock()
-	tr, running := s.ctl.trace, s.ctl.running
+	tr, running, parsed := s.ctl.trace, s.ctl.running, s.ctl.parsed
 	s.ctl.mu.Unlock()
 	switch {
 	case running:
@@ -138,7 +140,7 @@ func (s *Server) getRunTrace(w http.ResponseWriter, r *http.Request) {
 	case tr == nil:
 		writeErr(w, http.StatusNotFound, "no trace: start a run with POST /api/run/start")
 	case r.URL.Query().Has("px"):
-		s.writeBuckets(w, r, tr)
+		s.writeBuckets(w, r, parsed)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(tr)
@@ -146,8 +148,8 @@ func (s *Server) getRunTrace(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeBuckets answers the trace tr aggregated for the window asked.
-func (s *Server) writeBuckets(w http.ResponseWriter, r *http.Request, tr []byte) {
-	t, err := s.ctl.parsed(tr)
+func (s *Server) writeBuckets(w http.ResponseWriter, r *http.Request, p *parsedTrace) {
+	t, err := p.get()
 	if err != nil {
 		writeErr(w, http.StatusInternalServerError, err.Error())
 		return
@@ -160,27 +162,19 @@ func (s *Server) writeBuckets(w http.ResponseWriter, r *http.Request, tr []byte)
 	writeJSON(w, http.StatusOK, t.buckets(from, to, px))
 }
 
-// parsed returns the trace tr parsed, once per run (the parse, a second
-// or so for a million firings, runs without holding the run's lock).
-func (c *runControl) parsed(tr []byte) (*traceSlices, error) {
-	c.mu.Lock()
-	t := c.slices
-	c.mu.Unlock()
-	if t != nil {
-		return t, nil
-	}
-	t, err := parseTrace(tr)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.trace) > 0 && &c.trace[0] == &tr[0] { // still the same run's trace
-		c.slices = t
-	}
-	return t, nil
+// parsedTrace is one run's trace, parsed once (a second or so for a
+// million firings), in the background or by the first request.
+type parsedTrace struct {
+	once sync.Once
+	data []byte
+	t    *traceSlices
+	err  error
 }
 
+func (p *parsedTrace) get() (*traceSlices, error) {
+	p.once.Do(func() { p.t, p.err = parseTrace(p.data) })
+	return p.t, p.err
+}
 // finalSnapshot is the progress of a run that ended, from its statistics:
 // every actor done with its firings.
 func finalSnapshot(st *runtime.Stats) runtime.Snapshot {
