@@ -175,6 +175,7 @@ func (p *parsedTrace) get() (*traceSlices, error) {
 	p.once.Do(func() { p.t, p.err = parseTrace(p.data) })
 	return p.t, p.err
 }
+
 // finalSnapshot is the progress of a run that ended, from its statistics:
 // every actor done with its firings.
 func finalSnapshot(st *runtime.Stats) runtime.Snapshot {
