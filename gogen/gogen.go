@@ -36,7 +36,7 @@ func Generate(g *graph.Graph, m *graph.Mapping, opts Options) ([]byte, error) {
 	if err := unsupported(g, g.Name); err != nil {
 		return nil, err
 	}
-	body := &writer{names: map[*graph.Graph]string{}}
+	body := &writer{}
 	body.graphFunc(g, "buildGraph")
 	body.mappingFunc(m)
 	body.placeholders()
@@ -78,10 +78,9 @@ func unsupported(g *graph.Graph, path string) error {
 // writer accumulates the program's source.
 type writer struct {
 	buf      bytes.Buffer
-	names    map[*graph.Graph]string // function building each (sub)graph
-	taken    map[string]bool         // function names used
-	pending  []pendingGraph          // subgraphs still to write
-	synth    []*graph.Actor          // actors given a placeholder Go function
+	taken    map[string]bool // function names used
+	pending  []pendingGraph  // subgraphs still to write
+	synth    []*graph.Actor  // actors given a placeholder Go function
 	usesTime bool
 }
 
@@ -175,7 +174,6 @@ func needsDevices(g *graph.Graph, m *graph.Mapping) bool {
 // graphFunc writes func name() *graph.Graph building g, then the functions
 // of its composites' subgraphs.
 func (w *writer) graphFunc(g *graph.Graph, name string) {
-	w.names[g] = name
 	w.p("// %s builds the graph %q.", name, g.Name)
 	w.p("func %s() *graph.Graph {", name)
 	w.p("g := graph.New(%q)", g.Name)

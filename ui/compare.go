@@ -22,7 +22,7 @@ type CompareJSON struct {
 	// Simulated is the number of iterations simulated.
 	Simulated int64         `json:"simulated"`
 	Graph     RatePair      `json:"graph"`
-	Actors    []ActorRateJS `json:"actors"`
+	Actors    []ActorRateJSON `json:"actors"`
 	Notes     []string      `json:"notes,omitempty"`
 }
 
@@ -33,9 +33,9 @@ type RatePair struct {
 	Measured  float64 `json:"measured"`
 }
 
-// ActorRateJS is one actor's firings per second, predicted and measured,
+// ActorRateJSON is one actor's firings per second, predicted and measured,
 // and its firings per graph iteration.
-type ActorRateJS struct {
+type ActorRateJSON struct {
 	Name        string `json:"name"`
 	Repetitions int64  `json:"repetitions"`
 	RatePair
@@ -104,7 +104,7 @@ func compare(g *graph.Graph, n int, run *RunJSON) (*CompareJSON, error) {
 	iters := math.Inf(1)
 	for _, a := range flat.Actors {
 		q := rv.Firings[a.Name]
-		ar := ActorRateJS{Name: a.Name, Repetitions: q}
+		ar := ActorRateJSON{Name: a.Name, Repetitions: q}
 		ar.Predicted = out.Graph.Predicted * float64(q)
 		if secs > 0 {
 			ar.Measured = float64(measured[a.Name]) / secs

@@ -119,6 +119,14 @@ func TestEditorInBrowser(t *testing.T) {
 	steps(t, ctx, chromedp.Click(chromedp.CSS("#undo")))
 	eventually(t, "the deletion undone", func() bool { return count(t, ctx, `#graph g.edge[data-from="E.o"]`) == 1 })
 
+	// Place C: two replicas on the CPU, shown on its box.
+	steps(t, ctx, chromedp.Click(chromedp.CSS(`#graph g.node[data-actor="C"] rect`)))
+	eventually(t, "C's panel", func() bool { return text(t, ctx, "#panel h2") == "actor C" })
+	setField(t, ctx, `#panel input[data-field="device"]`, "cpu")
+	eventually(t, "C on the CPU", func() bool { return strings.Contains(text(t, ctx, `#graph g.node[data-actor="C"]`), "cpu") })
+	setField(t, ctx, `#panel input[data-field="replicas"]`, "2")
+	eventually(t, "C ×2", func() bool { return strings.Contains(text(t, ctx, `#graph g.node[data-actor="C"]`), "cpu ×2") })
+
 	// Save, reload: the drawing's edit is in the file.
 	steps(t, ctx, chromedp.Click(chromedp.CSS("#save")))
 	eventually(t, "saved", func() bool { return text(t, ctx, "#saved") == "saved" })
