@@ -194,3 +194,18 @@ func TestEditAddBuiltinAndKernel(t *testing.T) {
 		t.Fatalf("the YAML does not load: %v", err)
 	}
 }
+
+// Without a file the editor starts from nothing: the first edit makes the
+// graph, named after editor.yaml.
+func TestEditFromScratch(t *testing.T) {
+	code, res, errs := edit(t, &Server{}, "",
+		OpJSON{Op: "add_actor", Name: "A", Out: []PortJSON{{Name: "o", Type: "i32", Rate: "2"}}, Cost: ptr("1us")},
+		OpJSON{Op: "add_actor", Name: "B", In: []PortJSON{{Name: "i", Type: "i32", Rate: "3"}}},
+		OpJSON{Op: "add_channel", From: "A.o", To: "B.i", Initial: ptr(1)})
+	if code != 200 || res.Graph.Name != "editor" || res.Report.Repetitions["A"] != 3 || res.Report.Repetitions["B"] != 2 {
+		t.Fatalf("a graph from scratch: expected A=3 B=2 in graph editor, found %d %v %+v", code, errs, res.Report)
+	}
+	if !strings.HasPrefix(res.YAML, "name: editor\nactors:\n  A: {out: {o: {type: i32, rate: 2}}, cost: 1us}\n") {
+		t.Fatalf("unexpected YAML:\n%s", res.YAML)
+	}
+}
