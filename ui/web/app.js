@@ -329,7 +329,7 @@ function actorPanel(p, path, a) {
   p.appendChild(html("h3", "", "mapping"));
   p.appendChild(field("device", pl.device || "", { "data-field": "device", placeholder: "cpu, opencl:0:0, cuda:0" }, (v) => place(path, v, pl.replicas || 0)));
   p.appendChild(field("replicas", pl.replicas || "", { "data-field": "replicas", type: "number", min: 0 }, (v) => place(path, pl.device || "", parseInt(v || "0", 10))));
-  if (!inner) p.appendChild(button("delete actor", "delete-actor", () => { state.selected = null; edit([{ op: "remove_actor", actor: path }]); }));
+  if (!inner) p.appendChild(button("delete actor", "delete-actor", () => removeActor(path)));
 }
 
 function channelPanel(p, s) {
@@ -383,6 +383,14 @@ function addActor() {
   if (kind === "composite") op.graph = file;
   if (cost) op.cost = cost;
   edit([op]);
+}
+
+// removeActor deletes an actor from the drawing, and its placement, which
+// would otherwise name an actor the graph no longer has.
+async function removeActor(path) {
+  state.selected = null;
+  if (state.mapping && state.mapping[path]) await api("POST", "/api/mapping", JSON.stringify({ actor: path, device: "", replicas: 0 }));
+  edit([{ op: "remove_actor", actor: path }]);
 }
 
 async function place(actor, device, replicas) {
@@ -441,7 +449,7 @@ document.addEventListener("keydown", (e) => {
   if (e.key === "Escape") { state.connectFrom = null; $("hint").textContent = ""; select(null); }
   if (e.key === "Delete" || e.key === "Backspace") {
     const s = state.selected;
-    if (s && s.kind === "actor" && !s.path.includes("/")) { state.selected = null; edit([{ op: "remove_actor", actor: s.path }]); }
+    if (s && s.kind === "actor" && !s.path.includes("/")) removeActor(s.path);
     if (s && s.kind === "channel" && !s.prefix) { state.selected = null; edit([{ op: "remove_channel", from: s.channel.from, to: s.channel.to }]); }
   }
 });
