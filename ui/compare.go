@@ -20,10 +20,10 @@ type CompareJSON struct {
 	// Machine describes the model the prediction used.
 	Machine string `json:"machine"`
 	// Simulated is the number of iterations simulated.
-	Simulated int64         `json:"simulated"`
-	Graph     RatePair      `json:"graph"`
+	Simulated int64           `json:"simulated"`
+	Graph     RatePair        `json:"graph"`
 	Actors    []ActorRateJSON `json:"actors"`
-	Notes     []string      `json:"notes,omitempty"`
+	Notes     []string        `json:"notes,omitempty"`
 }
 
 // RatePair is one predicted and one measured rate, per second (0 when
