@@ -167,6 +167,13 @@ func TestPageInBrowser(t *testing.T) {
 		}
 		return text(t, ctx, "#runstate") == "done"
 	})
+	// The run may have ended between the last read of F's firings and of
+	// the state: read them once more.
+	if s := eval[string](t, ctx, `document.querySelector('#firings tr[data-actor="F"] td:nth-child(2)').textContent`); s != "" {
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil && v != seen[len(seen)-1] {
+			seen = append(seen, v)
+		}
+	}
 	if len(seen) < 2 || seen[len(seen)-1] != n {
 		t.Fatalf("F's firings: expected them to rise to %d, saw %v", n, seen)
 	}
@@ -186,11 +193,30 @@ func TestPageInBrowser(t *testing.T) {
 		t.Fatal("timeline: expected coloured slices, found none")
 	}
 	before := eval[string](t, ctx, `document.getElementById("timeline").toDataURL()`)
-	eval[bool](t, ctx, `document.getElementById("timeline").dispatchEvent(new WheelEvent("wheel", {deltaY: -100, clientX: 900, clientY: 700, cancelable: true}))`)
+	whole := eval[string](t, ctx, `document.getElementById("timeline").dataset.firings`)
+	for range 3 {
+		eval[bool](t, ctx, `document.getElementById("timeline").dispatchEvent(new WheelEvent("wheel", {deltaY: -100, clientX: 900, clientY: 700, cancelable: true}))`)
+	}
 	if after := eval[string](t, ctx, `document.getElementById("timeline").toDataURL()`); after == before {
 		t.Fatal("timeline: expected the wheel to zoom it, found it unchanged")
 	}
+	// The zoomed window's buckets come from the server: fewer firings in view.
+	eventually(t, "the zoomed window's buckets", func() bool {
+		n, _ := strconv.Atoi(eval[string](t, ctx, `document.getElementById("timeline").dataset.firings`))
+		all, _ := strconv.Atoi(whole)
+		return n > 0 && n < all
+	})
 	shot(t, ctx, "timeline")
+
+	// Predicted vs measured, per actor and for the graph.
+	eventually(t, "the predicted vs measured table", func() bool { return count(t, ctx, `#compare tr[data-actor="F"]`) == 1 })
+	if g := text(t, ctx, `#compare tr.graphrow`); !strings.Contains(g, "graph (iterations)") || strings.Count(g, "k") < 1 {
+		t.Fatalf("predicted vs measured: expected the graph's two rates, found %q", g)
+	}
+	if f := eval[string](t, ctx, `[...document.querySelectorAll('#compare tr[data-actor="F"] td')].map(td => td.textContent).join("|")`); !strings.HasPrefix(f, "F|80|") || strings.Contains(f, "–") {
+		t.Fatalf("predicted vs measured for F: expected q=80 and both rates, found %q", f)
+	}
+
 }
 
 // TestClusterViewInBrowser: with a broker and a worker on loopback, the

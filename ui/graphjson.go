@@ -8,6 +8,17 @@ type GraphJSON struct {
 	Name     string        `json:"name"`
 	Actors   []ActorJSON   `json:"actors"`
 	Channels []ChannelJSON `json:"channels"`
+	// Inputs and Outputs bind a (sub)graph's boundary names to inner ports;
+	// the page follows them to draw a composite expanded in place.
+	Inputs  []BoundaryJSON `json:"inputs,omitempty"`
+	Outputs []BoundaryJSON `json:"outputs,omitempty"`
+}
+
+// BoundaryJSON is one graph input or output: Name bound to Port
+// ("actor.port") inside the graph.
+type BoundaryJSON struct {
+	Name string `json:"name"`
+	Port string `json:"port"`
 }
 
 // ActorJSON is one actor; Sub is the subgraph of a composite actor.
@@ -47,6 +58,12 @@ func EncodeGraph(g *graph.Graph) *GraphJSON {
 			aj.Sub = EncodeGraph(a.Sub)
 		}
 		out.Actors = append(out.Actors, aj)
+	}
+	for _, b := range g.Inputs {
+		out.Inputs = append(out.Inputs, BoundaryJSON{Name: b.Name, Port: b.Actor + "." + b.Port})
+	}
+	for _, b := range g.Outputs {
+		out.Outputs = append(out.Outputs, BoundaryJSON{Name: b.Name, Port: b.Actor + "." + b.Port})
 	}
 	for _, c := range g.Channels {
 		out.Channels = append(out.Channels, ChannelJSON{Name: c.Name, From: c.From.FullName(),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	goruntime "runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -26,6 +27,11 @@ type runControl struct {
 	err     string
 	trace   []byte
 	cancel  context.CancelFunc // stops the run going on
+
+	graph   *graph.Graph   // the last run's graph, for GET /api/run/compare
+	mapping *graph.Mapping // the last run's mapping (nil: all on the CPU)
+	workers int            // the last run's CPU workers
+	parsed  *parsedTrace   // the last trace, parsed in the background once the run ends
 }
 
 // RunStateJSON is the answer of GET /api/run/state and POST /api/run/start.
@@ -42,8 +48,9 @@ func (c *runControl) state() RunStateJSON {
 	return RunStateJSON{Running: c.running, Runs: c.runs, Error: c.err, Trace: c.trace != nil}
 }
 
-// postRunStart runs FILE with the runtime on the CPU for ?iterations=N
-// (default 100) graph iterations, in the background; 409 while a run is on.
+// postRunStart runs FILE with the runtime for ?iterations=N (default 100)
+// graph iterations, in the background, its actors placed by the server's
+// mapping (none: all on the CPU); 409 while a run is on.
 func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 	if s.File == "" {
 		writeErr(w, http.StatusNotFound, "no graph file to run: start `sluice ui FILE`")
@@ -64,6 +71,13 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	synthesize(g)
+	m := s.currentMapping()
+	if m != nil {
+		if err := m.Check(g); err != nil {
+			writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
+			return
+		}
+	}
 	c := &s.ctl
 	c.mu.Lock()
 	if c.running {
@@ -73,12 +87,13 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.running, c.runs, c.err, c.trace, c.cancel = true, c.runs+1, "", nil, cancel
+	c.graph, c.mapping, c.workers, c.parsed = g, m, goruntime.GOMAXPROCS(0), nil
 	c.mu.Unlock()
 	live := s.Live
 	go func() {
 		defer cancel()
 		var trace bytes.Buffer
-		opts := runtime.Options{Iterations: n, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond}
+		opts := runtime.Options{Iterations: n, Mapping: m, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond}
 		stats, err := runtime.Run(ctx, g, opts)
 		if stats != nil {
 			live.Observe(finalSnapshot(stats))
@@ -91,6 +106,8 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		}
 		if trace.Len() > 0 {
 			c.trace = trace.Bytes()
+			c.parsed = &parsedTrace{data: c.trace}
+			go c.parsed.get() // ready by the time the page asks, for a long trace
 		}
 	}()
 	writeJSON(w, http.StatusAccepted, c.state())
@@ -110,20 +127,53 @@ func (s *Server) getRunState(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.ctl.state())
 }
 
-// getRunTrace answers the last finished run's Chrome Trace Event JSON.
+// getRunTrace answers the last finished run's Chrome Trace Event JSON or,
+// with ?px=N, its firings aggregated into N buckets per worker over
+// [?from, ?to] µs (BucketsJSON).
 func (s *Server) getRunTrace(w http.ResponseWriter, r *http.Request) {
 	s.ctl.mu.Lock()
-	tr, running := s.ctl.trace, s.ctl.running
+	tr, running, parsed := s.ctl.trace, s.ctl.running, s.ctl.parsed
 	s.ctl.mu.Unlock()
 	switch {
 	case running:
 		writeErr(w, http.StatusConflict, "the run is going on: its trace comes when it ends")
 	case tr == nil:
 		writeErr(w, http.StatusNotFound, "no trace: start a run with POST /api/run/start")
+	case r.URL.Query().Has("px"):
+		s.writeBuckets(w, r, parsed)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(tr)
 	}
+}
+
+// writeBuckets answers the trace tr aggregated for the window asked.
+func (s *Server) writeBuckets(w http.ResponseWriter, r *http.Request, p *parsedTrace) {
+	t, err := p.get()
+	if err != nil {
+		writeErr(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	from, to, px, err := bucketQuery(r, t)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, t.buckets(from, to, px))
+}
+
+// parsedTrace is one run's trace, parsed once (a second or so for a
+// million firings), in the background or by the first request.
+type parsedTrace struct {
+	once sync.Once
+	data []byte
+	t    *traceSlices
+	err  error
+}
+
+func (p *parsedTrace) get() (*traceSlices, error) {
+	p.once.Do(func() { p.t, p.err = parseTrace(p.data) })
+	return p.t, p.err
 }
 
 // finalSnapshot is the progress of a run that ended, from its statistics:

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/graph"
@@ -44,7 +45,8 @@ type Server struct {
 	// actor's device and replicas, which the page shows.
 	Mapping *graph.Mapping
 
-	ctl runControl // POST /api/run/start's state; see runctl.go
+	ctl   runControl // POST /api/run/start's state; see runctl.go
+	mapMu sync.Mutex // guards Mapping once the handler serves (POST /api/mapping)
 }
 
 // CheckResult is the answer of GET /api/graph and POST /api/check: the
@@ -82,6 +84,11 @@ func placements(m *graph.Mapping, g *graph.Graph) map[string]PlacementJSON {
 // file:line:col when known.
 type errorJSON struct {
 	Errors []string `json:"errors"`
+	// YAML and Graph, for YAML that does not make a valid graph: the text
+	// and what of the graph it draws (see sketch), so the editor still
+	// shows an actor whose ports are not connected yet.
+	YAML  string     `json:"yaml,omitempty"`
+	Graph *GraphJSON `json:"graph,omitempty"`
 }
 
 // Handler returns the API's HTTP handler.
@@ -93,6 +100,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/run/events", s.getRunEvents)
 	mux.HandleFunc("GET /api/cluster", s.getCluster)
 	mux.HandleFunc("POST /api/save", s.postSave)
+	mux.HandleFunc("POST /api/edit", s.postEdit)
+	mux.HandleFunc("POST /api/mapping", s.postMapping)
+	mux.HandleFunc("POST /api/gogen", s.postGoGen)
+	mux.HandleFunc("GET /api/builtins", s.getBuiltins)
+	mux.HandleFunc("GET /api/run/compare", s.getRunCompare)
 	if s.File != "" && s.Live == nil {
 		s.Live = &Live{} // fed by POST /api/run/start
 	}
@@ -150,6 +162,15 @@ func (s *Server) postCheck(w http.ResponseWriter, r *http.Request) {
 // readYAMLBody reads a request body of at most MaxBody bytes that is not
 // empty, or writes the error answer and reports false.
 func readYAMLBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	return readBodyOf(w, r, "a YAML graph")
+}
+
+// readBody is readYAMLBody for a JSON body.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	return readBodyOf(w, r, "a JSON object")
+}
+
+func readBodyOf(w http.ResponseWriter, r *http.Request, what string) ([]byte, bool) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	var tooBig *http.MaxBytesError
 	switch {
@@ -160,7 +181,7 @@ func readYAMLBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		writeErr(w, http.StatusBadRequest, "body: "+err.Error())
 		return nil, false
 	case len(strings.TrimSpace(string(data))) == 0:
-		writeErr(w, http.StatusBadRequest, "body: expected a YAML graph, found an empty body")
+		writeErr(w, http.StatusBadRequest, "body: expected "+what+", found an empty body")
 		return nil, false
 	}
 	return data, true
@@ -171,11 +192,11 @@ func readYAMLBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 func (s *Server) answer(w http.ResponseWriter, name string, data []byte) {
 	g, err := spec.ParseGraph(name, data)
 	if err != nil {
-		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
+		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err), YAML: string(data), Graph: sketch(data)})
 		return
 	}
 	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: analysis.Check(g, s.Check),
-		Mapping: placements(s.Mapping, g)})
+		Mapping: placements(s.currentMapping(), g)})
 }
 
 func writeErr(w http.ResponseWriter, code int, msg string) {

@@ -32,7 +32,7 @@ draws them, and runs them.`,
 	root.AddCommand(newCheck(), newDot(), newRun(), newBuiltins(), newDevices(), newSimulate(), newMap())
 	root.AddCommand(newBroker(), newWorker())
 	root.AddCommand(newSh())
-	root.AddCommand(newUI())
+	root.AddCommand(newUI(), newGen())
 	return root
 }
 

@@ -24,9 +24,12 @@ func newUI() *cobra.Command {
 		Use:   "ui [FILE]",
 		Short: "Serve the workbench: the page and its API (graph, check, save, runs, cluster)",
 		Long: `ui serves, on --listen, the workbench page and the JSON API described in
-docs/ui.md: FILE's graph laid out with check's findings, a YAML editor checked
-as you type, save, runs with live firings and a timeline, and with --broker
-the cluster's tree. --mapping shows each actor's device and replicas.
+docs/ui.md: FILE's graph laid out with check's findings and edited on the
+drawing (actors, ports, channels, undo/redo) or as YAML checked as you type,
+composites expanded in place, save, Generate Go, runs with live firings,
+predicted vs measured throughput and a timeline, and with --broker the
+cluster's tree. --mapping places the actors: the graph shows each actor's
+device and replicas, and runs from the page use it.
 A listener that is not on loopback requires a token: the one given by --token,
 or a generated one, printed. Requests send it as "Authorization: Bearer TOKEN"
 or ?token=TOKEN.`,
@@ -63,7 +66,7 @@ or ?token=TOKEN.`,
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to serve on (host:port)")
 	cmd.Flags().StringVar(&token, "token", "", "token every request must send (generated when the listener is not on loopback and none is given)")
-	cmd.Flags().StringVar(&mapping, "mapping", "", "mapping file whose devices and replicas the graph view shows")
+	cmd.Flags().StringVar(&mapping, "mapping", "", "mapping file placing the actors: shown on the graph, used by runs from the page")
 	cmd.Flags().StringVar(&broker, "broker", "", "broker URL (nats://host:port): serve its tree, workers and devices on GET /api/cluster")
 	addBrokerCreds(cmd.Flags(), &cred)
 	return cmd

@@ -1,0 +1,196 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+)
+
+// MaxBuckets is the most buckets per row GET /api/run/trace?px= answers.
+const MaxBuckets = 8192
+
+// traceSlices is a run's trace parsed once: per worker row, its firings
+// sorted by start, times in µs.
+type traceSlices struct {
+	Actors []string // names, indexed by slice.actor
+	Rows   []traceRow
+	T0, T1 float64 // the whole trace's extent
+}
+
+type traceRow struct {
+	Tid    int
+	Name   string
+	Slices []slice
+	maxDur float64 // longest slice, to find those starting before a window
+}
+
+type slice struct {
+	ts, dur float64
+	actor   int
+}
+
+// parseTrace reads Chrome Trace Event JSON (complete events "X" and
+// thread_name metadata) into rows.
+func parseTrace(data []byte) (*traceSlices, error) {
+	var tr struct {
+		TraceEvents []struct {
+			Name string  `json:"name"`
+			Ph   string  `json:"ph"`
+			Ts   float64 `json:"ts"`
+			Dur  float64 `json:"dur"`
+			Tid  int     `json:"tid"`
+			Args struct {
+				Name string `json:"name"`
+			} `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(data, &tr); err != nil {
+		return nil, fmt.Errorf("trace: %v", err)
+	}
+	out := &traceSlices{T0: math.Inf(1), T1: math.Inf(-1)}
+	actor, row, names := map[string]int{}, map[int]int{}, map[int]string{}
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			names[e.Tid] = e.Args.Name
+		}
+		if e.Ph != "X" {
+			continue
+		}
+		a, ok := actor[e.Name]
+		if !ok {
+			a = len(out.Actors)
+			actor[e.Name] = a
+			out.Actors = append(out.Actors, e.Name)
+		}
+		r, ok := row[e.Tid]
+		if !ok {
+			r = len(out.Rows)
+			row[e.Tid] = r
+			out.Rows = append(out.Rows, traceRow{Tid: e.Tid})
+		}
+		out.Rows[r].Slices = append(out.Rows[r].Slices, slice{e.Ts, e.Dur, a})
+		out.Rows[r].maxDur = max(out.Rows[r].maxDur, e.Dur)
+		out.T0, out.T1 = min(out.T0, e.Ts), max(out.T1, e.Ts+e.Dur)
+	}
+	if len(out.Rows) == 0 {
+		out.T0, out.T1 = 0, 0
+	}
+	slices.SortFunc(out.Rows, func(a, b traceRow) int { return a.Tid - b.Tid })
+	for i := range out.Rows {
+		r := &out.Rows[i]
+		r.Name = names[r.Tid]
+		if r.Name == "" {
+			r.Name = "worker " + strconv.Itoa(r.Tid)
+		}
+		slices.SortFunc(r.Slices, func(a, b slice) int { return cmpFloat(a.ts, b.ts) })
+	}
+	return out, nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// BucketsJSON is the answer of GET /api/run/trace?from=&to=&px=: the
+// window [From, To] µs cut into Px buckets per worker row; each bucket
+// holds the fraction of its time the worker was firing (Busy) and the
+// actor that fired longest in it (Actor, an index into Actors; -1: idle).
+type BucketsJSON struct {
+	T0     float64          `json:"t0"`
+	T1     float64          `json:"t1"`
+	From   float64          `json:"from"`
+	To     float64          `json:"to"`
+	Px     int              `json:"px"`
+	Actors []string         `json:"actors"`
+	Rows   []BucketsRowJSON `json:"rows"`
+	// Firings counts the firings overlapping the window, over all rows.
+	Firings int `json:"firings"`
+}
+
+// BucketsRowJSON is one worker's buckets.
+type BucketsRowJSON struct {
+	Name  string    `json:"name"`
+	Busy  []float64 `json:"busy"`
+	Actor []int     `json:"actor"`
+}
+
+// buckets aggregates the slices overlapping [from, to] into px buckets per row.
+func (t *traceSlices) buckets(from, to float64, px int) BucketsJSON {
+	out := BucketsJSON{T0: t.T0, T1: t.T1, From: from, To: to, Px: px, Actors: t.Actors, Rows: make([]BucketsRowJSON, len(t.Rows))}
+	w := (to - from) / float64(px)
+	for i := range t.Rows {
+		r := &t.Rows[i]
+		busy := make([]float64, px)
+		best := make([]float64, px)
+		who := make([]int, px)
+		for k := range who {
+			who[k] = -1
+		}
+		// The first slice that may overlap: one starting at most maxDur before from.
+		start, _ := slices.BinarySearchFunc(r.Slices, from-r.maxDur, func(s slice, v float64) int { return cmpFloat(s.ts, v) })
+		perActor := map[[2]int]float64{} // (bucket, actor) → time, for the dominant actor
+		for _, s := range r.Slices[start:] {
+			if s.ts > to {
+				break
+			}
+			end := s.ts + s.dur
+			if end < from {
+				continue
+			}
+			out.Firings++
+			k0 := max(0, int((s.ts-from)/w))
+			k1 := min(px-1, int((end-from)/w))
+			for k := k0; k <= k1; k++ {
+				lo, hi := from+float64(k)*w, from+float64(k+1)*w
+				d := min(hi, end) - max(lo, s.ts)
+				if d <= 0 {
+					continue
+				}
+				busy[k] += d
+				key := [2]int{k, s.actor}
+				perActor[key] += d
+				if perActor[key] > best[k] {
+					best[k], who[k] = perActor[key], s.actor
+				}
+			}
+		}
+		for k := range busy {
+			busy[k] = math.Round(math.Min(1, busy[k]/w)*1000) / 1000 // 3 digits: the answer stays small
+		}
+		out.Rows[i] = BucketsRowJSON{Name: r.Name, Busy: busy, Actor: who}
+	}
+	return out
+}
+
+// bucketQuery reads from, to (µs; default the whole trace) and px.
+func bucketQuery(r *http.Request, t *traceSlices) (from, to float64, px int, err error) {
+	q := r.URL.Query()
+	from, to = t.T0, t.T1
+	px, err = strconv.Atoi(q.Get("px"))
+	if err != nil || px < 1 || px > MaxBuckets {
+		return 0, 0, 0, fmt.Errorf("px: expected an integer from 1 to %d, found %q", MaxBuckets, q.Get("px"))
+	}
+	for _, f := range []struct {
+		key string
+		v   *float64
+	}{{"from", &from}, {"to", &to}} {
+		if s := q.Get(f.key); s != "" {
+			if *f.v, err = strconv.ParseFloat(s, 64); err != nil || math.IsNaN(*f.v) || math.IsInf(*f.v, 0) {
+				return 0, 0, 0, fmt.Errorf("%s: expected a time in µs, found %q", f.key, s)
+			}
+		}
+	}
+	if !(to > from) {
+		return 0, 0, 0, fmt.Errorf("from, to: expected from < to, found %g and %g", from, to)
+	}
+	return from, to, px, nil
+}
