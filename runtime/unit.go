@@ -529,11 +529,14 @@ func (u *unit) startRound(k, helpers int64) uint64 {
 	u.doneN.Store(0)
 	u.roundErr = nil
 	u.errAt = k
-	u.claim.Store(id << claimBits)
 	// Workers waiting for this round join it without a task of their own.
+	// Once the round is published one of them may finish it and run the
+	// unit: u.cur is read before.
+	from := u.cur
 	helpers -= int64(u.waiters.Load())
+	u.claim.Store(id << claimBits)
 	for i := int64(0); i < helpers; i++ {
-		u.pool.pushBack(u.cur, task{u: u, round: id})
+		u.pool.pushBack(from, task{u: u, round: id})
 	}
 	u.pool.wakeN(int(helpers))
 	return id
