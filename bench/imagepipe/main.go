@@ -57,6 +57,7 @@ type Config struct {
 	Replicas     int    `json:"replicas,omitempty"`      // replicas of src and stats (on the CPU: and of the filters)
 	Stats        bool   `json:"-"`                       // print the run's statistics table on stderr
 	Keep         bool   `json:"-"`                       // keep the motion frames (tests)
+	Trace        string `json:"-"`                       // write the run's Chrome trace to this file
 }
 
 // Result is what a run measured.
@@ -87,6 +88,7 @@ func main() {
 		stats   = flag.Bool("stats", false, "print each run's statistics table on stderr")
 		child   = flag.Bool("child", false, "internal: run one backend in this process and print its JSON result")
 		profile = flag.String("cpuprofile", "", "with -child: write a CPU profile of the run to this file")
+		trace   = flag.String("trace", "", "with -child: write the run's Chrome trace (runtime.Options.Trace) to this file")
 	)
 	flag.Parse()
 	if *warm < 0 {
@@ -95,6 +97,7 @@ func main() {
 	cfg := Config{Frames: *frames, Warm: *warm, G: *g, I: *items, Depth: *depth, Ring: *ring, OpenCLDevice: *cldev, Replicas: *reps, Stats: *stats}
 	if *child {
 		cfg.Backend = *backend
+		cfg.Trace = *trace
 		if *profile != "" {
 			f, err := os.Create(*profile)
 			if err == nil {
@@ -276,6 +279,14 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	res := &Result{Config: c, Device: "cpu"}
 	opts := runtime.Options{Iterations: c.Frames, DeviceDepth: c.Depth}
+	if c.Trace != "" {
+		f, err := os.Create(c.Trace)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		opts.Trace = f
+	}
 	switch c.Backend {
 	case "cpu":
 		if c.Replicas > 0 {
