@@ -146,18 +146,45 @@ func (u *unit) addPorts() {
 	}
 }
 
-// setup resolves implementations, computes targets and capacities, and
-// creates the FIFOs and units.
+// setup turns the graph into units (one per actor), their channels
+// (FIFOs, device rings, peer rings) and the pools that run them. Each
+// phase is a function of its own, in order.
 func (r *run) setup(ctx context.Context) error {
-	g, opts := r.g, r.opts
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = defaultWorkers()
+	if err := checkClosed(r.g); err != nil {
+		return err
 	}
-	ioWorkers := opts.IOWorkers
-	if ioWorkers <= 0 {
-		ioWorkers = 4
+	rv, err := r.repetitionTargets()
+	if err != nil {
+		return err
 	}
+	byActor := map[*graph.Actor]*unit{}
+	for i, a := range r.g.Actors {
+		u, err := r.newUnit(ctx, i, a, rv)
+		if err != nil {
+			return err
+		}
+		u.addPorts()
+		byActor[a] = u
+		r.units = append(r.units, u)
+	}
+	mins := minimalBuffers(r.g, rv)
+	for _, u := range r.units {
+		for oi := range u.outs {
+			if err := r.setupOutput(u, &u.outs[oi], byActor, mins); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.linkNeighbours(); err != nil {
+		return err
+	}
+	r.assignModes()
+	return r.setupPools()
+}
+
+// checkClosed refuses a graph with an open input or output: the runtime
+// runs closed graphs only.
+func checkClosed(g *graph.Graph) error {
 	for _, b := range g.Inputs {
 		return fmt.Errorf("runtime: graph %q has an open input %q (bound to %s.%s): expected a closed graph, with every input fed by a channel", g.Name, b.Name, b.Actor, b.Port)
 	}
@@ -168,220 +195,245 @@ func (r *run) setup(ctx context.Context) error {
 			}
 		}
 	}
+	return nil
+}
 
-	var rv map[*graph.Actor]int64
-	if opts.Iterations > 0 {
-		var err error
-		if rv, err = repetitions(g); err != nil {
-			return err
-		}
-	} else if opts.Iterations < 0 {
-		return fmt.Errorf("runtime: Options.Iterations is %d: expected 0 (until end of stream) or more", opts.Iterations)
+// repetitionTargets returns the repetition vector when Options.Iterations
+// asks for a number of graph iterations (nil for "until end of stream").
+func (r *run) repetitionTargets() (map[*graph.Actor]int64, error) {
+	switch n := r.opts.Iterations; {
+	case n > 0:
+		return repetitions(r.g)
+	case n < 0:
+		return nil, fmt.Errorf("runtime: Options.Iterations is %d: expected 0 (until end of stream) or more", n)
 	}
+	return nil, nil
+}
 
-	byActor := map[*graph.Actor]*unit{}
-	for i, a := range g.Actors {
-		u := &unit{r: r, idx: i, a: a, name: a.Name, replicas: 1, target: -1}
-		var pl *graph.Placement
-		if opts.Mapping != nil {
-			pl = opts.Mapping.Actors[a.Name]
+// iterationTarget sets u's target from the repetition vector rv: its
+// repetitions times Options.Iterations (rv nil: until end of stream).
+func (r *run) iterationTarget(u *unit, rv map[*graph.Actor]int64) {
+	if rv != nil {
+		if q, ok := rv[u.a]; ok {
+			u.target = q * r.opts.Iterations
 		}
-		if IsRemotePlacement(pl) {
-			if err := r.setupRemote(u, pl); err != nil {
-				return err
-			}
-			if rv != nil {
-				if q, ok := rv[a]; ok {
-					u.target = q * opts.Iterations
-				}
-			}
-			if n, ok := opts.Firings[a.Name]; ok {
-				u.target = n
-			}
-			u.addPorts()
-			byActor[a] = u
-			r.units = append(r.units, u)
-			continue
+	}
+}
+
+// newUnit makes the unit of actor a (the i-th): a remote actor, a kernel
+// actor on its device, or a Go / built-in actor on the host.
+func (r *run) newUnit(ctx context.Context, i int, a *graph.Actor, rv map[*graph.Actor]int64) (*unit, error) {
+	u := &unit{r: r, idx: i, a: a, name: a.Name, replicas: 1, target: -1}
+	var pl *graph.Placement
+	if r.opts.Mapping != nil {
+		pl = r.opts.Mapping.Actors[a.Name]
+	}
+	if IsRemotePlacement(pl) {
+		if err := r.setupRemote(u, pl); err != nil {
+			return nil, err
 		}
-		kernel := pl != nil && (pl.Impl == graph.ImplOpenCL || pl.Impl == graph.ImplCUDA || (pl.Impl == "" && !isHostDevice(pl.Device)))
-		if pl != nil && !kernel {
-			if !isHostDevice(pl.Device) {
-				return fmt.Errorf("runtime: actor %s is mapped to device %q with implementation %q: Go and built-in implementations run on the CPU (expected device \"cpu\", or a kernel implementation: impl opencl or cuda)", a.Name, pl.Device, pl.Impl)
-			}
-			if pl.Impl != "" && pl.Impl != graph.ImplGo && pl.Impl != graph.ImplBuiltin {
-				return fmt.Errorf("runtime: actor %s is mapped with implementation %q: expected go, builtin, opencl or cuda", a.Name, pl.Impl)
-			}
-			if pl.Replicas > 1 {
-				u.replicas = pl.Replicas
-			}
-			switch pl.Team {
-			case "", graph.TeamSplit, graph.TeamReplicate:
-			default:
-				return fmt.Errorf("runtime: actor %s is mapped with team %q: expected split or replicate", a.Name, pl.Team)
-			}
-			u.prio = pl.Priority
-			u.affinity = append([]int(nil), pl.Affinity...)
-		}
-		if opts.Priority != nil {
-			u.prio = opts.Priority(a)
-		}
-		if kernel {
-			if err := r.setupDevice(ctx, u, pl); err != nil {
-				return err
-			}
-			if rv != nil {
-				if q, ok := rv[a]; ok {
-					u.target = q * opts.Iterations
-				}
-			}
-			u.addPorts()
-			byActor[a] = u
-			r.units = append(r.units, u)
-			continue
-		}
-		impl, err := Resolve(a)
-		if err != nil {
-			return fmt.Errorf("runtime: %w", err)
-		}
-		u.impl = impl
-		switch f := impl.(type) {
-		case FireFunc:
-			u.fire = f
-		case ProcessFunc:
-			u.proc = f
-		case Actor:
-			u.fire = f.Fire
-		}
-		if a.Iterations > 1 && u.fire != nil {
-			u.fire = iterated(a, u.fire)
-		}
-		if u.fire != nil && hasHistory(a) {
-			u.fire = withHistory(a, u.fire)
-		}
-		if a.Dynamic() {
-			if u.proc == nil {
-				return fmt.Errorf("runtime: actor %s has dynamic-rate ports: expected a ProcessFunc (a KPN process), found a firing function", a.Name)
-			}
-			u.mode = modeProcess
-			if u.replicas > 1 {
-				return fmt.Errorf("runtime: actor %s is a KPN process and cannot be replicated (mapping asks for %d replicas)", a.Name, u.replicas)
-			}
-		} else if u.proc != nil {
-			u.mode = modeProcess
-			if u.replicas > 1 {
-				return fmt.Errorf("runtime: actor %s is a KPN process and cannot be replicated (mapping asks for %d replicas)", a.Name, u.replicas)
-			}
-		}
-		if pl != nil && pl.Team == graph.TeamReplicate && u.replicas > 1 && u.mode != modeProcess {
-			if err := u.setupTeam(); err != nil {
-				return err
-			}
-		} else if a.Stateful && u.replicas > 1 {
-			return fmt.Errorf("runtime: actor %s is stateful and cannot be replicated (mapping asks for %d replicas): expected 1 replica, or team: replicate (one state per replica)", a.Name, u.replicas)
-		}
-		if rv != nil && u.mode != modeProcess {
-			if q, ok := rv[a]; ok {
-				u.target = q * opts.Iterations
-			}
-		}
-		if n, ok := opts.Firings[a.Name]; ok && u.mode != modeProcess {
+		r.iterationTarget(u, rv)
+		if n, ok := r.opts.Firings[a.Name]; ok {
 			u.target = n
 		}
-		u.addPorts()
-		byActor[a] = u
-		r.units = append(r.units, u)
+		return u, nil
 	}
+	kernel := pl != nil && (pl.Impl == graph.ImplOpenCL || pl.Impl == graph.ImplCUDA || (pl.Impl == "" && !isHostDevice(pl.Device)))
+	if pl != nil && !kernel {
+		if err := u.hostPlacement(pl); err != nil {
+			return nil, err
+		}
+	}
+	if r.opts.Priority != nil {
+		u.prio = r.opts.Priority(a)
+	}
+	if kernel {
+		if err := r.setupDevice(ctx, u, pl); err != nil {
+			return nil, err
+		}
+		r.iterationTarget(u, rv)
+		return u, nil
+	}
+	if err := u.setupHost(pl); err != nil {
+		return nil, err
+	}
+	if u.mode != modeProcess {
+		r.iterationTarget(u, rv)
+		if n, ok := r.opts.Firings[a.Name]; ok {
+			u.target = n
+		}
+	}
+	return u, nil
+}
 
-	// Capacities and FIFOs: one per output port.
-	mins := minimalBuffers(g, rv)
-	for _, u := range r.units {
-		for oi := range u.outs {
-			op := &u.outs[oi]
-			cs := g.ChannelsOf(op.p)
-			if len(cs) == 0 {
-				continue
-			}
-			fr := &fifoRec{port: op.p, producer: u}
-			capTok, initial := 0, cs[0].Initial
-			var initData []byte
-			for _, c := range cs {
-				if c.Initial != initial {
-					return fmt.Errorf("runtime: output %s broadcasts to channels with different initial tokens (%s: %d, %s: %d): a broadcast is one FIFO, expected equal initial tokens", op.p.FullName(), cs[0].Name, initial, c.Name, c.Initial)
-				}
-				if c.InitialData != nil {
-					initData = c.InitialData
-				}
-				capTok = max(capTok, r.capacity(c, byActor, mins))
-			}
-			if initData != nil && len(initData) != initial*op.tsize {
-				initData = nil
-			}
-			if ringable(u, op, cs, byActor) {
-				g, err := r.newRing(u, op, cs, byActor, capTok)
-				if err != nil {
-					return err
-				}
-				op.ring = g
-				for i, c := range cs {
-					cr := &chanRec{c: c, ring: g, reader: i, consumer: byActor[c.To.Actor]}
-					g.chans = append(g.chans, cr)
-					r.chans = append(r.chans, cr)
-					cu := cr.consumer
-					for ii := range cu.ins {
-						if cu.ins[ii].p == c.To {
-							cu.ins[ii].ring = g
-							cu.ins[ii].ch = cr
-						}
-					}
-				}
-				continue
-			}
-			pinners := fifoPinners(u, cs, byActor)
-			var mem []byte
-			peer := peerable(u, op, cs, initial, byActor)
-			if peer == nil {
-				mem = r.fifoMemory(u, op, cs, byActor, capTok)
-			}
-			f, err := fifo.New(fifo.Options{
-				Name: fifoName(op.p, cs), TokenSize: op.tsize, Capacity: capTok, Readers: len(cs),
-				Wait: opts.Wait, Initial: initial, InitialData: initData, Memory: mem,
-			})
-			if err != nil {
-				return fmt.Errorf("runtime: channel %s: %w", cs[0].Name, err)
-			}
-			var pr *peerRing
-			if peer != nil {
-				if pr, err = r.newPeerRing(u, peer, op, cs[0], f); err != nil {
-					return err
-				}
-			}
-			switch {
-			case pr != nil: // the data go device to device
-			case mem != nil:
-				r.pinned[f] = true
-			default:
-				r.pinFIFO(f, initial, pinners)
-			}
-			fr.f = f
-			fr.live.Store(int32(len(cs)))
-			op.w = f.Writer()
-			op.fr = fr
-			r.fifos = append(r.fifos, fr)
-			for i, c := range cs {
-				cr := &chanRec{c: c, fr: fr, reader: i, consumer: byActor[c.To.Actor], peer: pr}
-				fr.chans = append(fr.chans, cr)
-				r.chans = append(r.chans, cr)
-				cu := cr.consumer
-				for ii := range cu.ins {
-					if cu.ins[ii].p == c.To {
-						cu.ins[ii].r = f.Reader(i)
-						cu.ins[ii].ch = cr
-					}
-				}
+// hostPlacement applies a placement on the host (device "cpu"): replicas,
+// team, priority and CPU affinity.
+func (u *unit) hostPlacement(pl *graph.Placement) error {
+	a := u.a
+	if !isHostDevice(pl.Device) {
+		return fmt.Errorf("runtime: actor %s is mapped to device %q with implementation %q: Go and built-in implementations run on the CPU (expected device \"cpu\", or a kernel implementation: impl opencl or cuda)", a.Name, pl.Device, pl.Impl)
+	}
+	if pl.Impl != "" && pl.Impl != graph.ImplGo && pl.Impl != graph.ImplBuiltin {
+		return fmt.Errorf("runtime: actor %s is mapped with implementation %q: expected go, builtin, opencl or cuda", a.Name, pl.Impl)
+	}
+	if pl.Replicas > 1 {
+		u.replicas = pl.Replicas
+	}
+	switch pl.Team {
+	case "", graph.TeamSplit, graph.TeamReplicate:
+	default:
+		return fmt.Errorf("runtime: actor %s is mapped with team %q: expected split or replicate", a.Name, pl.Team)
+	}
+	u.prio = pl.Priority
+	u.affinity = append([]int(nil), pl.Affinity...)
+	return nil
+}
+
+// setupHost resolves a host actor's implementation: a firing function
+// (iterated, with history windows) or a KPN process, and a team with
+// replicated state where the placement asks for one.
+func (u *unit) setupHost(pl *graph.Placement) error {
+	a := u.a
+	impl, err := Resolve(a)
+	if err != nil {
+		return fmt.Errorf("runtime: %w", err)
+	}
+	u.impl = impl
+	switch f := impl.(type) {
+	case FireFunc:
+		u.fire = f
+	case ProcessFunc:
+		u.proc = f
+	case Actor:
+		u.fire = f.Fire
+	}
+	if a.Iterations > 1 && u.fire != nil {
+		u.fire = iterated(a, u.fire)
+	}
+	if u.fire != nil && hasHistory(a) {
+		u.fire = withHistory(a, u.fire)
+	}
+	if a.Dynamic() && u.proc == nil {
+		return fmt.Errorf("runtime: actor %s has dynamic-rate ports: expected a ProcessFunc (a KPN process), found a firing function", a.Name)
+	}
+	if u.proc != nil {
+		u.mode = modeProcess
+		if u.replicas > 1 {
+			return fmt.Errorf("runtime: actor %s is a KPN process and cannot be replicated (mapping asks for %d replicas)", a.Name, u.replicas)
+		}
+	}
+	if pl != nil && pl.Team == graph.TeamReplicate && u.replicas > 1 && u.mode != modeProcess {
+		return u.setupTeam()
+	}
+	if a.Stateful && u.replicas > 1 {
+		return fmt.Errorf("runtime: actor %s is stateful and cannot be replicated (mapping asks for %d replicas): expected 1 replica, or team: replicate (one state per replica)", a.Name, u.replicas)
+	}
+	return nil
+}
+
+// setupOutput makes the channel of output op of u: a device ring between
+// kernel actors of one device, or a FIFO (in pinned or device-mapped
+// memory where a kernel actor uses it, or mirrored by a peer ring between
+// devices), with every reader attached to its consumer's input.
+func (r *run) setupOutput(u *unit, op *uport, byActor map[*graph.Actor]*unit, mins map[*graph.Channel]int) error {
+	cs := r.g.ChannelsOf(op.p)
+	if len(cs) == 0 {
+		return nil
+	}
+	capTok, initial := 0, cs[0].Initial
+	var initData []byte
+	for _, c := range cs {
+		if c.Initial != initial {
+			return fmt.Errorf("runtime: output %s broadcasts to channels with different initial tokens (%s: %d, %s: %d): a broadcast is one FIFO, expected equal initial tokens", op.p.FullName(), cs[0].Name, initial, c.Name, c.Initial)
+		}
+		if c.InitialData != nil {
+			initData = c.InitialData
+		}
+		capTok = max(capTok, r.capacity(c, byActor, mins))
+	}
+	if initData != nil && len(initData) != initial*op.tsize {
+		initData = nil
+	}
+	if ringable(u, op, cs, byActor) {
+		return r.attachRing(u, op, cs, byActor, capTok)
+	}
+	return r.attachFIFO(u, op, cs, byActor, capTok, initial, initData)
+}
+
+// attachRing puts the channels of op on a device ring.
+func (r *run) attachRing(u *unit, op *uport, cs []*graph.Channel, byActor map[*graph.Actor]*unit, capTok int) error {
+	g, err := r.newRing(u, op, cs, byActor, capTok)
+	if err != nil {
+		return err
+	}
+	op.ring = g
+	for i, c := range cs {
+		cr := &chanRec{c: c, ring: g, reader: i, consumer: byActor[c.To.Actor]}
+		g.chans = append(g.chans, cr)
+		r.chans = append(r.chans, cr)
+		cu := cr.consumer
+		for ii := range cu.ins {
+			if cu.ins[ii].p == c.To {
+				cu.ins[ii].ring = g
+				cu.ins[ii].ch = cr
 			}
 		}
 	}
-	// Check rates against capacities, and link neighbours.
+	return nil
+}
+
+// attachFIFO puts the channels of op on one FIFO (one reader per channel).
+func (r *run) attachFIFO(u *unit, op *uport, cs []*graph.Channel, byActor map[*graph.Actor]*unit, capTok, initial int, initData []byte) error {
+	pinners := fifoPinners(u, cs, byActor)
+	var mem []byte
+	peer := peerable(u, op, cs, initial, byActor)
+	if peer == nil {
+		mem = r.fifoMemory(u, op, cs, byActor, capTok)
+	}
+	f, err := fifo.New(fifo.Options{
+		Name: fifoName(op.p, cs), TokenSize: op.tsize, Capacity: capTok, Readers: len(cs),
+		Wait: r.opts.Wait, Initial: initial, InitialData: initData, Memory: mem,
+	})
+	if err != nil {
+		return fmt.Errorf("runtime: channel %s: %w", cs[0].Name, err)
+	}
+	var pr *peerRing
+	if peer != nil {
+		if pr, err = r.newPeerRing(u, peer, op, cs[0], f); err != nil {
+			return err
+		}
+	}
+	switch {
+	case pr != nil: // the data go device to device
+	case mem != nil:
+		r.pinned[f] = true
+	default:
+		r.pinFIFO(f, initial, pinners)
+	}
+	fr := &fifoRec{port: op.p, producer: u, f: f}
+	fr.live.Store(int32(len(cs)))
+	op.w = f.Writer()
+	op.fr = fr
+	r.fifos = append(r.fifos, fr)
+	for i, c := range cs {
+		cr := &chanRec{c: c, fr: fr, reader: i, consumer: byActor[c.To.Actor], peer: pr}
+		fr.chans = append(fr.chans, cr)
+		r.chans = append(r.chans, cr)
+		cu := cr.consumer
+		for ii := range cu.ins {
+			if cu.ins[ii].p == c.To {
+				cu.ins[ii].r = f.Reader(i)
+				cu.ins[ii].ch = cr
+			}
+		}
+	}
+	return nil
+}
+
+// linkNeighbours checks every firing's rates against its channels'
+// capacities and records each unit's producers and consumers (the units
+// it wakes).
+func (r *run) linkNeighbours() error {
 	for _, u := range r.units {
 		for _, ip := range u.ins {
 			if ip.ring != nil {
@@ -413,8 +465,14 @@ func (r *run) setup(ctx context.Context) error {
 			}
 		}
 	}
-	// Modes: actors next to a KPN process, or pinned to CPUs, run on their
-	// own goroutine; the others on the pools.
+	return nil
+}
+
+// assignModes runs actors next to a KPN process, or pinned to CPUs, on
+// their own goroutine (the others on the pools), and makes the manager of
+// a kernel actor next to a process poll: a process moves its streams
+// without waking anyone.
+func (r *run) assignModes() {
 	for _, u := range r.units {
 		if u.mode == modeProcess || u.mode == modeDevice || u.mode == modeRemote {
 			continue
@@ -429,8 +487,6 @@ func (r *run) setup(ctx context.Context) error {
 			}
 		}
 	}
-	// A KPN process moves its streams without waking anyone: the manager
-	// of a kernel actor next to one polls instead of sleeping.
 	for _, u := range r.units {
 		if u.mode != modeDevice {
 			continue
@@ -440,6 +496,20 @@ func (r *run) setup(ctx context.Context) error {
 				u.drv.nextToProcess = true
 			}
 		}
+	}
+}
+
+// setupPools sizes the CPU and I/O pools by the pooled units' replicas
+// (at most Options.Workers and Options.IOWorkers), gives each unit its
+// pool and windows, and places kernel actors on their devices.
+func (r *run) setupPools() error {
+	workers := r.opts.Workers
+	if workers <= 0 {
+		workers = defaultWorkers()
+	}
+	ioWorkers := r.opts.IOWorkers
+	if ioWorkers <= 0 {
+		ioWorkers = 4
 	}
 	ncpu, nio := 0, 0
 	for _, u := range r.units {
