@@ -338,8 +338,37 @@ func (r *run) setupDevice(ctx context.Context, u *unit, pl *graph.Placement) err
 // are known: staging slots for host ports, swap buffers.
 func (r *run) placeDevice(u *unit) error {
 	du, d := u.du, u.drv
-	a := u.a
-	G := du.G
+	du.ins, du.outs = devPorts(u)
+	alloc := func(what string, n int64) (device.Buffer, error) {
+		b, err := d.dev.Alloc(max(n, 1), device.ReadWrite)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: actor %s: %s: %w", u.a.Name, what, err)
+		}
+		r.devBufs = append(r.devBufs, b)
+		return b, nil
+	}
+	for _, ps := range [][]devPort{du.ins, du.outs} {
+		for i := range ps {
+			if err := r.stagePort(u, &ps[i], alloc); err != nil {
+				return err
+			}
+		}
+	}
+	if du.iters > 1 {
+		if err := swapBuffers(u, alloc); err != nil {
+			return err
+		}
+	}
+	du.ws = make([]device.Window, len(u.ins)+len(u.outs))
+	var err error
+	if du.scratch, err = alloc("scratch buffer", 64); err != nil {
+		return err
+	}
+	return writeRingInitials(u)
+}
+
+// devPorts returns the device side of u's input and output ports.
+func devPorts(u *unit) (ins, outs []devPort) {
 	port := func(up *uport) devPort {
 		p := devPort{up: up, ring: up.ring, rate: int64(up.sum), tsize: int64(up.tsize)}
 		if up.ch != nil {
@@ -350,118 +379,122 @@ func (r *run) placeDevice(u *unit) error {
 		return p
 	}
 	for i := range u.ins {
-		du.ins = append(du.ins, port(&u.ins[i]))
+		ins = append(ins, port(&u.ins[i]))
 		if u.ins[i].ring != nil {
-			du.ins[i].reader = u.ins[i].ch.reader
+			ins[i].reader = u.ins[i].ch.reader
 		}
 	}
 	for i := range u.outs {
-		du.outs = append(du.outs, port(&u.outs[i]))
+		outs = append(outs, port(&u.outs[i]))
 	}
-	alloc := func(what string, n int64) (device.Buffer, error) {
-		b, err := d.dev.Alloc(max(n, 1), device.ReadWrite)
-		if err != nil {
-			return nil, fmt.Errorf("runtime: actor %s: %s: %w", a.Name, what, err)
-		}
-		r.devBufs = append(r.devBufs, b)
-		return b, nil
+	return ins, outs
+}
+
+// stagePort gives a port on a host FIFO (or the output side of a peer
+// ring) its staging slots: Depth invocations of G firings' tokens, in
+// host memory the kernels address directly where invocations are small,
+// else in device memory (with pinned bounce slots when the FIFO itself
+// could not be pinned).
+func (r *run) stagePort(u *unit, p *devPort, alloc func(string, int64) (device.Buffer, error)) error {
+	d, G := u.drv, u.du.G
+	if p.ring != nil || p.rate == 0 || (p.up.r == nil && p.up.w == nil) {
+		return nil
 	}
+	slots := int64(d.depth) * G * p.rate * p.tsize
 	var err error
-	for _, ps := range [][]devPort{du.ins, du.outs} {
-		for i := range ps {
-			p := &ps[i]
-			if p.ring != nil || p.rate == 0 || (p.up.r == nil && p.up.w == nil) {
-				continue
-			}
-			slots := int64(d.depth) * G * p.rate * p.tsize
-			if p.peer != nil {
-				if p.up.r != nil { // the kernels read the peer ring in place
-					continue
-				}
-				// outputs are copied from device staging slots
-				if p.stage, err = alloc("staging buffer of port "+p.up.p.Name, slots); err != nil {
-					return err
-				}
-				continue
-			}
-			// Small invocations stage through host memory the kernels
-			// address directly: the host copies between it and the FIFO,
-			// and no copy command (with its event and cross-queue wait)
-			// goes to the device per invocation.
-			if hm, ok := d.dev.(device.HostMapper); ok && G*p.rate*p.tsize <= mappedMax && !devNoMapped {
-				if m, err := hm.AllocMapped(slots); err == nil {
-					r.devBufs = append(r.devBufs, m)
-					p.stage, p.bounce, p.mapped = m, m.Bytes(), true
-					continue
-				}
-			}
-			if p.stage, err = alloc("staging buffer of port "+p.up.p.Name, slots); err != nil {
-				return err
-			}
-			// A FIFO a GPU could not pin is copied through pinned bounce
-			// slots: a copy from pageable memory would go through the
-			// driver's bounce buffer, and a CUDA read into pageable memory
-			// would block the manager until the device is idle.
-			var f *fifo.FIFO
-			if p.up.r != nil {
-				f = p.up.ch.fr.f
-			} else {
-				f = p.up.fr.f
-			}
-			if in := d.dev.Info(); !r.pinned[f] && in.Kind != device.CPU && !in.HostUnified {
-				h, err := d.dev.AllocHost(int64(d.depth) * G * p.rate * p.tsize)
-				if err != nil {
-					return fmt.Errorf("runtime: actor %s: pinned staging of port %s: %w", a.Name, p.up.p.Name, err)
-				}
-				r.hostBufs = append(r.hostBufs, h)
-				p.hbuf, p.bounce = h, h.Bytes()
-			}
+	if p.peer != nil {
+		if p.up.r != nil { // the kernels read the peer ring in place
+			return nil
 		}
-	}
-	if du.iters > 1 {
-		for o, in := range a.Swap {
-			oi, ii := -1, -1
-			for i, p := range a.Outputs {
-				if p.Name == o {
-					oi = i
-				}
-			}
-			for i, p := range a.Inputs {
-				if p.Name == in {
-					ii = i
-				}
-			}
-			du.pairs = append(du.pairs, [2]int{oi, ii})
-			n := G * du.outs[oi].rate * du.outs[oi].tsize
-			var bs [2]device.Buffer
-			for j := range bs {
-				if bs[j], err = alloc("swap buffer of "+o, n); err != nil {
-					return err
-				}
-			}
-			du.sbuf = append(du.sbuf, bs)
-			du.host = append(du.host, make([]byte, n))
-		}
-	}
-	du.ws = make([]device.Window, len(u.ins)+len(u.outs))
-	if du.scratch, err = alloc("scratch buffer", 64); err != nil {
+		// outputs are copied from device staging slots
+		p.stage, err = alloc("staging buffer of port "+p.up.p.Name, slots)
 		return err
 	}
-	// The outputs' initial tokens on device rings.
+	// Small invocations stage through host memory the kernels address
+	// directly: the host copies between it and the FIFO, and no copy
+	// command (with its event and cross-queue wait) goes to the device
+	// per invocation.
+	if hm, ok := d.dev.(device.HostMapper); ok && G*p.rate*p.tsize <= mappedMax && !devNoMapped {
+		if m, err := hm.AllocMapped(slots); err == nil {
+			r.devBufs = append(r.devBufs, m)
+			p.stage, p.bounce, p.mapped = m, m.Bytes(), true
+			return nil
+		}
+	}
+	if p.stage, err = alloc("staging buffer of port "+p.up.p.Name, slots); err != nil {
+		return err
+	}
+	// A FIFO a GPU could not pin is copied through pinned bounce slots: a
+	// copy from pageable memory would go through the driver's bounce
+	// buffer, and a CUDA read into pageable memory would block the manager
+	// until the device is idle.
+	var f *fifo.FIFO
+	if p.up.r != nil {
+		f = p.up.ch.fr.f
+	} else {
+		f = p.up.fr.f
+	}
+	if in := d.dev.Info(); !r.pinned[f] && in.Kind != device.CPU && !in.HostUnified {
+		h, err := d.dev.AllocHost(slots)
+		if err != nil {
+			return fmt.Errorf("runtime: actor %s: pinned staging of port %s: %w", u.a.Name, p.up.p.Name, err)
+		}
+		r.hostBufs = append(r.hostBufs, h)
+		p.hbuf, p.bounce = h, h.Bytes()
+	}
+	return nil
+}
+
+// swapBuffers allocates an iterated kernel actor's swap pairs: two device
+// buffers of G firings' tokens per pair, and a host buffer for copy-host.
+func swapBuffers(u *unit, alloc func(string, int64) (device.Buffer, error)) error {
+	du, a := u.du, u.a
+	for o, in := range a.Swap {
+		oi, ii := -1, -1
+		for i, p := range a.Outputs {
+			if p.Name == o {
+				oi = i
+			}
+		}
+		for i, p := range a.Inputs {
+			if p.Name == in {
+				ii = i
+			}
+		}
+		du.pairs = append(du.pairs, [2]int{oi, ii})
+		n := du.G * du.outs[oi].rate * du.outs[oi].tsize
+		var bs [2]device.Buffer
+		for j := range bs {
+			var err error
+			if bs[j], err = alloc("swap buffer of "+o, n); err != nil {
+				return err
+			}
+		}
+		du.sbuf = append(du.sbuf, bs)
+		du.host = append(du.host, make([]byte, n))
+	}
+	return nil
+}
+
+// writeRingInitials writes the initial tokens of u's outputs on device
+// rings.
+func writeRingInitials(u *unit) error {
+	d := u.drv
 	for i := range u.outs {
-		up := &u.outs[i]
-		if g := up.ring; g != nil && g.wpos > 0 {
-			data := make([]byte, g.wpos*g.tsize)
-			copy(data, g.chans[0].c.InitialData)
-			ev, err := d.q.Write(g.buf, 0, data)
-			if err != nil {
-				return fmt.Errorf("runtime: channel %s: initial tokens: %w", g.chans[0].c.Name, err)
-			}
-			err = ev.Wait(context.Background())
-			ev.Release()
-			if err != nil {
-				return fmt.Errorf("runtime: channel %s: initial tokens: %w", g.chans[0].c.Name, err)
-			}
+		g := u.outs[i].ring
+		if g == nil || g.wpos == 0 {
+			continue
+		}
+		data := make([]byte, g.wpos*g.tsize)
+		copy(data, g.chans[0].c.InitialData)
+		ev, err := d.q.Write(g.buf, 0, data)
+		if err != nil {
+			return fmt.Errorf("runtime: channel %s: initial tokens: %w", g.chans[0].c.Name, err)
+		}
+		err = ev.Wait(context.Background())
+		ev.Release()
+		if err != nil {
+			return fmt.Errorf("runtime: channel %s: initial tokens: %w", g.chans[0].c.Name, err)
 		}
 	}
 	return nil
