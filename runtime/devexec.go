@@ -126,18 +126,15 @@ type invocation struct {
 // kernel actors mapped there, and the goroutine that enqueues their
 // invocations and observes completions by polling events.
 type devRunner struct {
-	r   *run
-	id  string
-	dev device.Device
-	q   device.Queue // kernels, device-ring and swap traffic, in order
-	// cqs: copies from staging slots to host FIFOs (and peer rings); wqs:
-	// from host FIFOs to staging slots. An invocation's copies go to the
-	// queue of its staging slot (slot mod len), so the copies of
-	// successive invocations can run on several copy engines.
-	cqs, wqs []device.Queue
-	deps     []device.Event
-	units    []*unit
-	wakeC    chan struct{}
+	r     *run
+	id    string
+	dev   device.Device
+	q     device.Queue // kernels, device-ring and swap traffic, in order
+	cq    device.Queue // copies from staging slots to host FIFOs (and peer rings)
+	wq    device.Queue // copies from host FIFOs to staging slots
+	deps  []device.Event
+	units []*unit
+	wakeC chan struct{}
 	// nextToProcess: a kernel actor of this device shares a channel with a
 	// KPN process, which moves tokens without waking the manager, so an
 	// idle manager polls (backing off to 200 µs) rather than sleeping.
@@ -203,28 +200,29 @@ func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
 		r.devByName[id] = d
 		return d, nil
 	}
-	// Host-to-device copies get queues of their own: on one in-order copy
+	q, err := dev.NewQueue()
+	if err != nil {
+		_ = dev.Close()
+		return nil, fmt.Errorf("device %s: queue: %w", key, err)
+	}
+	cq, err := dev.NewQueue()
+	if err != nil {
+		_ = q.Release()
+		_ = dev.Close()
+		return nil, fmt.Errorf("device %s: copy queue: %w", key, err)
+	}
+	// Host-to-device copies get a queue of their own: on one in-order copy
 	// queue the next invocation's inputs would wait behind the previous
 	// one's output copy, which waits for its kernels, so copies in, kernels
 	// and copies out would not overlap (the copy engines of a GPU run the
-	// two directions at once). A GPU gets several of each direction.
-	ncopy := 1
-	if in := dev.Info(); in.Kind == device.GPU && !in.HostUnified {
-		ncopy = devCopyQueues
+	// two directions at once).
+	wq, err := dev.NewQueue()
+	if err != nil {
+		_ = cq.Release()
+		_ = q.Release()
+		_ = dev.Close()
+		return nil, fmt.Errorf("device %s: input copy queue: %w", key, err)
 	}
-	qs := make([]device.Queue, 0, 1+2*ncopy)
-	for range 1 + 2*ncopy {
-		q, err := dev.NewQueue()
-		if err != nil {
-			for _, q := range qs {
-				_ = q.Release()
-			}
-			_ = dev.Close()
-			return nil, fmt.Errorf("device %s: queue %d of %d: %w", key, len(qs)+1, 1+2*ncopy, err)
-		}
-		qs = append(qs, q)
-	}
-	q, cqs, wqs := qs[0], qs[1:1+ncopy], qs[1+ncopy:]
 	depth := r.opts.DeviceDepth
 	if depth <= 0 {
 		depth = maxAutoDepth // lowered by setupDevice from the staging sizes
@@ -232,7 +230,7 @@ func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
 	if r.opts.DeviceMode == Callback {
 		depth = 1
 	}
-	d := &devRunner{r: r, id: key, dev: dev, q: q, cqs: cqs, wqs: wqs, wakeC: make(chan struct{}, 1), depth: depth, spin: pollSpin}
+	d := &devRunner{r: r, id: key, dev: dev, q: q, cq: cq, wq: wq, wakeC: make(chan struct{}, 1), depth: depth, spin: pollSpin}
 	if in := dev.Info(); in.Kind == device.CPU || in.HostUnified {
 		d.spin = pollSpinCPU
 	}
@@ -241,23 +239,6 @@ func (r *run) openDevice(ctx context.Context, id string) (*devRunner, error) {
 	r.devs = append(r.devs, d)
 	return d, nil
 }
-
-// devCopyQueues is the number of copy queues per direction on a GPU: an
-// in-order queue's copies run one after another on one copy engine, and
-// a GPU has several (the multi-stream reference of bench/imagepipe moves
-// its frames over 16 streams).
-const devCopyQueues = 4
-
-// allQueues returns the device's queues: the compute queue, then the copy
-// queues.
-func (d *devRunner) allQueues() []device.Queue {
-	return append(append([]device.Queue{d.q}, d.cqs...), d.wqs...)
-}
-
-// readQ and writeQ return the copy queue of staging slot slot, from the
-// device and to it.
-func (d *devRunner) readQ(slot int64) device.Queue  { return d.cqs[slot%int64(len(d.cqs))] }
-func (d *devRunner) writeQ(slot int64) device.Queue { return d.wqs[slot%int64(len(d.wqs))] }
 
 // maxAutoDepth is the deepest default DeviceDepth (autoDepth).
 const maxAutoDepth = 16
@@ -522,9 +503,9 @@ func writeRingInitials(u *unit) error {
 // freeDevices releases the kernels, buffers, queues and devices of a run.
 func (r *run) freeDevices() {
 	for _, d := range r.devs {
-		for _, q := range d.allQueues() {
-			_ = q.Finish()
-		}
+		_ = d.q.Finish()
+		_ = d.cq.Finish()
+		_ = d.wq.Finish()
 	}
 	for _, unpin := range r.unpins {
 		_ = unpin()
@@ -544,9 +525,9 @@ func (r *run) freeDevices() {
 	}
 	r.devBufs = nil
 	for _, d := range r.devs {
-		for _, q := range d.allQueues() {
-			_ = q.Release()
-		}
+		_ = d.q.Release()
+		_ = d.cq.Release()
+		_ = d.wq.Release()
 		_ = d.dev.Close()
 	}
 	r.devs = nil

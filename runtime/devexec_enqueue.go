@@ -132,7 +132,7 @@ func (op *enqOp) bindInputs() error {
 			if p.mapped { // the kernel reads the slot itself
 				continue
 			}
-			ev, err := d.writeQ(slot).Write(p.stage, off*p.tsize, src)
+			ev, err := d.wq.Write(p.stage, off*p.tsize, src)
 			if err != nil {
 				return op.fail("copy to device", err)
 			}
@@ -276,14 +276,14 @@ func (op *enqOp) readOutputs() error {
 		}
 		if g := p.peer; g != nil { // copied device to device, after the kernel
 			rd := devRead{peer: g.buf, peerOff: (int64(p.up.w.Position()) + int64(p.pending)) % g.tok * p.tsize,
-				stage: p.stage, off: slot * du.G * p.rate * p.tsize, n: n * p.tsize, q: d.readQ(slot)}
+				stage: p.stage, off: slot * du.G * p.rate * p.tsize, n: n * p.tsize}
 			p.pending += int(n)
 			p.up.fr.chans[0].devCopied.Add(n * p.tsize)
 			if d.bat != nil {
 				d.reads = append(d.reads, rd)
 				continue
 			}
-			ev, err := rd.q.(device.PeerCopier).CopyPeer(rd.peer, rd.peerOff, rd.stage, rd.off, rd.n, kev)
+			ev, err := d.cq.(device.PeerCopier).CopyPeer(rd.peer, rd.peerOff, rd.stage, rd.off, rd.n, kev)
 			if err != nil {
 				return op.fail("copy to "+g.buf.Device().Info().ID, err)
 			}
@@ -305,18 +305,18 @@ func (op *enqOp) readOutputs() error {
 			continue
 		}
 		if d.bat != nil { // after the round's batch
-			d.reads = append(d.reads, devRead{dst: dst, stage: p.stage, off: slot * du.G * p.rate * p.tsize, q: d.readQ(slot)})
+			d.reads = append(d.reads, devRead{dst: dst, stage: p.stage, off: slot * du.G * p.rate * p.tsize})
 			continue
 		}
-		ev, err := d.readQ(slot).Read(dst, p.stage, slot*du.G*p.rate*p.tsize, kev)
+		ev, err := d.cq.Read(dst, p.stage, slot*du.G*p.rate*p.tsize, kev)
 		if err != nil {
 			return op.fail("copy to host", err)
 		}
 		op.reads = append(op.reads, ev)
 	}
 	if len(op.reads) > 0 {
-		// the invocation is done when its last read is (its reads are in
-		// order on its slot's copy queue, after the kernels)
+		// the invocation is done when its last read is (the reads are in
+		// order on the copy queue, after the kernels)
 		op.keep(op.reads[len(op.reads)-1])
 		op.reads = op.reads[:len(op.reads)-1]
 	}

@@ -38,7 +38,7 @@ func (d *devRunner) loop() {
 			return
 		}
 		if p1 || p2 || p3 {
-			if err := d.flush(); err != nil {
+			if err := errors.Join(d.wq.Flush(), d.cq.Flush(), d.q.Flush()); err != nil {
 				r.fail(fmt.Errorf("device %s: %w", d.id, err))
 				return
 			}
@@ -236,9 +236,9 @@ func (d *devRunner) canEnqueue() bool {
 // drain waits for every command of the device and drops what is in flight
 // (the run is stopping, or the manager is done).
 func (d *devRunner) drain() {
-	for _, q := range d.allQueues() {
-		_ = q.Finish()
-	}
+	_ = d.wq.Finish()
+	_ = d.cq.Finish()
+	_ = d.q.Finish()
 	for _, inv := range d.inflight {
 		if inv.ev != nil {
 			inv.ev.Release()
@@ -409,14 +409,4 @@ func (d *devRunner) finish(u *unit) {
 	}
 	u.notify()
 	u.r.unitDone()
-}
-
-// flush submits what every queue of the device holds: the copy queues
-// first, then the kernels that wait for them.
-func (d *devRunner) flush() error {
-	var errs []error
-	for _, q := range append(append([]device.Queue(nil), d.wqs...), d.cqs...) {
-		errs = append(errs, q.Flush())
-	}
-	return errors.Join(append(errs, d.q.Flush())...)
 }

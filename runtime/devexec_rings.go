@@ -81,7 +81,7 @@ func peerable(u *unit, op *uport, cs []*graph.Channel, initial int, by map[*grap
 	if u.drv.dev.Info().Backend != cu.drv.dev.Info().Backend {
 		return nil
 	}
-	if _, ok := u.drv.cqs[0].(device.PeerCopier); !ok {
+	if _, ok := u.drv.cq.(device.PeerCopier); !ok {
 		return nil
 	}
 	return cu

@@ -50,7 +50,6 @@ type devRead struct {
 	dst   []byte
 	stage device.Buffer
 	off   int64
-	q     device.Queue // the copy queue of the invocation's slot
 	// a copy into a peer ring instead: n bytes to peerOff of peer
 	peer       device.Buffer
 	peerOff, n int64
@@ -183,9 +182,9 @@ func (d *devRunner) endRound() error {
 			var rev device.Event
 			var err error
 			if rd.peer != nil {
-				rev, err = rd.q.(device.PeerCopier).CopyPeer(rd.peer, rd.peerOff, rd.stage, rd.off, rd.n, ev)
+				rev, err = d.cq.(device.PeerCopier).CopyPeer(rd.peer, rd.peerOff, rd.stage, rd.off, rd.n, ev)
 			} else {
-				rev, err = rd.q.Read(rd.dst, rd.stage, rd.off, ev)
+				rev, err = d.cq.Read(rd.dst, rd.stage, rd.off, ev)
 			}
 			if err != nil {
 				return fmt.Errorf("actor %s firings %d–%d on %s: copy to host: %w", inv.u.name, inv.base, inv.base+inv.k-1, d.id, err)
