@@ -4,10 +4,13 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/sluicehq/sluice/spec"
 )
 
 // setField types v into the side panel's input sel and fires its change.
@@ -132,6 +135,14 @@ func TestEditorInBrowser(t *testing.T) {
 	eventually(t, "saved", func() bool { return text(t, ctx, "#saved") == "saved" })
 	if got, _ := os.ReadFile(file); !strings.Contains(string(got), "i: {type: f32, rate: 4}") {
 		t.Fatalf("save: expected C's rate 4 in the file, found\n%s", got)
+	}
+	// Save the mapping: C's placement goes to FILE-map.yaml.
+	steps(t, ctx, chromedp.Click(chromedp.CSS("#savemap")))
+	eventually(t, "mapping saved", func() bool { return strings.HasPrefix(text(t, ctx, "#saved"), "mapping saved to ") })
+	mapFile := strings.TrimSuffix(file, filepath.Ext(file)) + "-map.yaml"
+	if m, err := spec.LoadMapping(mapFile); err != nil || m.Actors["C"] == nil || m.Actors["C"].Device != "cpu" || m.Actors["C"].Replicas != 2 {
+		data, _ := os.ReadFile(mapFile)
+		t.Fatalf("saved mapping: expected C on cpu ×2, found %v\n%s", err, data)
 	}
 	steps(t, ctx, chromedp.Reload(), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="F"]`)))
 	eventually(t, "A=98 after the reload", func() bool { return strings.Contains(text(t, ctx, "#findings"), "A=98") })

@@ -102,6 +102,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/save", s.postSave)
 	mux.HandleFunc("POST /api/edit", s.postEdit)
 	mux.HandleFunc("POST /api/mapping", s.postMapping)
+	mux.HandleFunc("POST /api/mapping/save", s.postMappingSave)
 	mux.HandleFunc("POST /api/gogen", s.postGoGen)
 	mux.HandleFunc("GET /api/builtins", s.getBuiltins)
 	mux.HandleFunc("GET /api/run/compare", s.getRunCompare)

@@ -535,6 +535,17 @@ async function save() {
   }
 }
 
+// saveMapping writes the placements set in the side panel to the mapping
+// file (--mapping, or FILE-map.yaml).
+async function saveMapping() {
+  const r = await api("POST", "/api/mapping/save", "");
+  if (r.status === 200) {
+    $("saved").textContent = "mapping saved to " + r.data.path;
+  } else {
+    $("saved").textContent = "mapping not saved: " + (r.data.errors || []).join("; ");
+  }
+}
+
 async function load() {
   const [r, b] = await Promise.all([api("GET", "/api/graph"), api("GET", "/api/builtins")]);
   if (b.status === 200) builtins = b.data;
@@ -561,6 +572,7 @@ async function generateGo() {
 
 $("yaml").addEventListener("input", () => { $("saved").textContent = ""; checkSoon(); });
 $("save").addEventListener("click", save);
+$("savemap").addEventListener("click", saveMapping);
 $("gengo").addEventListener("click", generateGo);
 $("goclose").addEventListener("click", () => { $("gobox").style.display = "none"; });
 
