@@ -551,3 +551,42 @@ func testNoTailCopies(t *testing.T, dev string) {
 		t.Fatalf("channel %s copied %d bytes: want %d (each token once, none at the ring's end)", c.Name, c.CopiedBytes, want)
 	}
 }
+
+// TestKernelActorsFiringsCap checks that Options.Firings caps a kernel
+// actor as it caps a Go actor (a cluster worker running one kernel actor of
+// a client's graph does the client's count with it): the source fires 20
+// times, the kernel actor 12, so the sink sees 12 firings' tokens.
+func TestKernelActorsFiringsCap(t *testing.T) {
+	forBackends(t, func(t *testing.T, devs []string) {
+		g := graph.New("cap")
+		n := 0
+		a := g.AddActor("src", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
+			for i, out := 0, Output[float32](f, 0); i < len(out); i++ {
+				out[i] = float32(n*rate + i)
+			}
+			n++
+			return nil
+		})))
+		a.AddPort("out", graph.Out, graph.MustTokenType("f32"), graph.SDF(rate), "")
+		addAffine(g, "a1", 1, 0)
+		s := addF32Sink(g, "snk")
+		g.JoinNames("src.out", "a1.x")
+		g.JoinNames("a1.y", "snk.in")
+		m := &graph.Mapping{Actors: map[string]*graph.Placement{"a1": kernelAt(devs[0], 4, 4)}}
+		st, err := Run(context.Background(), g, Options{Mapping: m, Firings: map[string]int64{"src": 20, "a1": 12}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Actor("a1").Firings; got != 12 {
+			t.Fatalf("a1 fired %d times, want the cap of 12", got)
+		}
+		if len(s.got) != 12*rate {
+			t.Fatalf("the sink got %d tokens, want %d", len(s.got), 12*rate)
+		}
+		for i, v := range s.got {
+			if v != float32(i) {
+				t.Fatalf("token %d = %v", i, v)
+			}
+		}
+	})
+}

@@ -210,13 +210,17 @@ func (r *run) repetitionTargets() (map[*graph.Actor]int64, error) {
 	return nil, nil
 }
 
-// iterationTarget sets u's target from the repetition vector rv: its
-// repetitions times Options.Iterations (rv nil: until end of stream).
+// iterationTarget sets u's target: Options.Firings' count for it when
+// given, else its repetitions times Options.Iterations (rv nil: until end
+// of stream). KPN processes have none.
 func (r *run) iterationTarget(u *unit, rv map[*graph.Actor]int64) {
 	if rv != nil {
 		if q, ok := rv[u.a]; ok {
 			u.target = q * r.opts.Iterations
 		}
+	}
+	if n, ok := r.opts.Firings[u.a.Name]; ok {
+		u.target = n
 	}
 }
 
@@ -233,9 +237,6 @@ func (r *run) newUnit(ctx context.Context, i int, a *graph.Actor, rv map[*graph.
 			return nil, err
 		}
 		r.iterationTarget(u, rv)
-		if n, ok := r.opts.Firings[a.Name]; ok {
-			u.target = n
-		}
 		return u, nil
 	}
 	kernel := pl != nil && (pl.Impl == graph.ImplOpenCL || pl.Impl == graph.ImplCUDA || (pl.Impl == "" && !isHostDevice(pl.Device)))
@@ -259,9 +260,6 @@ func (r *run) newUnit(ctx context.Context, i int, a *graph.Actor, rv map[*graph.
 	}
 	if u.mode != modeProcess {
 		r.iterationTarget(u, rv)
-		if n, ok := r.opts.Firings[a.Name]; ok {
-			u.target = n
-		}
 	}
 	return u, nil
 }
