@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -9,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	goruntime "runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/fifo"
@@ -72,127 +73,269 @@ func interruptOn(ctx context.Context, c net.Conn) func() bool {
 	return context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 }
 
+// The two ends of a direct stream move tokens between the FIFO's ring and
+// the socket without copies of their own: the sender writes its frames
+// with one vectored write (headers and windows of the ring), the receiver
+// reads tokens straight into a window of its ring. Hand-offs with the
+// actors on either side are batched: the sender takes a large window when
+// one is ready and lingers briefly while a smaller one still grows, the
+// receiver does the same for room in its FIFO, so neither wakes its
+// partner once per small step.
+const (
+	// tcpStage is the receiver's buffer for frame headers: a read into it
+	// takes a header and, for a small frame, its tokens too; a larger
+	// frame's tokens beyond it go from the socket straight into the FIFO.
+	tcpStage = 4 << 10
+	// lingerQuiet is how long a side waits for a batch that stopped
+	// growing before it goes ahead with what it has.
+	lingerQuiet = 2 * time.Microsecond
+	// lingerMax bounds the wait for a batch that keeps growing.
+	lingerMax = 20 * time.Microsecond
+)
+
+// linger polls avail while it grows, until it reaches lo, stops growing
+// for lingerQuiet, or lingerMax passed, and returns the last count (at
+// least n). It never blocks for long, so a partner that stopped short of
+// lo (waiting for something else) is not kept waiting.
+func linger(n, lo int, avail func() int) int {
+	start := time.Now()
+	last := start
+	for i := 1; n < lo; i++ {
+		if i%8 == 0 {
+			goruntime.Gosched()
+		}
+		now := time.Now()
+		if m := avail(); m > n {
+			n, last = m, now
+			continue
+		}
+		if now.Sub(last) >= lingerQuiet || now.Sub(start) >= lingerMax {
+			break
+		}
+	}
+	return n
+}
+
+// creditReader reads the credits a receiver sends back on a data
+// connection, on a goroutine of its own, into an atomic count the sender
+// spends without a hand-off; the sender waits on wake only when the count
+// is spent.
+type creditReader struct {
+	n      atomic.Int64 // tokens the sender may still send
+	window int64
+	wake   chan struct{} // signalled after credits arrive
+	done   chan struct{} // closed when the connection's read side ends
+	err    error         // why it ended; written before done closes
+}
+
+func readCredits(c net.Conn, window int) *creditReader {
+	cr := &creditReader{window: int64(window), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	cr.n.Store(int64(window))
+	go cr.run(c)
+	return cr
+}
+
+func (cr *creditReader) run(c net.Conn) {
+	defer close(cr.done)
+	var buf [512]byte
+	have := 0
+	for {
+		k, err := c.Read(buf[have:])
+		have += k
+		whole := have / 8 * 8
+		var sum int64
+		for i := 0; i < whole; i += 8 {
+			sum += int64(binary.LittleEndian.Uint64(buf[i:]))
+		}
+		have = copy(buf[:], buf[whole:have])
+		if sum != 0 {
+			if n := cr.n.Add(sum); sum < 0 || n > cr.window {
+				cr.err = fmt.Errorf("credits for %d tokens outstanding: expected at most the window of %d", n, cr.window)
+				return
+			}
+			select {
+			case cr.wake <- struct{}{}:
+			default:
+			}
+		}
+		if err != nil {
+			cr.err = err
+			return
+		}
+	}
+}
+
+// await returns the credits left, waiting while there are none.
+func (cr *creditReader) await(ctx context.Context) (int64, error) {
+	for {
+		if n := cr.n.Load(); n > 0 {
+			return n, nil
+		}
+		select {
+		case <-cr.wake:
+		case <-cr.done:
+			if n := cr.n.Load(); n > 0 {
+				return n, nil
+			}
+			return 0, cause(ctx, fmt.Errorf("the receiver closed the data stream: %v", cr.err))
+		case <-ctx.Done():
+			return 0, context.Cause(ctx)
+		}
+	}
+}
+
+// frameWriter writes a window of tokens as frames of at most chunk bytes,
+// all in one vectored write straight from the window.
+type frameWriter struct {
+	chunk int // bytes, whole tokens
+	hdrs  []byte
+	bufs  [][]byte
+}
+
+func (fw *frameWriter) write(c net.Conn, win []byte) error {
+	nf := (len(win) + fw.chunk - 1) / fw.chunk
+	if len(fw.hdrs) < nf*tcpHdr {
+		fw.hdrs = make([]byte, nf*tcpHdr)
+	}
+	bufs := fw.bufs[:0]
+	for i := 0; len(win) > 0; i++ {
+		p := win[:min(len(win), fw.chunk)]
+		win = win[len(p):]
+		h := fw.hdrs[i*tcpHdr : (i+1)*tcpHdr]
+		binary.LittleEndian.PutUint32(h, uint32(len(p)))
+		h[4] = 0
+		bufs = append(bufs, h, p)
+	}
+	fw.bufs = bufs
+	nb := net.Buffers(bufs)
+	_, err := nb.WriteTo(c)
+	return err
+}
+
 // tcpSend reads r until end of stream and writes its tokens on c in
 // frames of at most chunk bytes, at most window tokens ahead of the
 // credits read back from c.
 func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chunk int, moved func(), lim streamLimit) error {
 	defer interruptOn(ctx, c)()
-	credits := make(chan int64, 64)
-	var rerr error // set before credits closes
-	go func() {
-		var b [8]byte
-		for {
-			if _, err := io.ReadFull(c, b[:]); err != nil {
-				rerr = err
-				close(credits)
-				return
-			}
-			credits <- int64(binary.LittleEndian.Uint64(b[:]))
-		}
-	}()
+	cr := readCredits(c, window)
 	defer func() {
 		_ = c.Close()
-		for range credits {
-		}
+		<-cr.done
 	}()
-	credit := int64(window)
 	chunkTok := max(1, chunk/tsize)
+	fw := frameWriter{chunk: chunkTok * tsize}
+	// A batch worth sending at once, and the most one vectored write takes.
+	lo := max(1, min(chunkTok, window/4))
+	most := max(chunkTok, window/4)
 	var sent int64
-	var hdr [tcpHdr]byte
-	bw := bufio.NewWriterSize(c, 64<<10)
-	lost := func() error {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		return fmt.Errorf("the receiver closed the data stream: %v", rerr)
-	}
 	for {
-		for credit <= 0 {
-			if err := bw.Flush(); err != nil {
-				return cause(ctx, err)
-			}
-			select {
-			case n, ok := <-credits:
-				if !ok {
-					return lost()
-				}
-				credit += n
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			}
+		credit, err := cr.await(ctx)
+		if err != nil {
+			return err
 		}
-	more:
-		for {
-			select {
-			case n, ok := <-credits:
-				if !ok {
-					return lost()
-				}
-				credit += n
-			default:
-				break more
-			}
+		want := int(min(credit, int64(most)))
+		n, err := ready(ctx, r, want, min(lo, want))
+		if errors.Is(err, fifo.ErrClosed) {
+			return endStream(ctx, c, cr)
 		}
-		win := r.TryAcquire(int(min(int64(chunkTok), credit)))
-		if len(win) == 0 {
-			if err := bw.Flush(); err != nil {
-				return cause(ctx, err)
-			}
-			if _, err := r.Acquire(ctx, 1); err != nil {
-				if errors.Is(err, fifo.ErrClosed) {
-					binary.LittleEndian.PutUint32(hdr[:], 0)
-					hdr[4] = flagEOS
-					if _, err := bw.Write(hdr[:]); err != nil {
-						return cause(ctx, err)
-					}
-					if err := bw.Flush(); err != nil {
-						return cause(ctx, err)
-					}
-					// Wait until the receiver has it all: it closes.
-					if tc, ok := c.(*net.TCPConn); ok {
-						_ = tc.CloseWrite()
-					}
-					for range credits {
-					}
-					return nil
-				}
-				return cause(ctx, err)
-			}
-			continue
+		if err != nil {
+			return cause(ctx, err)
 		}
-		k := len(win) / tsize
+		win := r.TryAcquire(n)
 		sent += int64(len(win))
 		if lim.max > 0 && sent > lim.max {
 			return lim.what(sent)
 		}
-		binary.LittleEndian.PutUint32(hdr[:], uint32(len(win)))
-		hdr[4] = 0
-		if len(win)+len(hdr) > bw.Available() {
-			// A large frame: what is buffered, the header and the window
-			// go in one vectored write, straight from the FIFO.
-			bufs := net.Buffers{hdr[:], win}
-			if bw.Buffered() > 0 {
-				if err := bw.Flush(); err != nil {
-					return cause(ctx, err)
-				}
-			}
-			if _, err := bufs.WriteTo(c); err != nil {
-				return cause(ctx, err)
-			}
-		} else {
-			if _, err := bw.Write(hdr[:]); err != nil {
-				return cause(ctx, err)
-			}
-			if _, err := bw.Write(win); err != nil {
-				return cause(ctx, err)
-			}
+		// Spent before the write: the receiver's credits for these tokens
+		// may come back before the write returns.
+		cr.n.Add(-int64(n))
+		if err := fw.write(c, win); err != nil {
+			return cause(ctx, err)
 		}
-		r.Release(k)
-		credit -= int64(k)
+		r.Release(n)
 		if moved != nil {
 			moved()
 		}
 	}
+}
+
+// ready returns how many tokens of r to send now, 1 to want: it waits for
+// the first token, then lingers while fewer than lo are there. It fails
+// with fifo.ErrClosed at the end of the stream.
+func ready(ctx context.Context, r *fifo.Reader, want, lo int) (int, error) {
+	n := r.Available()
+	if n == 0 {
+		if _, err := r.Acquire(ctx, 1); err != nil {
+			return 0, err
+		}
+		n = r.Available()
+	}
+	if n < lo {
+		n = linger(n, lo, r.Available)
+	}
+	return min(n, want), nil
+}
+
+// endStream sends the end-of-stream frame and waits until the receiver
+// has everything: it closes the connection.
+func endStream(ctx context.Context, c net.Conn, cr *creditReader) error {
+	var hdr [tcpHdr]byte
+	hdr[4] = flagEOS
+	if _, err := c.Write(hdr[:]); err != nil {
+		return cause(ctx, err)
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+	}
+	<-cr.done
+	return ctx.Err()
+}
+
+// frameReader reads frame headers through a small staging buffer and
+// frame payloads straight into the caller's memory.
+type frameReader struct {
+	c     net.Conn
+	stage []byte
+	r, w  int // stage[r:w] is read and not consumed
+}
+
+// header returns the next frame's payload length and flags.
+func (fr *frameReader) header() (int, byte, error) {
+	for fr.w-fr.r < tcpHdr {
+		if fr.r > 0 {
+			fr.w = copy(fr.stage, fr.stage[fr.r:fr.w])
+			fr.r = 0
+		}
+		k, err := fr.c.Read(fr.stage[fr.w:])
+		fr.w += k
+		if err != nil && fr.w < tcpHdr {
+			if errors.Is(err, io.EOF) && fr.w > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, 0, err
+		}
+	}
+	h := fr.stage[fr.r : fr.r+tcpHdr]
+	fr.r += tcpHdr
+	return int(binary.LittleEndian.Uint32(h)), h[4], nil
+}
+
+// fill reads len(p) payload bytes into p: what the stage holds, then the
+// rest from the connection.
+func (fr *frameReader) fill(p []byte) error {
+	k := copy(p, fr.stage[fr.r:fr.w])
+	fr.r += k
+	if fr.r == fr.w {
+		fr.r, fr.w = 0, 0
+	}
+	if k == len(p) {
+		return nil
+	}
+	_, err := io.ReadFull(fr.c, p[k:])
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // tcpRecv reads frames from c into w until end of stream, writing credits
@@ -200,34 +343,18 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 func tcpRecv(ctx context.Context, c net.Conn, w *fifo.Writer, tsize, window int, moved func(), lim streamLimit) error {
 	defer interruptOn(ctx, c)()
 	defer c.Close()
-	br := bufio.NewReaderSize(c, 64<<10)
-	var hdr [tcpHdr]byte
+	fr := frameReader{c: c, stage: make([]byte, tcpStage)}
 	var pending, got int64
 	thr := int64(max(1, window/4))
-	credit := func() error {
-		if pending == 0 {
-			return nil
-		}
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(pending))
-		pending = 0
-		_, err := c.Write(b[:])
-		return err
-	}
+	var cb [8]byte
 	for {
-		if br.Buffered() == 0 {
-			// Nothing more queued here: return credits now.
-			if err := credit(); err != nil {
-				return cause(ctx, err)
-			}
-		}
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		n, flags, err := fr.header()
+		if err != nil {
 			return cause(ctx, fmt.Errorf("data stream cut before its end: %w", err))
 		}
-		if hdr[4]&flagEOS != 0 {
+		if flags&flagEOS != 0 {
 			return nil
 		}
-		n := int(binary.LittleEndian.Uint32(hdr[:]))
 		if n%tsize != 0 || n/tsize > window || n == 0 {
 			return fmt.Errorf("data frame of %d bytes: expected 1 to %d whole %d-byte tokens", n, window, tsize)
 		}
@@ -235,23 +362,43 @@ func tcpRecv(ctx context.Context, c net.Conn, w *fifo.Writer, tsize, window int,
 		if lim.max > 0 && got > lim.max {
 			return lim.what(got)
 		}
-		k := n / tsize
-		win, err := w.Acquire(ctx, k)
-		if err != nil {
-			return cause(ctx, err)
-		}
-		if _, err := io.ReadFull(br, win); err != nil {
-			return cause(ctx, fmt.Errorf("data stream cut before its end: %w", err))
-		}
-		w.Commit(k)
-		if moved != nil {
-			moved()
-		}
-		pending += int64(k)
-		if pending >= thr {
-			if err := credit(); err != nil {
+		for left := n / tsize; left > 0; {
+			k, err := room(ctx, w, left, max(1, window/4))
+			if err != nil {
 				return cause(ctx, err)
+			}
+			if err := fr.fill(w.TryAcquire(k)); err != nil {
+				return cause(ctx, fmt.Errorf("data stream cut before its end: %w", err))
+			}
+			w.Commit(k)
+			left -= k
+			if moved != nil {
+				moved()
+			}
+			if pending += int64(k); pending >= thr {
+				binary.LittleEndian.PutUint64(cb[:], uint64(pending))
+				pending = 0
+				if _, err := c.Write(cb[:]); err != nil {
+					return cause(ctx, fmt.Errorf("returning credits: %w", err))
+				}
 			}
 		}
 	}
+}
+
+// room returns how many tokens of room in w to fill now, 1 to want: it
+// waits for room for one, then lingers while there is room for fewer than
+// lo.
+func room(ctx context.Context, w *fifo.Writer, want, lo int) (int, error) {
+	n := w.Room()
+	if n == 0 {
+		if _, err := w.Acquire(ctx, 1); err != nil {
+			return 0, err
+		}
+		n = w.Room()
+	}
+	if lo = min(lo, want); n < lo {
+		n = linger(n, lo, w.Room)
+	}
+	return min(n, want), nil
 }
