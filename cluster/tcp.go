@@ -9,7 +9,7 @@ import (
 	"io"
 	"net"
 	goruntime "runtime"
-	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sluicehq/sluice/fifo"
@@ -116,70 +116,79 @@ func linger(n, lo int, avail func() int) int {
 	return n
 }
 
-// creditReader reads the credits a receiver sends back on a data
-// connection, on a goroutine of its own, into an atomic count the sender
-// spends without a hand-off; the sender waits on wake only when the count
-// is spent.
-type creditReader struct {
-	n      atomic.Int64 // tokens the sender may still send
+// creditIn reads the credits a receiver sends back on a data connection.
+// The sender reads them itself, without a goroutine of its own: a
+// non-blocking read before each send takes what arrived, and it blocks
+// reading only when no credit is left.
+type creditIn struct {
+	c      net.Conn
+	rc     syscall.RawConn // nil: no non-blocking reads on this connection
+	n      int64           // tokens the sender may still send
 	window int64
-	wake   chan struct{} // signalled after credits arrive
-	done   chan struct{} // closed when the connection's read side ends
-	err    error         // why it ended; written before done closes
+	buf    [512]byte
+	have   int // bytes of an incomplete credit message in buf
 }
 
-func readCredits(c net.Conn, window int) *creditReader {
-	cr := &creditReader{window: int64(window), wake: make(chan struct{}, 1), done: make(chan struct{})}
-	cr.n.Store(int64(window))
-	go cr.run(c)
-	return cr
+func newCreditIn(c net.Conn, window int) *creditIn {
+	return &creditIn{c: c, rc: rawConn(c), n: int64(window), window: int64(window)}
 }
 
-func (cr *creditReader) run(c net.Conn) {
-	defer close(cr.done)
-	var buf [512]byte
-	have := 0
-	for {
-		k, err := c.Read(buf[have:])
-		have += k
-		whole := have / 8 * 8
-		var sum int64
-		for i := 0; i < whole; i += 8 {
-			sum += int64(binary.LittleEndian.Uint64(buf[i:]))
-		}
-		have = copy(buf[:], buf[whole:have])
-		if sum != 0 {
-			if n := cr.n.Add(sum); sum < 0 || n > cr.window {
-				cr.err = fmt.Errorf("credits for %d tokens outstanding: expected at most the window of %d", n, cr.window)
-				return
-			}
-			select {
-			case cr.wake <- struct{}{}:
-			default:
-			}
-		}
-		if err != nil {
-			cr.err = err
-			return
-		}
+// add takes k more bytes read into buf.
+func (ci *creditIn) add(k int) error {
+	ci.have += k
+	whole := ci.have / 8 * 8
+	for i := 0; i < whole; i += 8 {
+		ci.n += int64(binary.LittleEndian.Uint64(ci.buf[i:]))
 	}
+	ci.have = copy(ci.buf[:], ci.buf[whole:ci.have])
+	if ci.n > ci.window || ci.n < 0 {
+		return fmt.Errorf("credits for %d tokens outstanding: expected 0 to the window of %d", ci.n, ci.window)
+	}
+	return nil
 }
 
-// await returns the credits left, waiting while there are none.
-func (cr *creditReader) await(ctx context.Context) (int64, error) {
+// poll takes the credits that arrived, without blocking.
+func (ci *creditIn) poll() error {
+	if ci.rc == nil {
+		return nil
+	}
+	var k int
+	var err error
+	if rerr := ci.rc.Read(func(fd uintptr) bool {
+		k, err = readNonblock(fd, ci.buf[ci.have:])
+		return true
+	}); rerr != nil {
+		return rerr
+	}
+	switch {
+	case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EINTR):
+		return nil
+	case err != nil:
+		return err
+	case k == 0:
+		return io.EOF
+	}
+	return ci.add(k)
+}
+
+// wait blocks until credits arrive.
+func (ci *creditIn) wait() error {
+	k, err := ci.c.Read(ci.buf[ci.have:])
+	if k > 0 {
+		return ci.add(k)
+	}
+	return err
+}
+
+// drain reads until the receiver closes the connection, which it does
+// once it has every frame.
+func (ci *creditIn) drain() error {
 	for {
-		if n := cr.n.Load(); n > 0 {
-			return n, nil
-		}
-		select {
-		case <-cr.wake:
-		case <-cr.done:
-			if n := cr.n.Load(); n > 0 {
-				return n, nil
+		if _, err := ci.c.Read(ci.buf[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
 			}
-			return 0, cause(ctx, fmt.Errorf("the receiver closed the data stream: %v", cr.err))
-		case <-ctx.Done():
-			return 0, context.Cause(ctx)
+			return err
 		}
 	}
 }
@@ -217,11 +226,11 @@ func (fw *frameWriter) write(c net.Conn, win []byte) error {
 // credits read back from c.
 func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chunk int, moved func(), lim streamLimit) error {
 	defer interruptOn(ctx, c)()
-	cr := readCredits(c, window)
-	defer func() {
-		_ = c.Close()
-		<-cr.done
-	}()
+	defer c.Close()
+	ci := newCreditIn(c, window)
+	lost := func(err error) error {
+		return cause(ctx, fmt.Errorf("the receiver closed the data stream: %w", err))
+	}
 	chunkTok := max(1, chunk/tsize)
 	fw := frameWriter{chunk: chunkTok * tsize}
 	// A batch worth sending at once, and the most one vectored write takes.
@@ -229,14 +238,18 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 	most := max(chunkTok, window/4)
 	var sent int64
 	for {
-		credit, err := cr.await(ctx)
-		if err != nil {
-			return err
+		if err := ci.poll(); err != nil {
+			return lost(err)
 		}
-		want := int(min(credit, int64(most)))
+		for ci.n == 0 {
+			if err := ci.wait(); err != nil {
+				return lost(err)
+			}
+		}
+		want := int(min(ci.n, int64(most)))
 		n, err := ready(ctx, r, want, min(lo, want))
 		if errors.Is(err, fifo.ErrClosed) {
-			return endStream(ctx, c, cr)
+			return endStream(ctx, c, ci)
 		}
 		if err != nil {
 			return cause(ctx, err)
@@ -246,13 +259,11 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 		if lim.max > 0 && sent > lim.max {
 			return lim.what(sent)
 		}
-		// Spent before the write: the receiver's credits for these tokens
-		// may come back before the write returns.
-		cr.n.Add(-int64(n))
 		if err := fw.write(c, win); err != nil {
 			return cause(ctx, err)
 		}
 		r.Release(n)
+		ci.n -= int64(n)
 		if moved != nil {
 			moved()
 		}
@@ -278,7 +289,7 @@ func ready(ctx context.Context, r *fifo.Reader, want, lo int) (int, error) {
 
 // endStream sends the end-of-stream frame and waits until the receiver
 // has everything: it closes the connection.
-func endStream(ctx context.Context, c net.Conn, cr *creditReader) error {
+func endStream(ctx context.Context, c net.Conn, ci *creditIn) error {
 	var hdr [tcpHdr]byte
 	hdr[4] = flagEOS
 	if _, err := c.Write(hdr[:]); err != nil {
@@ -287,8 +298,10 @@ func endStream(ctx context.Context, c net.Conn, cr *creditReader) error {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.CloseWrite()
 	}
-	<-cr.done
-	return ctx.Err()
+	if err := ci.drain(); err != nil {
+		return cause(ctx, fmt.Errorf("waiting for the receiver to take the end of the stream: %w", err))
+	}
+	return nil
 }
 
 // frameReader reads frame headers through a small staging buffer and
