@@ -171,8 +171,18 @@ func (ci *creditIn) poll() error {
 	return ci.add(k)
 }
 
-// wait blocks until credits arrive.
+// wait blocks until credits arrive. It polls for a short while first
+// (fifo.DefaultSpinTime), as the FIFOs spin before they park: credits
+// usually follow soon, and a parked sender costs a wakeup.
 func (ci *creditIn) wait() error {
+	if ci.rc != nil {
+		for start := time.Now(); time.Since(start) < fifo.DefaultSpinTime; {
+			goruntime.Gosched()
+			if err := ci.poll(); err != nil || ci.n > 0 {
+				return err
+			}
+		}
+	}
 	k, err := ci.c.Read(ci.buf[ci.have:])
 	if k > 0 {
 		return ci.add(k)
