@@ -315,11 +315,23 @@ func endStream(ctx context.Context, c net.Conn, ci *creditIn) error {
 }
 
 // frameReader reads frame headers through a small staging buffer and
-// frame payloads straight into the caller's memory.
+// frame payloads straight into the caller's memory. Where it can, the read
+// that ends a payload also takes what follows into the stage (the next
+// header, and a small frame whole), so that a header costs no read of its
+// own while frames keep coming.
 type frameReader struct {
 	c     net.Conn
+	rc    syscall.RawConn // nil: payloads and headers in separate reads
 	stage []byte
 	r, w  int // stage[r:w] is read and not consumed
+}
+
+func newFrameReader(c net.Conn) *frameReader {
+	fr := &frameReader{c: c, stage: make([]byte, tcpStage)}
+	if readv != nil {
+		fr.rc = rawConn(c)
+	}
+	return fr
 }
 
 // header returns the next frame's payload length and flags.
@@ -351,14 +363,32 @@ func (fr *frameReader) fill(p []byte) error {
 	if fr.r == fr.w {
 		fr.r, fr.w = 0, 0
 	}
-	if k == len(p) {
+	if p = p[k:]; len(p) == 0 {
 		return nil
 	}
-	_, err := io.ReadFull(fr.c, p[k:])
-	if errors.Is(err, io.EOF) {
-		err = io.ErrUnexpectedEOF
+	if fr.rc == nil {
+		_, err := io.ReadFull(fr.c, p)
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
 	}
-	return err
+	// The stage is empty: what the reads bring past p goes there.
+	for len(p) > 0 {
+		n, err := readv(fr.rc, p, fr.stage)
+		if n > len(p) {
+			fr.w = n - len(p)
+			n = len(p)
+		}
+		p = p[n:]
+		if err != nil && len(p) > 0 {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // tcpRecv reads frames from c into w until end of stream, writing credits
@@ -366,7 +396,7 @@ func (fr *frameReader) fill(p []byte) error {
 func tcpRecv(ctx context.Context, c net.Conn, w *fifo.Writer, tsize, window int, moved func(), lim streamLimit) error {
 	defer interruptOn(ctx, c)()
 	defer c.Close()
-	fr := frameReader{c: c, stage: make([]byte, tcpStage)}
+	fr := newFrameReader(c)
 	var pending, got int64
 	thr := int64(max(1, window/4))
 	var cb [8]byte
