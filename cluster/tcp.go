@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -9,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	goruntime "runtime"
+	"syscall"
 	"time"
 
 	"github.com/sluicehq/sluice/fifo"
@@ -72,127 +73,322 @@ func interruptOn(ctx context.Context, c net.Conn) func() bool {
 	return context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 }
 
+// The two ends of a direct stream move tokens between the FIFO's ring and
+// the socket without copies of their own: the sender writes its frames
+// with one vectored write (headers and windows of the ring), the receiver
+// reads tokens straight into a window of its ring. Hand-offs with the
+// actors on either side are batched: the sender takes a large window when
+// one is ready and lingers briefly while a smaller one still grows, the
+// receiver does the same for room in its FIFO, so neither wakes its
+// partner once per small step.
+const (
+	// tcpStage is the receiver's buffer for frame headers: a read into it
+	// takes a header and, for a small frame, its tokens too; a larger
+	// frame's tokens beyond it go from the socket straight into the FIFO.
+	tcpStage = 4 << 10
+	// lingerQuiet is how long a side waits for a batch that stopped
+	// growing before it goes ahead with what it has.
+	lingerQuiet = 2 * time.Microsecond
+	// lingerMax bounds the wait for a batch that keeps growing.
+	lingerMax = 20 * time.Microsecond
+)
+
+// linger polls avail while it grows, until it reaches lo, stops growing
+// for lingerQuiet, or lingerMax passed, and returns the last count (at
+// least n). It never blocks for long, so a partner that stopped short of
+// lo (waiting for something else) is not kept waiting.
+func linger(n, lo int, avail func() int) int {
+	start := time.Now()
+	last := start
+	for i := 1; n < lo; i++ {
+		if i%8 == 0 {
+			goruntime.Gosched()
+		}
+		now := time.Now()
+		if m := avail(); m > n {
+			n, last = m, now
+			continue
+		}
+		if now.Sub(last) >= lingerQuiet || now.Sub(start) >= lingerMax {
+			break
+		}
+	}
+	return n
+}
+
+// creditIn reads the credits a receiver sends back on a data connection.
+// The sender reads them itself, without a goroutine of its own: a
+// non-blocking read before each send takes what arrived, and it blocks
+// reading only when no credit is left.
+type creditIn struct {
+	c      net.Conn
+	rc     syscall.RawConn // nil: no non-blocking reads on this connection
+	n      int64           // tokens the sender may still send
+	window int64
+	buf    [512]byte
+	have   int // bytes of an incomplete credit message in buf
+}
+
+func newCreditIn(c net.Conn, window int) *creditIn {
+	return &creditIn{c: c, rc: rawConn(c), n: int64(window), window: int64(window)}
+}
+
+// add takes k more bytes read into buf.
+func (ci *creditIn) add(k int) error {
+	ci.have += k
+	whole := ci.have / 8 * 8
+	for i := 0; i < whole; i += 8 {
+		ci.n += int64(binary.LittleEndian.Uint64(ci.buf[i:]))
+	}
+	ci.have = copy(ci.buf[:], ci.buf[whole:ci.have])
+	if ci.n > ci.window || ci.n < 0 {
+		return fmt.Errorf("credits for %d tokens outstanding: expected 0 to the window of %d", ci.n, ci.window)
+	}
+	return nil
+}
+
+// poll takes the credits that arrived, without blocking.
+func (ci *creditIn) poll() error {
+	if ci.rc == nil {
+		return nil
+	}
+	var k int
+	var err error
+	if rerr := ci.rc.Read(func(fd uintptr) bool {
+		k, err = readNonblock(fd, ci.buf[ci.have:])
+		return true
+	}); rerr != nil {
+		return rerr
+	}
+	switch {
+	case errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EINTR):
+		return nil
+	case err != nil:
+		return err
+	case k == 0:
+		return io.EOF
+	}
+	return ci.add(k)
+}
+
+// wait blocks until credits arrive. It polls for a short while first
+// (fifo.DefaultSpinTime), as the FIFOs spin before they park: credits
+// usually follow soon, and a parked sender costs a wakeup.
+func (ci *creditIn) wait() error {
+	if ci.rc != nil {
+		for start := time.Now(); time.Since(start) < fifo.DefaultSpinTime; {
+			goruntime.Gosched()
+			if err := ci.poll(); err != nil || ci.n > 0 {
+				return err
+			}
+		}
+	}
+	k, err := ci.c.Read(ci.buf[ci.have:])
+	if k > 0 {
+		return ci.add(k)
+	}
+	return err
+}
+
+// drain reads until the receiver closes the connection, which it does
+// once it has every frame.
+func (ci *creditIn) drain() error {
+	for {
+		if _, err := ci.c.Read(ci.buf[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// frameWriter writes a window of tokens as frames of at most chunk bytes,
+// all in one vectored write straight from the window.
+type frameWriter struct {
+	chunk int // bytes, whole tokens
+	hdrs  []byte
+	bufs  [][]byte
+}
+
+func (fw *frameWriter) write(c net.Conn, win []byte) error {
+	nf := (len(win) + fw.chunk - 1) / fw.chunk
+	if len(fw.hdrs) < nf*tcpHdr {
+		fw.hdrs = make([]byte, nf*tcpHdr)
+	}
+	bufs := fw.bufs[:0]
+	for i := 0; len(win) > 0; i++ {
+		p := win[:min(len(win), fw.chunk)]
+		win = win[len(p):]
+		h := fw.hdrs[i*tcpHdr : (i+1)*tcpHdr]
+		binary.LittleEndian.PutUint32(h, uint32(len(p)))
+		h[4] = 0
+		bufs = append(bufs, h, p)
+	}
+	fw.bufs = bufs
+	nb := net.Buffers(bufs)
+	_, err := nb.WriteTo(c)
+	return err
+}
+
 // tcpSend reads r until end of stream and writes its tokens on c in
 // frames of at most chunk bytes, at most window tokens ahead of the
 // credits read back from c.
 func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chunk int, moved func(), lim streamLimit) error {
 	defer interruptOn(ctx, c)()
-	credits := make(chan int64, 64)
-	var rerr error // set before credits closes
-	go func() {
-		var b [8]byte
-		for {
-			if _, err := io.ReadFull(c, b[:]); err != nil {
-				rerr = err
-				close(credits)
-				return
-			}
-			credits <- int64(binary.LittleEndian.Uint64(b[:]))
-		}
-	}()
-	defer func() {
-		_ = c.Close()
-		for range credits {
-		}
-	}()
-	credit := int64(window)
-	chunkTok := max(1, chunk/tsize)
-	var sent int64
-	var hdr [tcpHdr]byte
-	bw := bufio.NewWriterSize(c, 64<<10)
-	lost := func() error {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		return fmt.Errorf("the receiver closed the data stream: %v", rerr)
+	defer c.Close()
+	ci := newCreditIn(c, window)
+	lost := func(err error) error {
+		return cause(ctx, fmt.Errorf("the receiver closed the data stream: %w", err))
 	}
+	chunkTok := max(1, chunk/tsize)
+	fw := frameWriter{chunk: chunkTok * tsize}
+	// A batch worth sending at once, and the most one vectored write takes.
+	lo := max(1, min(chunkTok, window/4))
+	most := max(chunkTok, window/4)
+	var sent int64
 	for {
-		for credit <= 0 {
-			if err := bw.Flush(); err != nil {
-				return cause(ctx, err)
-			}
-			select {
-			case n, ok := <-credits:
-				if !ok {
-					return lost()
-				}
-				credit += n
-			case <-ctx.Done():
-				return context.Cause(ctx)
+		if err := ci.poll(); err != nil {
+			return lost(err)
+		}
+		for ci.n == 0 {
+			if err := ci.wait(); err != nil {
+				return lost(err)
 			}
 		}
-	more:
-		for {
-			select {
-			case n, ok := <-credits:
-				if !ok {
-					return lost()
-				}
-				credit += n
-			default:
-				break more
-			}
+		want := int(min(ci.n, int64(most)))
+		n, err := ready(ctx, r, want, min(lo, want))
+		if errors.Is(err, fifo.ErrClosed) {
+			return endStream(ctx, c, ci)
 		}
-		win := r.TryAcquire(int(min(int64(chunkTok), credit)))
-		if len(win) == 0 {
-			if err := bw.Flush(); err != nil {
-				return cause(ctx, err)
-			}
-			if _, err := r.Acquire(ctx, 1); err != nil {
-				if errors.Is(err, fifo.ErrClosed) {
-					binary.LittleEndian.PutUint32(hdr[:], 0)
-					hdr[4] = flagEOS
-					if _, err := bw.Write(hdr[:]); err != nil {
-						return cause(ctx, err)
-					}
-					if err := bw.Flush(); err != nil {
-						return cause(ctx, err)
-					}
-					// Wait until the receiver has it all: it closes.
-					if tc, ok := c.(*net.TCPConn); ok {
-						_ = tc.CloseWrite()
-					}
-					for range credits {
-					}
-					return nil
-				}
-				return cause(ctx, err)
-			}
-			continue
+		if err != nil {
+			return cause(ctx, err)
 		}
-		k := len(win) / tsize
+		win := r.TryAcquire(n)
 		sent += int64(len(win))
 		if lim.max > 0 && sent > lim.max {
 			return lim.what(sent)
 		}
-		binary.LittleEndian.PutUint32(hdr[:], uint32(len(win)))
-		hdr[4] = 0
-		if len(win)+len(hdr) > bw.Available() {
-			// A large frame: what is buffered, the header and the window
-			// go in one vectored write, straight from the FIFO.
-			bufs := net.Buffers{hdr[:], win}
-			if bw.Buffered() > 0 {
-				if err := bw.Flush(); err != nil {
-					return cause(ctx, err)
-				}
-			}
-			if _, err := bufs.WriteTo(c); err != nil {
-				return cause(ctx, err)
-			}
-		} else {
-			if _, err := bw.Write(hdr[:]); err != nil {
-				return cause(ctx, err)
-			}
-			if _, err := bw.Write(win); err != nil {
-				return cause(ctx, err)
-			}
+		if err := fw.write(c, win); err != nil {
+			return cause(ctx, err)
 		}
-		r.Release(k)
-		credit -= int64(k)
+		r.Release(n)
+		ci.n -= int64(n)
 		if moved != nil {
 			moved()
 		}
 	}
+}
+
+// ready returns how many tokens of r to send now, 1 to want: it waits for
+// the first token, then lingers while fewer than lo are there. It fails
+// with fifo.ErrClosed at the end of the stream.
+func ready(ctx context.Context, r *fifo.Reader, want, lo int) (int, error) {
+	n := r.Available()
+	if n == 0 {
+		if _, err := r.Acquire(ctx, 1); err != nil {
+			return 0, err
+		}
+		n = r.Available()
+	}
+	if n < lo {
+		n = linger(n, lo, r.Available)
+	}
+	return min(n, want), nil
+}
+
+// endStream sends the end-of-stream frame and waits until the receiver
+// has everything: it closes the connection.
+func endStream(ctx context.Context, c net.Conn, ci *creditIn) error {
+	var hdr [tcpHdr]byte
+	hdr[4] = flagEOS
+	if _, err := c.Write(hdr[:]); err != nil {
+		return cause(ctx, err)
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+	}
+	if err := ci.drain(); err != nil {
+		return cause(ctx, fmt.Errorf("waiting for the receiver to take the end of the stream: %w", err))
+	}
+	return nil
+}
+
+// frameReader reads frame headers through a small staging buffer and
+// frame payloads straight into the caller's memory. Where it can, the read
+// that ends a payload also takes what follows into the stage (the next
+// header, and a small frame whole), so that a header costs no read of its
+// own while frames keep coming.
+type frameReader struct {
+	c     net.Conn
+	rc    syscall.RawConn // nil: payloads and headers in separate reads
+	stage []byte
+	r, w  int // stage[r:w] is read and not consumed
+}
+
+func newFrameReader(c net.Conn) *frameReader {
+	fr := &frameReader{c: c, stage: make([]byte, tcpStage)}
+	if readv != nil {
+		fr.rc = rawConn(c)
+	}
+	return fr
+}
+
+// header returns the next frame's payload length and flags.
+func (fr *frameReader) header() (int, byte, error) {
+	for fr.w-fr.r < tcpHdr {
+		if fr.r > 0 {
+			fr.w = copy(fr.stage, fr.stage[fr.r:fr.w])
+			fr.r = 0
+		}
+		k, err := fr.c.Read(fr.stage[fr.w:])
+		fr.w += k
+		if err != nil && fr.w < tcpHdr {
+			if errors.Is(err, io.EOF) && fr.w > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, 0, err
+		}
+	}
+	h := fr.stage[fr.r : fr.r+tcpHdr]
+	fr.r += tcpHdr
+	return int(binary.LittleEndian.Uint32(h)), h[4], nil
+}
+
+// fill reads len(p) payload bytes into p: what the stage holds, then the
+// rest from the connection.
+func (fr *frameReader) fill(p []byte) error {
+	k := copy(p, fr.stage[fr.r:fr.w])
+	fr.r += k
+	if fr.r == fr.w {
+		fr.r, fr.w = 0, 0
+	}
+	if p = p[k:]; len(p) == 0 {
+		return nil
+	}
+	if fr.rc == nil {
+		_, err := io.ReadFull(fr.c, p)
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	// The stage is empty: what the reads bring past p goes there.
+	for len(p) > 0 {
+		n, err := readv(fr.rc, p, fr.stage)
+		if n > len(p) {
+			fr.w = n - len(p)
+			n = len(p)
+		}
+		p = p[n:]
+		if err != nil && len(p) > 0 {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // tcpRecv reads frames from c into w until end of stream, writing credits
@@ -200,34 +396,18 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 func tcpRecv(ctx context.Context, c net.Conn, w *fifo.Writer, tsize, window int, moved func(), lim streamLimit) error {
 	defer interruptOn(ctx, c)()
 	defer c.Close()
-	br := bufio.NewReaderSize(c, 64<<10)
-	var hdr [tcpHdr]byte
+	fr := newFrameReader(c)
 	var pending, got int64
 	thr := int64(max(1, window/4))
-	credit := func() error {
-		if pending == 0 {
-			return nil
-		}
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(pending))
-		pending = 0
-		_, err := c.Write(b[:])
-		return err
-	}
+	var cb [8]byte
 	for {
-		if br.Buffered() == 0 {
-			// Nothing more queued here: return credits now.
-			if err := credit(); err != nil {
-				return cause(ctx, err)
-			}
-		}
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		n, flags, err := fr.header()
+		if err != nil {
 			return cause(ctx, fmt.Errorf("data stream cut before its end: %w", err))
 		}
-		if hdr[4]&flagEOS != 0 {
+		if flags&flagEOS != 0 {
 			return nil
 		}
-		n := int(binary.LittleEndian.Uint32(hdr[:]))
 		if n%tsize != 0 || n/tsize > window || n == 0 {
 			return fmt.Errorf("data frame of %d bytes: expected 1 to %d whole %d-byte tokens", n, window, tsize)
 		}
@@ -235,23 +415,43 @@ func tcpRecv(ctx context.Context, c net.Conn, w *fifo.Writer, tsize, window int,
 		if lim.max > 0 && got > lim.max {
 			return lim.what(got)
 		}
-		k := n / tsize
-		win, err := w.Acquire(ctx, k)
-		if err != nil {
-			return cause(ctx, err)
-		}
-		if _, err := io.ReadFull(br, win); err != nil {
-			return cause(ctx, fmt.Errorf("data stream cut before its end: %w", err))
-		}
-		w.Commit(k)
-		if moved != nil {
-			moved()
-		}
-		pending += int64(k)
-		if pending >= thr {
-			if err := credit(); err != nil {
+		for left := n / tsize; left > 0; {
+			k, err := room(ctx, w, left, max(1, window/4))
+			if err != nil {
 				return cause(ctx, err)
+			}
+			if err := fr.fill(w.TryAcquire(k)); err != nil {
+				return cause(ctx, fmt.Errorf("data stream cut before its end: %w", err))
+			}
+			w.Commit(k)
+			left -= k
+			if moved != nil {
+				moved()
+			}
+			if pending += int64(k); pending >= thr {
+				binary.LittleEndian.PutUint64(cb[:], uint64(pending))
+				pending = 0
+				if _, err := c.Write(cb[:]); err != nil {
+					return cause(ctx, fmt.Errorf("returning credits: %w", err))
+				}
 			}
 		}
 	}
+}
+
+// room returns how many tokens of room in w to fill now, 1 to want: it
+// waits for room for one, then lingers while there is room for fewer than
+// lo.
+func room(ctx context.Context, w *fifo.Writer, want, lo int) (int, error) {
+	n := w.Room()
+	if n == 0 {
+		if _, err := w.Acquire(ctx, 1); err != nil {
+			return 0, err
+		}
+		n = w.Room()
+	}
+	if lo = min(lo, want); n < lo {
+		n = linger(n, lo, w.Room)
+	}
+	return min(n, want), nil
 }

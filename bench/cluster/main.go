@@ -1,15 +1,28 @@
 // Command cluster measures sluice across worker processes on one host,
-// over loopback: an embarrassingly parallel graph (a stateless actor of
-// about 1 ms per firing, one copy per worker) across 1, 2 and 4 worker
-// processes, and the hop latency of a cross-machine channel (a token going
-// client → worker → client around a loop).
+// over loopback: the bandwidth of a cross-machine channel against a raw
+// TCP stream between the same two processes, the hop latency of a
+// cross-machine channel (a token going client → worker → client around a
+// loop), and an embarrassingly parallel graph (a stateless actor of about
+// 1 ms per firing, one copy per worker) across 1, 2 and 4 worker
+// processes.
 //
 //	go run ./bench/cluster -workers 1,2,4 -firings 4000 -json
+//	go run ./bench/cluster -cpus 2,4,16 -workers '' -json
 //
 // It starts an in-process broker on 127.0.0.1 and the workers as child
-// processes of itself (-role worker). Each worker runs its actor on its own
-// CPU pool, so N workers need N free cores to scale: run it on a host with
-// at least 2×N cores (the client and broker need some too).
+// processes of itself (-role worker). With -cpus it runs all of that once
+// per core count in a child confined to that many CPUs (GOMAXPROCS and
+// affinity; the workers inherit both) and prints one row per count.
+//
+// Bandwidth: -rounds times, alternating which goes first, a graph moves
+// -bandwidth bytes from a source actor on the client to a sink actor on a
+// worker through a channel of -window bytes (direct TCP, or NATS with
+// -transport nats), and the client writes as many bytes to the same
+// worker process over a plain TCP connection in 1 MiB writes, read there
+// in 1 MiB reads. It reports the medians and the median of the per-round
+// ratios. Each worker runs its actor on its own CPU pool, so N workers
+// need N free cores to scale: run it on a host with at least 2×N cores
+// (the client and broker need some too).
 package main
 
 import (
@@ -18,16 +31,20 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/sluicehq/sluice/bench/internal/cpus"
 	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/graph"
@@ -43,6 +60,9 @@ func init() {
 		copy(f.Out(0), f.In(0))
 		return nil
 	}))
+	// The bandwidth test's sink takes its window and leaves the bytes
+	// alone, as the raw TCP reference's reader does.
+	runtime.RegisterFunc("bench.discard", runtime.FireFunc(func(*runtime.Firing) error { return nil }))
 }
 
 // spin adds 1 to every token and spins until the firing took -cost.
@@ -73,11 +93,29 @@ type result struct {
 	Efficiency  float64 `json:"efficiency"`
 }
 
+// bandwidth compares a cross-machine channel with a raw TCP stream
+// between the same two processes.
+type bandwidth struct {
+	Bytes  int64 `json:"bytes"`
+	Window int   `json:"window_bytes"`
+	Rounds int   `json:"rounds"`
+	// Medians over the rounds, in GB/s (1e9 bytes per second).
+	ChannelGBs float64 `json:"channel_gb_s"`
+	RawGBs     float64 `json:"raw_tcp_gb_s"`
+	// Ratio is the median of the rounds' channel/raw ratios.
+	Ratio    float64   `json:"ratio"`
+	RatioMin float64   `json:"ratio_min"`
+	RatioMax float64   `json:"ratio_max"`
+	Ratios   []float64 `json:"ratios"`
+}
+
 type report struct {
-	Cores     int      `json:"cores"`
-	Cost      string   `json:"cost"`
-	Transport string   `json:"transport"`
-	Parallel  []result `json:"parallel"`
+	Cores      int        `json:"cores"`
+	GoMaxProcs int        `json:"gomaxprocs"`
+	Cost       string     `json:"cost"`
+	Transport  string     `json:"transport"`
+	Bandwidth  *bandwidth `json:"bandwidth,omitempty"`
+	Parallel   []result   `json:"parallel"`
 	// HopMicros is half the round trip client → worker → client of one
 	// 4-byte token; LocalHopMicros the same loop with the echo actor local.
 	HopMicros      float64 `json:"hop_us"`
@@ -89,24 +127,38 @@ func main() {
 		role      = flag.String("role", "", "internal: worker")
 		brokerURL = flag.String("broker", "", "internal: the broker a worker joins")
 		name      = flag.String("name", "", "internal: the worker's name")
-		workers   = flag.String("workers", "1,2,4", "worker counts to measure")
+		rawListen = flag.String("raw-listen", "", "internal: where a worker takes raw TCP streams")
+		workers   = flag.String("workers", "1,2,4", "worker counts to measure the parallel graph with ('' skips it)")
 		firings   = flag.Int64("firings", 4000, "firings of the parallel actor in all, per worker count")
 		rate      = flag.Int("rate", 256, "f32 tokens per firing")
-		hops      = flag.Int64("hops", 2000, "round trips for the hop latency (at least 2)")
+		hops      = flag.Int64("hops", 2000, "round trips for the hop latency (at least 2; 0 skips it)")
+		bw        = flag.Int64("bandwidth", 1<<30, "bytes per round of the bandwidth test (0 skips it)")
+		window    = flag.Int("window", 1<<20, "the bandwidth test's channel capacity in bytes")
+		rounds    = flag.Int("rounds", 5, "rounds of the bandwidth test")
 		transport = flag.String("transport", "tcp", "data path: tcp (direct streams) or nats")
-		asJSON    = flag.Bool("json", false, "print one JSON object")
+		cpuList   = flag.String("cpus", "", "comma-separated core counts (GOMAXPROCS and affinity), one row each; empty: as started")
+		asJSON    = flag.Bool("json", false, "print one JSON object (one per line with -cpus)")
 	)
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *role == "worker" {
-		if err := runWorker(ctx, *brokerURL, *name, *transport); err != nil {
+		if err := runWorker(ctx, *brokerURL, *name, *transport, *rawListen); err != nil {
 			fmt.Fprintln(os.Stderr, "worker:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	rep, err := measure(ctx, *workers, *firings, *rate, *hops, *transport)
+	if *cpuList != "" {
+		if err := perCores(*cpuList, *asJSON); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/cluster:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	cfg := config{workers: *workers, firings: *firings, rate: *rate, hops: *hops, bytes: *bw,
+		window: *window, rounds: *rounds, transport: *transport}
+	rep, err := measure(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/cluster:", err)
 		os.Exit(1)
@@ -117,18 +169,74 @@ func main() {
 		_ = enc.Encode(rep)
 		return
 	}
-	fmt.Printf("%d cores, %s firings, data over %s\n", rep.Cores, rep.Cost, rep.Transport)
-	for _, r := range rep.Parallel {
-		fmt.Printf("%d workers: %d firings in %.3f s = %.0f firings/s, speedup %.2f (efficiency %.2f)\n", r.Workers, r.Firings, r.Seconds, r.FiringsPerS, r.Speedup, r.Efficiency)
-	}
-	fmt.Printf("hop latency: %.1f µs across a cross-machine channel, %.1f µs locally\n", rep.HopMicros, rep.LocalHopMicros)
+	printReport(rep)
 }
 
-func runWorker(ctx context.Context, url, name, transport string) error {
+// perCores runs this command once per core count of list in a child
+// confined to that many CPUs, with the same flags but -cpus, and prints
+// each child's report as one row.
+func perCores(list string, asJSON bool) error {
+	counts, err := cpus.ParseList(list)
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var args []string
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name != "cpus" && f.Name != "json" {
+			args = append(args, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	args = append(args, "-json")
+	for _, n := range counts {
+		out, err := cpus.Output(n, exe, args...)
+		if err != nil {
+			return fmt.Errorf("%d cores: %w", n, err)
+		}
+		var rep report
+		if err := json.Unmarshal(out, &rep); err != nil {
+			return fmt.Errorf("%d cores: the child printed %q: %w", n, out, err)
+		}
+		if asJSON {
+			b, _ := json.Marshal(rep)
+			fmt.Println(string(b))
+			continue
+		}
+		printReport(&rep)
+	}
+	return nil
+}
+
+func printReport(rep *report) {
+	fmt.Printf("%d cores (GOMAXPROCS %d), data over %s\n", rep.Cores, rep.GoMaxProcs, rep.Transport)
+	if b := rep.Bandwidth; b != nil {
+		fmt.Printf("  bandwidth: channel %.2f GB/s, raw TCP %.2f GB/s: ratio %.2f (median of %d rounds; %.2f to %.2f), %d MiB per round, window %d KiB\n",
+			b.ChannelGBs, b.RawGBs, b.Ratio, b.Rounds, b.RatioMin, b.RatioMax, b.Bytes>>20, b.Window>>10)
+	}
+	if rep.HopMicros > 0 {
+		fmt.Printf("  hop latency: %.1f µs across a cross-machine channel, %.2f µs locally\n", rep.HopMicros, rep.LocalHopMicros)
+	}
+	for _, r := range rep.Parallel {
+		fmt.Printf("  %d workers: %d firings of %s in %.3f s = %.0f firings/s, speedup %.2f (efficiency %.2f)\n", r.Workers, r.Firings, rep.Cost, r.Seconds, r.FiringsPerS, r.Speedup, r.Efficiency)
+	}
+}
+
+func runWorker(ctx context.Context, url, name, transport, rawListen string) error {
 	o := cluster.WorkerOptions{Broker: url, Name: name,
 		Devices: []device.Info{{ID: "cpu", Backend: "cpu", Name: "host cpu", Kind: device.CPU, ComputeUnits: goruntime.NumCPU()}}}
 	if transport == "tcp" {
 		o.DataListen = "127.0.0.1:0"
+	}
+	if rawListen != "" {
+		l, err := net.Listen("tcp", rawListen)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		go rawSink(l)
 	}
 	w, err := cluster.StartWorker(ctx, o)
 	if err != nil {
@@ -139,20 +247,75 @@ func runWorker(ctx context.Context, url, name, transport string) error {
 	return nil
 }
 
-func measure(ctx context.Context, list string, firings int64, rate int, hops int64, transport string) (*report, error) {
+// rawSink takes raw TCP streams on l: it reads each in 1 MiB reads until
+// its writer closes, and answers with the number of bytes it read.
+func rawSink(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			buf := make([]byte, rawBuf)
+			var n uint64
+			for {
+				k, err := c.Read(buf)
+				n += uint64(k)
+				if err != nil {
+					break
+				}
+			}
+			_, _ = c.Write(binary.LittleEndian.AppendUint64(nil, n))
+		}()
+	}
+}
+
+// rawBuf is the raw stream's write and read size.
+const rawBuf = 1 << 20
+
+// config is what one measurement run does.
+type config struct {
+	workers        string
+	firings        int64
+	rate           int
+	hops           int64
+	bytes          int64
+	window, rounds int
+	transport      string
+}
+
+func measure(ctx context.Context, cfg config) (*report, error) {
 	b, err := cluster.StartBroker(ctx, cluster.BrokerOptions{Name: "bench", Listen: "127.0.0.1:0"})
 	if err != nil {
 		return nil, err
 	}
 	defer b.Shutdown()
-	rep := &report{Cores: goruntime.NumCPU(), Cost: cost.String(), Transport: transport}
+	rep := &report{Cores: goruntime.NumCPU(), GoMaxProcs: goruntime.GOMAXPROCS(0), Cost: cost.String(), Transport: cfg.transport}
+	if cfg.bytes > 0 {
+		if rep.Bandwidth, err = measureBandwidth(ctx, b.ClientURL(), cfg); err != nil {
+			return nil, fmt.Errorf("bandwidth: %w", err)
+		}
+	}
+	if hops := cfg.hops; hops > 0 {
+		hops = max(hops, 2)
+		if rep.HopMicros, err = hopLatency(ctx, b.ClientURL(), hops, cfg.transport, true); err != nil {
+			return nil, fmt.Errorf("hop latency: %w", err)
+		}
+		if rep.LocalHopMicros, err = hopLatency(ctx, b.ClientURL(), hops, cfg.transport, false); err != nil {
+			return nil, fmt.Errorf("local hop latency: %w", err)
+		}
+	}
+	if strings.TrimSpace(cfg.workers) == "" {
+		return rep, nil
+	}
 	var base float64
-	for _, s := range strings.Split(list, ",") {
+	for _, s := range strings.Split(cfg.workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("-workers %q: expected positive counts", list)
+			return nil, fmt.Errorf("-workers %q: expected positive counts", cfg.workers)
 		}
-		r, err := parallel(ctx, b.ClientURL(), n, firings, rate, transport)
+		r, err := parallel(ctx, b.ClientURL(), n, cfg.firings, cfg.rate, cfg.transport)
 		if err != nil {
 			return nil, fmt.Errorf("%d workers: %w", n, err)
 		}
@@ -163,20 +326,141 @@ func measure(ctx context.Context, list string, firings int64, rate int, hops int
 		r.Efficiency = r.Speedup / float64(n)
 		rep.Parallel = append(rep.Parallel, r)
 	}
-	if hops > 0 {
-		hops = max(hops, 2)
-		if rep.HopMicros, err = hopLatency(ctx, b.ClientURL(), hops, transport, true); err != nil {
-			return nil, fmt.Errorf("hop latency: %w", err)
-		}
-		if rep.LocalHopMicros, err = hopLatency(ctx, b.ClientURL(), hops, transport, false); err != nil {
-			return nil, fmt.Errorf("local hop latency: %w", err)
-		}
-	}
 	return rep, nil
 }
 
+// measureBandwidth runs the channel and the raw stream side by side,
+// cfg.rounds times each, alternating which goes first.
+func measureBandwidth(ctx context.Context, url string, cfg config) (*bandwidth, error) {
+	if cfg.rounds < 1 || cfg.window < 4 {
+		return nil, fmt.Errorf("expected -rounds >= 1 and -window >= 4 bytes, found %d and %d", cfg.rounds, cfg.window)
+	}
+	cl, err := cluster.Connect(ctx, url, cluster.Credentials{})
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	rawAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	stop, err := startWorkers(ctx, cl, url, 1, cfg.transport, "-raw-listen", rawAddr)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	res := &bandwidth{Bytes: cfg.bytes, Window: cfg.window, Rounds: cfg.rounds}
+	var ch, raw []float64
+	for i := range cfg.rounds {
+		var c, r time.Duration
+		if i%2 == 0 {
+			if r, err = rawStream(ctx, rawAddr, cfg.bytes); err == nil {
+				c, err = channelStream(ctx, cl, cfg)
+			}
+		} else if c, err = channelStream(ctx, cl, cfg); err == nil {
+			r, err = rawStream(ctx, rawAddr, cfg.bytes)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ch = append(ch, float64(cfg.bytes)/c.Seconds()/1e9)
+		raw = append(raw, float64(cfg.bytes)/r.Seconds()/1e9)
+		res.Ratios = append(res.Ratios, r.Seconds()/c.Seconds())
+	}
+	res.ChannelGBs, res.RawGBs, res.Ratio = median(ch), median(raw), median(res.Ratios)
+	res.RatioMin, res.RatioMax = slices.Min(res.Ratios), slices.Max(res.Ratios)
+	return res, nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// freeAddr returns a loopback address with a port free now.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// rawStream writes n bytes to the worker's raw sink at addr in 1 MiB
+// writes and returns the time until the sink confirmed it read them all.
+func rawStream(ctx context.Context, addr string, n int64) (time.Duration, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, fmt.Errorf("raw TCP: %w", err)
+	}
+	defer c.Close()
+	defer context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })()
+	// Written bytes: pages never written may all be the kernel's one zero
+	// page, always in cache, which would flatter the reference.
+	buf := make([]byte, rawBuf)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	t0 := time.Now()
+	for left := n; left > 0; left -= rawBuf {
+		if _, err := c.Write(buf[:min(left, rawBuf)]); err != nil {
+			return 0, fmt.Errorf("raw TCP: %w", err)
+		}
+	}
+	_ = c.(*net.TCPConn).CloseWrite()
+	var ack [8]byte
+	if _, err := io.ReadFull(c, ack[:]); err != nil {
+		return 0, fmt.Errorf("raw TCP: waiting for the sink's count: %w", err)
+	}
+	d0 := time.Since(t0)
+	if got := binary.LittleEndian.Uint64(ack[:]); got != uint64(n) {
+		return 0, fmt.Errorf("raw TCP: the sink read %d bytes, %d were sent", got, n)
+	}
+	return d0, nil
+}
+
+// channelStream runs src → sink with the sink on worker w1 and returns
+// the time from the source's first firing until the run ended.
+func channelStream(ctx context.Context, cl *cluster.Client, cfg config) (time.Duration, error) {
+	const firingBytes = 256 << 10
+	f32 := graph.MustTokenType("f32")
+	tok := firingBytes / 4
+	g := graph.New("bandwidth")
+	var t0 time.Time
+	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(*runtime.Firing) error {
+		if t0.IsZero() {
+			t0 = time.Now()
+		}
+		return nil
+	})))
+	sink := g.AddActor("sink", graph.WithImpl(graph.Impl{Kind: graph.ImplGo, Source: "bench.discard"}))
+	g.Join(src.AddPort("y", graph.Out, f32, graph.SDF(tok), ""), sink.AddPort("x", graph.In, f32, graph.SDF(tok), ""),
+		graph.Capacity(max(tok, cfg.window/4)))
+	if cfg.bytes%firingBytes != 0 {
+		return 0, fmt.Errorf("-bandwidth %d: expected a multiple of %d bytes", cfg.bytes, firingBytes)
+	}
+	iters := cfg.bytes / firingBytes
+	opts := runtime.Options{Iterations: iters,
+		Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"sink": {Device: "worker:w1/cpu"}}},
+		Remote:  cluster.NewExecutor(cl, cluster.ExecutorOptions{Transport: cfg.transport})}
+	st, err := runtime.Run(ctx, g, opts)
+	if err != nil {
+		return 0, fmt.Errorf("channel: %w", err)
+	}
+	d := time.Since(t0)
+	if a := st.Actor("sink"); a == nil || a.Firings != iters {
+		return 0, fmt.Errorf("channel: the sink's firings: %+v, expected %d", a, iters)
+	}
+	return d, nil
+}
+
 // startWorkers starts n worker processes and waits until the tree sees them.
-func startWorkers(ctx context.Context, cl *cluster.Client, url string, n int, transport string) (func(), error) {
+func startWorkers(ctx context.Context, cl *cluster.Client, url string, n int, transport string, extra ...string) (func(), error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -191,7 +475,8 @@ func startWorkers(ctx context.Context, cl *cluster.Client, url string, n int, tr
 		}
 	}
 	for i := range n {
-		c := exec.Command(exe, "-role", "worker", "-broker", url, "-name", fmt.Sprintf("w%d", i+1), "-transport", transport, "-cost", cost.String())
+		args := append([]string{"-role", "worker", "-broker", url, "-name", fmt.Sprintf("w%d", i+1), "-transport", transport, "-cost", cost.String()}, extra...)
+		c := exec.Command(exe, args...)
 		c.Stderr = os.Stderr
 		if err := c.Start(); err != nil {
 			stop()
