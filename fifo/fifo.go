@@ -106,7 +106,7 @@ type Options struct {
 	// and the writer's BlockedTime stay 0, and a blocking wait reads the
 	// clock only where SpinPark needs its deadline. Two clock reads are a
 	// large part of a parked hand-off where reading the clock is slow (a
-	// virtual machine's clock source): see docs/fifo.md, "Measured".
+	// virtual machine's clock source): see docs/fifo.md, "Wait strategies".
 	NoWaitTime bool
 	// NoMirror forces the portable buffer even where the mirrored mapping is
 	// available (for tests and for comparison; see FIFO.Mirrored).

@@ -606,7 +606,7 @@ func (u *unit) awaitRound(c *execCtx, id uint64) (uint64, bool) {
 			return nid, true
 		}
 		if i%16 == 0 {
-			if p.done.Load() || u.r.stopped.Load() || p.hasWork() || nanotime() >= deadline {
+			if p.done.Load() || u.r.stopped.Load() || u.state.Load() != stateBusy || p.hasWork() || nanotime() >= deadline {
 				return 0, false
 			}
 			if i%256 == 0 {
