@@ -257,7 +257,7 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 			}
 		}
 		want := int(min(ci.n, int64(most)))
-		n, err := ready(ctx, r, want, min(lo, want))
+		n, err := ready(ctx, r, want, lo)
 		if errors.Is(err, fifo.ErrClosed) {
 			return endStream(ctx, c, ci)
 		}
@@ -284,15 +284,22 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 // the first token, then lingers while fewer than lo are there. It fails
 // with fifo.ErrClosed at the end of the stream.
 func ready(ctx context.Context, r *fifo.Reader, want, lo int) (int, error) {
-	n := r.Available()
+	return batch(r.Available, func() error { _, err := r.Acquire(ctx, 1); return err }, want, lo)
+}
+
+// batch returns how much of what avail counts to take now, 1 to want: it
+// waits with one for the first unit, then lingers while fewer than lo
+// (at most want) are there.
+func batch(avail func() int, one func() error, want, lo int) (int, error) {
+	n := avail()
 	if n == 0 {
-		if _, err := r.Acquire(ctx, 1); err != nil {
+		if err := one(); err != nil {
 			return 0, err
 		}
-		n = r.Available()
+		n = avail()
 	}
-	if n < lo {
-		n = linger(n, lo, r.Available)
+	if lo = min(lo, want); n < lo {
+		n = linger(n, lo, avail)
 	}
 	return min(n, want), nil
 }
@@ -443,15 +450,5 @@ func tcpRecv(ctx context.Context, c net.Conn, w *fifo.Writer, tsize, window int,
 // waits for room for one, then lingers while there is room for fewer than
 // lo.
 func room(ctx context.Context, w *fifo.Writer, want, lo int) (int, error) {
-	n := w.Room()
-	if n == 0 {
-		if _, err := w.Acquire(ctx, 1); err != nil {
-			return 0, err
-		}
-		n = w.Room()
-	}
-	if lo = min(lo, want); n < lo {
-		n = linger(n, lo, w.Room)
-	}
-	return min(n, want), nil
+	return batch(w.Room, func() error { _, err := w.Acquire(ctx, 1); return err }, want, lo)
 }

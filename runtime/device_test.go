@@ -278,18 +278,7 @@ func TestKernelActorsEndOfStream(t *testing.T) {
 
 func testEndOfStream(t *testing.T, d0 string) {
 	g := graph.New("eos")
-	n := 0
-	a := g.AddActor("src", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
-		if n == 37 {
-			return ErrEndOfStream
-		}
-		for i, out := 0, Output[float32](f, 0); i < len(out); i++ {
-			out[i] = float32(n*rate + i)
-		}
-		n++
-		return nil
-	})))
-	a.AddPort("out", graph.Out, graph.MustTokenType("f32"), graph.SDF(rate), "")
+	addRamp(g, "src", 37)
 	addAffine(g, "a1", 1, 1)
 	addAffine(g, "a2", 1, -1)
 	s := addF32Sink(g, "snk")
@@ -559,15 +548,7 @@ func testNoTailCopies(t *testing.T, dev string) {
 func TestKernelActorsFiringsCap(t *testing.T) {
 	forBackends(t, func(t *testing.T, devs []string) {
 		g := graph.New("cap")
-		n := 0
-		a := g.AddActor("src", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
-			for i, out := 0, Output[float32](f, 0); i < len(out); i++ {
-				out[i] = float32(n*rate + i)
-			}
-			n++
-			return nil
-		})))
-		a.AddPort("out", graph.Out, graph.MustTokenType("f32"), graph.SDF(rate), "")
+		addRamp(g, "src", -1)
 		addAffine(g, "a1", 1, 0)
 		s := addF32Sink(g, "snk")
 		g.JoinNames("src.out", "a1.x")
@@ -589,4 +570,21 @@ func TestKernelActorsFiringsCap(t *testing.T) {
 			}
 		}
 	})
+}
+
+// addRamp adds a source of rate f32 tokens counting 0, 1, 2, … that ends
+// its stream after end firings (end < 0: never).
+func addRamp(g *graph.Graph, name string, end int) {
+	n := 0
+	a := g.AddActor(name, graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
+		if n == end {
+			return ErrEndOfStream
+		}
+		for i, out := 0, Output[float32](f, 0); i < len(out); i++ {
+			out[i] = float32(n*rate + i)
+		}
+		n++
+		return nil
+	})))
+	a.AddPort("out", graph.Out, graph.MustTokenType("f32"), graph.SDF(rate), "")
 }

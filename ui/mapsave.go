@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/mapping"
 	"github.com/sluicehq/sluice/spec"
 	"go.yaml.in/yaml/v3"
 )
@@ -60,7 +62,14 @@ func (s *Server) postMappingSave(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusInternalServerError, "save mapping: "+err.Error())
 		return
 	}
-	data, err := mappingYAML(old, m)
+	var data []byte
+	if len(strings.TrimSpace(string(old))) == 0 {
+		var b bytes.Buffer
+		err = mapping.WriteMapping(&b, m, "")
+		data = b.Bytes()
+	} else {
+		data, err = mappingYAML(old, m)
+	}
 	if err != nil {
 		writeErr(w, http.StatusUnprocessableEntity, path+": "+err.Error())
 		return
@@ -76,19 +85,14 @@ func (s *Server) postMappingSave(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, MappingSavedJSON{Path: path, YAML: string(data)})
 }
 
-// mappingYAML returns the mapping file data (empty: a new file) with the
-// device and replicas of every actor m places set as m has them, actors
-// that m no longer places removed, and everything else as written.
+// mappingYAML returns the mapping file data with the device and replicas
+// of every actor m places set as m has them, actors that m no longer
+// places removed, and everything else as written. (A new file is written
+// by mapping.WriteMapping.)
 func mappingYAML(data []byte, m *graph.Mapping) ([]byte, error) {
 	var doc yaml.Node
-	if len(strings.TrimSpace(string(data))) > 0 {
-		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return nil, errors.New("the mapping file does not parse as YAML: " + err.Error())
-		}
-	}
-	if doc.Kind == 0 {
-		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode}}}
-		mapSet(doc.Content[0], "name", scalar(m.Name))
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, errors.New("the mapping file does not parse as YAML: " + err.Error())
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("expected a YAML mapping (name, mapping) at the top, found something else")
