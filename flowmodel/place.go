@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/sluicehq/sluice/device"
@@ -125,10 +124,5 @@ func copyMapping(mp *graph.Mapping) *graph.Mapping {
 	if mp == nil {
 		return &graph.Mapping{Name: "flowmodel", Actors: map[string]*graph.Placement{}}
 	}
-	c := *mp
-	c.Actors = maps.Clone(mp.Actors)
-	if c.Actors == nil {
-		c.Actors = map[string]*graph.Placement{}
-	}
-	return &c
+	return mp.Clone()
 }

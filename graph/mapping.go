@@ -71,6 +71,21 @@ type Mapping struct {
 	Origin string
 }
 
+// Clone returns a copy of m whose Actors map and placements may be changed
+// without changing m's (nil for nil).
+func (m *Mapping) Clone() *Mapping {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.Actors = make(map[string]*Placement, len(m.Actors))
+	for k, p := range m.Actors {
+		cp := *p
+		c.Actors[k] = &cp
+	}
+	return &c
+}
+
 // Check reports mapping entries that name actors or ports unknown to g, and
 // values out of range, as a *ValidationError (or nil).
 func (m *Mapping) Check(g *Graph) error {

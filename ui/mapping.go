@@ -16,15 +16,7 @@ import (
 func (s *Server) currentMapping() *graph.Mapping {
 	s.mapMu.Lock()
 	defer s.mapMu.Unlock()
-	if s.Mapping == nil {
-		return nil
-	}
-	m := &graph.Mapping{Name: s.Mapping.Name, Origin: s.Mapping.Origin, Actors: make(map[string]*graph.Placement, len(s.Mapping.Actors))}
-	for k, p := range s.Mapping.Actors {
-		cp := *p
-		m.Actors[k] = &cp
-	}
-	return m
+	return s.Mapping.Clone()
 }
 
 // MappingEditJSON is the body of POST /api/mapping: where one actor runs.

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/sluicehq/sluice/graph"
@@ -57,7 +56,7 @@ func Fuse(g *graph.Graph, mp *graph.Mapping) (*graph.Graph, *graph.Mapping, []Fu
 		}
 	}
 	g2 := &graph.Graph{Name: g.Name, Origin: g.Origin, Inputs: g.Inputs, Outputs: g.Outputs, Shared: g.Shared}
-	mp2 := &graph.Mapping{Name: mp.Name, Origin: mp.Origin, Actors: maps.Clone(mp.Actors)}
+	mp2 := mp.Clone()
 	var fused []Fused
 	merged := make([]*graph.Actor, len(chains))
 	for i, c := range chains {
