@@ -396,11 +396,11 @@ func (f *FIFO) TailCopiedBytes() int64 { return f.tailCopied.Load() }
 // allocates only when some reader is blocked.
 func (f *FIFO) Blocked() (readers []int, writer bool) {
 	for i := range f.readers {
-		if f.readers[i].waiting() {
+		if f.readers[i].Blocked() {
 			readers = append(readers, i)
 		}
 	}
-	return readers, f.writer.waiting()
+	return readers, f.writer.Blocked()
 }
 
 // Progress returns the writer's position and the sum of the readers'
@@ -461,30 +461,31 @@ func (f *FIFO) lenError(side, call string, n int) error {
 		f.name, side, call, f.tokenSize, n, ErrInvalid)
 }
 
-// waiter is the waiting state of one side, on its own cache line: one word
-// that the other side loads after every publish. need is 0 while the side
-// is not waiting; while it waits, need holds the other side's position that
-// makes it ready, with noSignal set during the spinning phase (the other
-// side then does not signal: the spinner sees the new position itself).
-// Once parked, need is the bare position and a publish that reaches it
-// sends a token on wake.
+// waiter is the parking state of one side, on its own cache line: one word
+// that the other side loads after every publish. need is 0 unless the side
+// is parked; while it is, need holds the other side's position that makes
+// it ready, and a publish that reaches it sends a token on wake. A
+// spinning side writes nothing here (see waitStat), so the other side's
+// loads find the line unchanged.
 type waiter struct {
 	need atomic.Uint64
 	wake chan struct{}
 }
 
-// noSignal marks a waiter's need while it spins rather than parks.
-const noSignal = 1 << 63
-
 // wants reports whether a side that has just moved to pos must signal ws.
 func (ws *waiter) wants(pos uint64) bool {
 	n := ws.need.Load()
-	return n != 0 && n&noSignal == 0 && pos >= n
+	return n != 0 && pos >= n
 }
 
-// waiting reports whether the side is blocked in Acquire (spinning or
-// parked).
-func (ws *waiter) waiting() bool { return ws.need.Load() != 0 }
+// waitStat is a side's own record of its waits, on its private cache
+// line: whether it is spinning in Acquire now, and the time it has spent
+// blocked. Only the side's goroutine writes it; statistics and the
+// watchdog read it.
+type waitStat struct {
+	spinning atomic.Bool
+	ns       atomic.Int64
+}
 
 func (ws *waiter) signal() {
 	select {
@@ -501,9 +502,8 @@ const spinCheck = 64
 
 // block waits until ready returns true, by the FIFO's strategy. need is the
 // other side's position that makes ready true (for the wakeup filter; at
-// least 1). blockedNs is the caller's statistic, written only by the
-// caller's goroutine.
-func (f *FIFO) block(ctx context.Context, ws *waiter, blockedNs *atomic.Int64,
+// least 1). st is the caller's record of its waits.
+func (f *FIFO) block(ctx context.Context, ws *waiter, st *waitStat,
 	need uint64, who string, n int, ready func() bool) error {
 	if ready() {
 		return nil
@@ -512,10 +512,9 @@ func (f *FIFO) block(ctx context.Context, ws *waiter, blockedNs *atomic.Int64,
 	if !f.untimed || f.wait == SpinPark {
 		start = nanotime()
 	}
-	err := f.blockSlow(ctx, ws, start, need, ready)
-	ws.need.Store(0)
+	err := f.blockSlow(ctx, ws, st, start, need, ready)
 	if !f.untimed {
-		blockedNs.Store(blockedNs.Load() + nanotime() - start)
+		st.ns.Store(st.ns.Load() + nanotime() - start)
 	}
 	if err != nil {
 		return fmt.Errorf("fifo %s: %s waiting for %d tokens: %w", f.name, who, n, err)
@@ -523,30 +522,13 @@ func (f *FIFO) block(ctx context.Context, ws *waiter, blockedNs *atomic.Int64,
 	return nil
 }
 
-func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start int64, need uint64, ready func() bool) error {
-	done := ctx.Done()
+func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start int64, need uint64, ready func() bool) error {
 	if f.wait != Park {
-		ws.need.Store(need | noSignal)
-	spin:
-		for i := 1; ; i++ {
-			if ready() {
-				return nil
-			}
-			if i%spinCheck == 0 {
-				select {
-				case <-done:
-					return ctx.Err()
-				default:
-				}
-				if f.wait == SpinPark && nanotime()-start >= int64(f.spinTime) {
-					break spin
-				}
-				if i%(16*spinCheck) == 0 {
-					osYield()
-				} else {
-					runtime.Gosched()
-				}
-			}
+		st.spinning.Store(true)
+		ok, err := f.spin(ctx, start, ready)
+		st.spinning.Store(false)
+		if ok || err != nil {
+			return err
 		}
 	}
 	// One yield before parking: the other side, readied by this side's
@@ -557,6 +539,41 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, start int64, need uint
 		return nil
 	}
 	ws.need.Store(need)
+	err := park(ctx, ws, ready)
+	ws.need.Store(0)
+	return err
+}
+
+// spin polls ready: until it is true (true), the context ends (its error),
+// or, for SpinPark, SpinTime has passed since start (false).
+func (f *FIFO) spin(ctx context.Context, start int64, ready func() bool) (bool, error) {
+	done := ctx.Done()
+	for i := 1; ; i++ {
+		if ready() {
+			return true, nil
+		}
+		if i%spinCheck == 0 {
+			select {
+			case <-done:
+				return false, ctx.Err()
+			default:
+			}
+			if f.wait == SpinPark && nanotime()-start >= int64(f.spinTime) {
+				return false, nil
+			}
+			if i%(16*spinCheck) == 0 {
+				osYield()
+			} else {
+				runtime.Gosched()
+			}
+		}
+	}
+}
+
+// park blocks on ws.wake until ready is true or the context ends; the
+// caller has published what it needs in ws.need.
+func park(ctx context.Context, ws *waiter, ready func() bool) error {
+	done := ctx.Done()
 	for {
 		if ready() {
 			return nil

@@ -18,16 +18,16 @@ type Reader struct {
 	waiter   // parking state, read by the writer on Commit and Close
 	_        pad
 	// Private to the reading goroutine (the atomics are read by statistics).
-	f         *FIFO
-	idx       int
-	rpos      uint64 // == pos, without the atomic load
-	wSeen     uint64 // writer's position, as last seen
-	off       int    // byte offset of rpos in the ring
-	acquired  int    // tokens handed out and not released
-	closed    bool   // Close was called
-	blockedNs atomic.Int64
-	copied    atomic.Int64
-	_         pad
+	f        *FIFO
+	idx      int
+	rpos     uint64   // == pos, without the atomic load
+	wSeen    uint64   // writer's position, as last seen
+	off      int      // byte offset of rpos in the ring
+	acquired int      // tokens handed out and not released
+	closed   bool     // Close was called
+	stat     waitStat // its waits: spinning now, time blocked
+	copied   atomic.Int64
+	_        pad
 }
 
 func (r *Reader) avail() int { return int(r.wSeen - r.rpos) }
@@ -65,7 +65,7 @@ func (r *Reader) waitData(ctx context.Context, n int) error {
 		return fmt.Errorf("fifo %s: Reader(%d).Acquire after Close: %w", f.name, r.idx, ErrDetached)
 	}
 	closed := false
-	err := f.block(ctx, &r.waiter, &r.blockedNs, r.rpos+uint64(n), "reader", n, func() bool {
+	err := f.block(ctx, &r.waiter, &r.stat, r.rpos+uint64(n), "reader", n, func() bool {
 		// Closed first, then the position: a close seen means every
 		// commit is seen.
 		closed = f.writer.closed.Load()
@@ -225,8 +225,8 @@ func (r *Reader) Position() uint64 { return r.pos.Load() }
 
 // Blocked reports whether the reader is waiting in Acquire right now (safe
 // from any goroutine).
-func (r *Reader) Blocked() bool { return r.waiting() }
+func (r *Reader) Blocked() bool { return r.need.Load() != 0 || r.stat.spinning.Load() }
 
 // BlockedTime returns the total time the reader has spent waiting for
 // tokens (safe from any goroutine).
-func (r *Reader) BlockedTime() time.Duration { return time.Duration(r.blockedNs.Load()) }
+func (r *Reader) BlockedTime() time.Duration { return time.Duration(r.stat.ns.Load()) }

@@ -21,16 +21,16 @@ type Writer struct {
 	waiter // parking state, read by the readers on Release
 	_      pad
 	// Private to the writing goroutine (the atomics are read by statistics).
-	f         *FIFO
-	wpos      uint64 // == pos, without the atomic load
-	minSeen   uint64 // slowest reader's position, as last seen
-	peakSeen  uint64 // f.peak, without the atomic load
-	off       int    // byte offset of wpos in the ring
-	acquired  int    // tokens of room handed out and not committed
-	isClosed  bool
-	blockedNs atomic.Int64
-	copied    atomic.Int64
-	_         pad
+	f        *FIFO
+	wpos     uint64 // == pos, without the atomic load
+	minSeen  uint64 // slowest reader's position, as last seen
+	peakSeen uint64 // f.peak, without the atomic load
+	off      int    // byte offset of wpos in the ring
+	acquired int    // tokens of room handed out and not committed
+	isClosed bool
+	stat     waitStat // its waits: spinning now, time blocked
+	copied   atomic.Int64
+	_        pad
 }
 
 // room returns the room by the cached view of the readers.
@@ -76,7 +76,7 @@ func (w *Writer) waitRoom(ctx context.Context, n int) error {
 	f := w.f
 	// Room for n means the slowest reader at or past wpos+n-capacity.
 	need := w.wpos + uint64(n) - uint64(f.capacity)
-	return f.block(ctx, &w.waiter, &w.blockedNs, need, "writer", n, func() bool {
+	return f.block(ctx, &w.waiter, &w.stat, need, "writer", n, func() bool {
 		w.refresh()
 		return w.room() >= n
 	})
@@ -238,8 +238,8 @@ func (w *Writer) Position() uint64 { return w.pos.Load() }
 
 // Blocked reports whether the writer is waiting in Acquire right now (safe
 // from any goroutine).
-func (w *Writer) Blocked() bool { return w.waiting() }
+func (w *Writer) Blocked() bool { return w.need.Load() != 0 || w.stat.spinning.Load() }
 
 // BlockedTime returns the total time the writer has spent waiting for room
 // (safe from any goroutine).
-func (w *Writer) BlockedTime() time.Duration { return time.Duration(w.blockedNs.Load()) }
+func (w *Writer) BlockedTime() time.Duration { return time.Duration(w.stat.ns.Load()) }
