@@ -364,3 +364,21 @@ type Batcher interface {
 	LaunchQuiet(k Kernel, r Range, wait ...Event) error
 	EndBatch() (Event, error)
 }
+
+// LaneBatcher is a Batcher whose batches may spread their launches over
+// lanes: streams of the device that run concurrently (device/cuda). Every
+// lane starts after everything enqueued before the batch, launches of one
+// lane run in order, and the batch's event completes after every lane's
+// last launch. Launches of different lanes are ordered only by After, so
+// a caller gives a launch the earlier launches of other lanes whose
+// memory it reads or overwrites.
+type LaneBatcher interface {
+	Batcher
+	// Lanes is the number of lanes a batch may use (at least 1).
+	Lanes() int
+	// Lane puts the batch's next launch on lane l, 0 ≤ l < Lanes().
+	Lane(l int)
+	// After makes the batch's next launch wait for its earlier launch
+	// number i (counted from 0 at BeginBatch), on whatever lane that ran.
+	After(i int)
+}

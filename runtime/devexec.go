@@ -105,11 +105,14 @@ type devUnit struct {
 	inRound  int   // invocations of the unit in that round
 	perRound int   // the most it may have in one round (devRunner.perRound)
 	lane     int   // its stream in a round (laneUnits)
-	iters    int
-	pairs    [][2]int           // (output index, input index)
-	sbuf     [][2]device.Buffer // per pair: two buffers of G·rate tokens
-	host     [][]byte           // copy-host: per pair, a host buffer
-	scratch  device.Buffer      // for ports that move nothing
+	// its last invocation in the open round: the batch's launch number
+	// and the lane (spreading orders a stateful unit's invocations)
+	lastLaunch, lastLane int
+	iters                int
+	pairs                [][2]int           // (output index, input index)
+	sbuf                 [][2]device.Buffer // per pair: two buffers of G·rate tokens
+	host                 [][]byte           // copy-host: per pair, a host buffer
+	scratch              device.Buffer      // for ports that move nothing
 }
 
 // invocation is G or fewer firings of one kernel actor in flight.
@@ -156,13 +159,17 @@ type devRunner struct {
 	// round recurs — and all of them complete with the batch's event.
 	bat      device.Batcher
 	replay   bool
-	round    []*invocation          // invocations of the open round
-	reads    []devRead              // their host outputs' reads, issued after the batch
-	laner    interface{ Lane(int) } // puts a round's next launch on a stream (lane)
-	lanes    bool                   // the device's kernel actors form several lanes
-	lastDone device.Event           // the latest event seen complete
-	roundNo  int64                  // rounds begun
-	passes   int                    // passes over the units in a round: the largest perRound
+	round    []*invocation      // invocations of the open round
+	reads    []devRead          // their host outputs' reads, issued after the batch
+	lb       device.LaneBatcher // puts a round's next launch on a stream (lane)
+	lanes    bool               // the device's kernel actors form several lanes
+	spread   bool               // a round's passes go to successive lanes (devexec_spread.go)
+	nLanes   int                // lanes the passes are spread over
+	pass     int                // the pass of the round being enqueued
+	launches int                // launches in the open round's batch
+	lastDone device.Event       // the latest event seen complete
+	roundNo  int64              // rounds begun
+	passes   int                // passes over the units in a round: the largest perRound
 }
 
 // sharedEvent is one event shared by the invocations of a round: released

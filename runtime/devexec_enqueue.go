@@ -30,19 +30,28 @@ func (d *devRunner) enqueue(u *unit) (bool, error) {
 		return false, nil
 	}
 	op := &d.op
-	*op = enqOp{d: d, u: u, du: du, k: k, slot: du.seq % int64(d.depth), ws: du.ws, nin: len(du.ins), reads: op.reads[:0]}
+	*op = enqOp{d: d, u: u, du: du, k: k, slot: du.seq % int64(d.depth), ws: du.ws, nin: len(du.ins), reads: op.reads[:0],
+		rin: op.rin[:0], rout: op.rout[:0]}
 	defer op.release()
 	if err := op.bindInputs(); err != nil {
 		return false, err
 	}
 	op.bindOutputs()
 	// In a round, kernel actors of different lanes (no device ring joins
-	// them) go to different streams and may run concurrently (CUDA).
-	if d.bat != nil && d.lanes {
-		d.laner.Lane(du.lane)
+	// them) go to different streams and may run concurrently (CUDA); so do
+	// a round's passes when spread, after what they depend on.
+	op.lane = -1
+	if d.bat != nil && (d.lanes || d.spread) {
+		op.lane = d.laneOf(du)
+		if d.spread {
+			d.spreadDeps(op, op.lane)
+		}
 	}
 	if err := op.launch(); err != nil {
 		return false, err
+	}
+	if d.spread {
+		d.logSpread(op, d.launches-1, op.lane)
 	}
 	if err := op.readOutputs(); err != nil {
 		return false, err
@@ -65,6 +74,9 @@ type enqOp struct {
 	nin   int
 	last  device.Event
 	reads []device.Event
+	// device-ring windows, for spreading a round (devexec_spread.go)
+	rin, rout []ringWin
+	lane      int // the round's lane of every launch (-1: none)
 }
 
 // fail makes the error of one step of the invocation.
@@ -106,6 +118,7 @@ func (op *enqOp) bindInputs() error {
 		case p.ring != nil:
 			g := p.ring
 			ws[i] = device.Window{Buf: g.buf, Off: g.rpos[p.reader] % g.cap}
+			op.rin = append(op.rin, ringWin{g: g, s: g.rpos[p.reader], e: g.rpos[p.reader] + n})
 			g.rpos[p.reader] += n
 		default:
 			off := slot * du.G * p.rate
@@ -155,6 +168,7 @@ func (op *enqOp) bindOutputs() {
 		case p.ring != nil:
 			g := p.ring
 			ws[nin+i] = device.Window{Buf: g.buf, Off: g.wpos % g.cap}
+			op.rout = append(op.rout, ringWin{g: g, s: g.wpos, e: g.wpos + n})
 			g.wpos += n
 			if f := g.wpos - min(g.wpos, minReader(g)); f > g.peak {
 				g.peak = f
@@ -205,6 +219,10 @@ func (op *enqOp) launch() error {
 			return op.fail("binding", err)
 		}
 		if d.bat != nil {
+			if op.lane >= 0 { // every launch of the invocation: Lane holds for one
+				d.lb.Lane(op.lane)
+			}
+			d.launches++
 			err := d.bat.LaunchQuiet(fire, rng, d.deps...)
 			for _, e := range d.deps {
 				e.Release()

@@ -90,8 +90,12 @@ func (d *devRunner) enqueueRounds() (progressed, ok bool) {
 	}
 	r := d.r
 	for {
+		if !d.roundReady() {
+			return progressed, true
+		}
 		d.bat.BeginBatch(d.replay)
 		d.roundNo++
+		d.launches = 0
 		any := false
 		// Each pass gives every unit one more invocation, up to
 		// perRound per unit: later passes take what the earlier
@@ -100,6 +104,7 @@ func (d *devRunner) enqueueRounds() (progressed, ok bool) {
 		// allow, so one launch (one CUDA Graph) covers several
 		// invocations of a chain rather than a round of one each.
 		for pass := 0; pass <= d.passes; pass++ {
+			d.pass = pass
 			moved := false
 			for _, u := range d.units {
 				du := u.du

@@ -26,6 +26,7 @@ type devRing struct {
 	peak   int64
 	prod   *unit
 	chans  []*chanRec
+	log    roundLog // its windows in the open round (spreading)
 }
 
 func (g *devRing) avail(i int) int64 { return g.wpos - g.rpos[i] }
@@ -131,9 +132,15 @@ func (r *run) newRing(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Act
 	for _, c := range cs {
 		l = lcm64(l, int64(c.To.Rate.Sum()))
 	}
-	need := int64(cs[0].Initial) + 2*u.du.G*int64(op.sum)
+	// room for two invocations, or for a round spread over lanes (one
+	// more than its passes, so that its writes need not wait for its reads)
+	m := int64(2)
+	if _, ok := u.drv.q.(device.LaneBatcher); ok && !devNoSpread && u.r.opts.DeviceLanes != 1 {
+		m = max(m, int64(u.drv.depth/2+1))
+	}
+	need := int64(cs[0].Initial) + m*u.du.G*int64(op.sum)
 	for _, c := range cs {
-		need = max(need, int64(cs[0].Initial)+2*by[c.To.Actor].du.G*int64(c.To.Rate.Sum()))
+		need = max(need, int64(cs[0].Initial)+m*by[c.To.Actor].du.G*int64(c.To.Rate.Sum()))
 	}
 	n := int64(capTok)
 	if cs[0].Capacity <= 0 {

@@ -10,28 +10,38 @@ import (
 // comparison of lanes).
 var devNoFork bool
 
-// devLanes is the number of lanes the runtime deals independent kernel
-// actors to (the CUDA queue has cuda.MaxLanes = 4).
+// devLanes is the most lanes the runtime deals independent kernel actors
+// to (spreading may use all the batcher's lanes).
 const devLanes = 4
 
 // devRoundPer, when > 0, fixes the invocations per unit in a round
 // (benchmarks' A/B comparison); 0 lets perRound choose.
 var devRoundPer int
 
-// perRound is the most invocations of kernel actor u in one round: half
-// the invocations a unit may have in flight (at least one), so that at
-// least two rounds are in flight, one running while the host enqueues the
-// next, and a round's fixed costs (a CUDA Graph launch, its event and its
-// queries, ~10 µs on an H100; an OpenCL marker and its queries) are shared
-// by that many invocations. On a device without graph replay (OpenCL,
-// NoGraphs) an actor fed by a host FIFO takes one per round: the round's
-// one event would hold the earlier invocations' input windows until the
-// last completes, and the Go producer waits for that room (NVIDIA OpenCL
-// host → device: 0.88–0.91 of the pinned write with one per round,
-// 0.73–0.78 with two; with graphs the CUDA channel lost nothing).
+// perRound is the most invocations of kernel actor u in one round:
+// Options.DeviceRound when set, else a fraction of the invocations a unit
+// may have in flight (at least one), so that several rounds are in flight
+// — half when the device's actors work on device memory (one round runs
+// while the host enqueues the next), a quarter when they copy to and from
+// host FIFOs (copies in, kernels and copies out of three rounds overlap
+// while the host works on a fourth's slots: the image pipeline at depth 16
+// ran at 0.33–0.37 M frames/s with four per round, 0.30 M with eight) —
+// and a round's fixed costs (a CUDA Graph
+// launch, its event and its queries, ~10 µs on an H100; an OpenCL marker
+// and its queries) are shared by that many invocations. On a device
+// without graph replay (OpenCL, NoGraphs) an actor fed by a host FIFO
+// takes one per round: the round's one event would hold the earlier
+// invocations' input windows until the last completes, and the Go
+// producer waits for that room (NVIDIA OpenCL host → device: 0.88–0.91 of
+// the pinned write with one per round, 0.73–0.78 with two; with graphs the
+// CUDA channel lost nothing).
 func (d *devRunner) perRound(u *unit) int {
 	if devRoundPer > 0 {
 		return devRoundPer
+	}
+	if d.r != nil && d.r.opts.DeviceRound > 0 {
+		n := d.r.opts.DeviceRound
+		return min(n, d.depth)
 	}
 	if _, graphs := d.q.(interface{ Graphs() int }); !graphs || !d.replay {
 		for i := range u.du.ins {
@@ -40,7 +50,27 @@ func (d *devRunner) perRound(u *unit) int {
 			}
 		}
 	}
+	if d.hostCopies() {
+		return max(1, d.depth/4)
+	}
 	return max(1, d.depth/2)
+}
+
+// hostCopies reports whether some kernel actor of the device copies to or
+// from a host FIFO through staging slots (not mapped memory): a round then
+// goes through three stages of its own (copies in, kernels, copies out),
+// and the host's actors need a turn before the slots are free again.
+func (d *devRunner) hostCopies() bool {
+	for _, u := range d.units {
+		for _, ps := range [][]devPort{u.du.ins, u.du.outs} {
+			for i := range ps {
+				if p := &ps[i]; p.ring == nil && p.peer == nil && p.rate > 0 && p.stage != nil && !p.mapped {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // devRead is a host output's read of a round's invocation, issued on the
@@ -72,13 +102,14 @@ func (d *devRunner) setupRounds() {
 	}
 	d.bat, d.replay = b, !d.r.opts.NoGraphs
 	if !devNoFork {
-		d.laner, _ = b.(interface{ Lane(int) })
+		d.lb, _ = b.(device.LaneBatcher)
 	}
 	d.laneUnits()
 	for _, u := range d.units {
 		u.du.perRound = d.perRound(u)
 		d.passes = max(d.passes, u.du.perRound)
 	}
+	d.setupSpread()
 	indeg := map[*unit]int{}
 	next := map[*unit][]*unit{}
 	on := map[*unit]bool{}
@@ -124,9 +155,10 @@ func (d *devRunner) setupRounds() {
 // stay in order on one stream; independent groups go round-robin to
 // devLanes lanes and run concurrently in a round. One group: no lanes.
 func (d *devRunner) laneUnits() {
-	if d.laner == nil {
+	if d.lb == nil {
 		return
 	}
+	n := min(devLanes, d.lb.Lanes())
 	root := map[*unit]*unit{}
 	var find func(u *unit) *unit
 	find = func(u *unit) *unit {
@@ -150,7 +182,7 @@ func (d *devRunner) laneUnits() {
 	for _, u := range d.units {
 		r := find(u)
 		if _, ok := lane[r]; !ok {
-			lane[r] = len(lane) % devLanes
+			lane[r] = len(lane) % n
 		}
 		u.du.lane = lane[r]
 	}

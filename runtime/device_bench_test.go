@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -403,6 +404,91 @@ func benchHostChannel(b *testing.B, id string, d device.Device, q device.Queue) 
 	b.ReportMetric(r.Seconds()/down.Seconds(), "to-host/pinned")
 }
 
+// Host → device → host in one run (Go source → copy kernel → Go sink): both
+// directions at once, as an image pipeline moves its frames, against raw
+// pinned writes and reads of the same chunks on two queues at once (the
+// GPU's copy engines run the two directions concurrently) and one after
+// the other. to-device-and-back/concurrent-raw near 1 means the channels
+// overlap their two directions as a hand-written program does.
+func BenchmarkHostRoundTrip(b *testing.B) {
+	benchBackends(b, benchHostRoundTrip)
+}
+
+func benchHostRoundTrip(b *testing.B, id string, d device.Device, q device.Queue) {
+	sh := shapeOf(d)
+	chunk, total := sh.chunk(), sh.total
+	hin, err := d.AllocHost(4 * chunk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer hin.Release()
+	hout, err := d.AllocHost(4 * chunk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer hout.Release()
+	buf, err := d.Alloc(8*chunk, device.ReadWrite)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer buf.Release()
+	q2, err := d.NewQueue()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q2.Release()
+	capTok := 4 * sh.G * sh.rate
+	run := func(fires int64) time.Duration {
+		g := graph.New("round-trip")
+		goActor(g, "src", 0, sh.rate)
+		kernelActorI(g, "cp", copyCL, []string{"x"}, []string{"y"}, sh.rate, sh.rate, sh.I)
+		goActor(g, "sink", sh.rate, 0)
+		g.JoinNames("src.y", "cp.x", graph.Capacity(capTok))
+		g.JoinNames("cp.y", "sink.x", graph.Capacity(capTok))
+		return runFor(b, g, Options{Iterations: fires, DeviceDepth: envInt("BENCH_DEPTH", 0),
+			Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"cp": kernelAt(id, sh.G, sh.I)}}})
+	}
+	run(4 * int64(sh.G))
+	n := int(total / chunk)
+	var rt, both, serial time.Duration
+	for b.Loop() {
+		rt = run(sh.fires())
+		if err := errors.Join(q.Finish(), q2.Finish()); err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		for i := int64(0); i < int64(n); i++ {
+			w, err := q.Write(buf, i%4*chunk, hin.Bytes()[i%4*chunk:(i%4+1)*chunk])
+			if err != nil {
+				b.Fatal(err)
+			}
+			w.Release()
+			r, err := q2.Read(hout.Bytes()[i%4*chunk:(i%4+1)*chunk], buf, (4+i%4)*chunk)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.Release()
+		}
+		if err := errors.Join(q.Finish(), q2.Finish()); err != nil {
+			b.Fatal(err)
+		}
+		both = time.Since(t0)
+		i := int64(0)
+		serial = rawLoop(b, q, n, func() (device.Event, error) {
+			i++
+			return q.Write(buf, i%4*chunk, hin.Bytes()[i%4*chunk:(i%4+1)*chunk])
+		}) + rawLoop(b, q, n, func() (device.Event, error) {
+			i++
+			return q.Read(hout.Bytes()[i%4*chunk:(i%4+1)*chunk], buf, i%4*chunk)
+		})
+	}
+	b.SetBytes(2 * total)
+	b.ReportMetric(gbps(total, rt), "round-trip-GB/s")
+	b.ReportMetric(gbps(total, both), "concurrent-raw-GB/s")
+	b.ReportMetric(gbps(total, serial), "serial-raw-GB/s")
+	b.ReportMetric(both.Seconds()/rt.Seconds(), "round-trip/concurrent-raw")
+}
+
 // Enqueue-ahead vs the callback baseline on a chain of small kernels
 // (256 tokens, one firing per invocation, rings of 2 invocations).
 func BenchmarkEnqueueAheadVsCallback(b *testing.B) {
@@ -666,6 +752,7 @@ func init() {
 	devNoFork = os.Getenv("BENCH_NOFORK") != ""
 	devNoMapped = os.Getenv("BENCH_NOMAPPED") != ""
 	devRoundPer = envInt("BENCH_ROUNDPER", 0)
+	devNoSpread = os.Getenv("BENCH_NOSPREAD") != ""
 }
 
 // envInt reads a benchmark knob (BENCH_RINGX, BENCH_SINKX: the on-device

@@ -1,14 +1,16 @@
 package runtime
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/graph"
 )
 
-type fakeLaner struct{}
+type fakeLaner struct{ device.LaneBatcher }
 
-func (fakeLaner) Lane(int) {}
+func (fakeLaner) Lanes() int { return 8 }
 
 // Kernel actors joined by device rings share a lane; independent groups
 // get lanes of their own, round-robin; one group uses no lanes.
@@ -23,7 +25,7 @@ func TestLaneUnits(t *testing.T) {
 	ring(e, f)
 	// h reads a ring whose producer is on another device: no join
 	h.du.ins = append(h.du.ins, devPort{ring: &devRing{prod: mk("elsewhere")}})
-	dr := &devRunner{units: []*unit{a, b, c, d, e, f, g, h}, laner: fakeLaner{}}
+	dr := &devRunner{units: []*unit{a, b, c, d, e, f, g, h}, lb: fakeLaner{}}
 	dr.laneUnits()
 	if !dr.lanes {
 		t.Fatal("five groups: lanes off")
@@ -38,7 +40,7 @@ func TestLaneUnits(t *testing.T) {
 			t.Errorf("%s on lane %d, want %d", u.name, lane(u), want)
 		}
 	}
-	one := &devRunner{units: []*unit{mk("x"), mk("y")}, laner: fakeLaner{}}
+	one := &devRunner{units: []*unit{mk("x"), mk("y")}, lb: fakeLaner{}}
 	ring(one.units[0], one.units[1])
 	one.laneUnits()
 	if one.lanes {
@@ -83,4 +85,50 @@ func TestPerRound(t *testing.T) {
 	if got := (&devRunner{q: graphQueue{}, replay: true, depth: 1}).perRound(source); got != 1 {
 		t.Errorf("depth 1: %d per round, want 1", got)
 	}
+}
+
+// recLaner records the After calls of a spread round.
+type recLaner struct {
+	fakeLaner
+	after []int
+}
+
+func (r *recLaner) After(i int) { r.after = append(r.after, i) }
+
+// A spread round orders a launch after the launches of other lanes whose
+// ring windows it reads (RAW) or overwrites (WAR), and a stateful unit
+// after its own previous invocation; a new round starts with none.
+func TestSpreadDeps(t *testing.T) {
+	rec := &recLaner{}
+	d := &devRunner{lb: rec, spread: true, nLanes: 2, roundNo: 1}
+	g := &devRing{cap: 10}
+	u := &unit{a: &graph.Actor{Name: "k"}, du: &devUnit{iters: 1}}
+	op := &enqOp{u: u, du: u.du}
+	step := func(lane, launch int, rin, rout []ringWin) []int {
+		rec.after = nil
+		op.rin, op.rout = rin, rout
+		d.spreadDeps(op, lane)
+		d.logSpread(op, launch, lane)
+		return rec.after
+	}
+	eq := func(what string, got []int, want ...int) {
+		t.Helper()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: After %v, want %v", what, got, want)
+		}
+	}
+	eq("first write", step(0, 0, nil, []ringWin{{g, 0, 4}}))
+	eq("read of lane 0's write from lane 1", step(1, 1, []ringWin{{g, 2, 6}}, nil), 0)
+	eq("read on the writer's lane", step(0, 2, []ringWin{{g, 0, 2}}, nil))
+	eq("disjoint read", step(1, 3, []ringWin{{g, 6, 8}}, nil))
+	// positions 10–12 reuse slots 0–2, read by launch 2 (lane 0) and 1 (lane 1)
+	eq("overwrite from lane 1", step(1, 4, nil, []ringWin{{g, 10, 13}}), 2)
+	eq("overwrite from lane 0", step(0, 5, nil, []ringWin{{g, 12, 14}}), 1)
+	u.a.Stateful = true
+	u.du.round, u.du.inRound = 1, 1
+	eq("stateful unit on another lane", step(1, 6, nil, nil), 5)
+	eq("stateful unit on its lane", step(1, 7, nil, nil))
+	d.roundNo, u.du.inRound = 2, 0
+	u.du.round = 2
+	eq("new round", step(1, 0, []ringWin{{g, 2, 6}}, []ringWin{{g, 10, 13}}))
 }

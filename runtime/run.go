@@ -63,6 +63,18 @@ type Options struct {
 	// invocation's tokens of one port) of the device's kernel actors: 16
 	// up to 64 KiB, 8 up to 1 MiB, else 4.
 	DeviceDepth int
+	// DeviceLanes is the most lanes (CUDA streams) a device's round of
+	// invocations is spread over, so that a chain's successive invocations
+	// run concurrently (docs/runtime.md, "Lanes"); 0 lets the device's
+	// lanes and the round's invocations per actor decide, 1 keeps each
+	// chain on one stream.
+	DeviceLanes int
+	// DeviceRound is the most invocations of one kernel actor in a round
+	// (one CUDA Graph); 0 lets the runtime choose (docs/runtime.md,
+	// "Rounds"): a quarter of DeviceDepth when the device's kernel actors
+	// copy to or from host FIFOs, so that four rounds are in flight (copies
+	// in, kernels, copies out and the host's turn), else half.
+	DeviceRound int
 	// SwapMode says how iterated kernel actors pass their swap pairs
 	// between iterations: Swap (the default), CopyDevice or CopyHost.
 	SwapMode SwapMode

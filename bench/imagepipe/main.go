@@ -52,6 +52,9 @@ type Config struct {
 	G            int    `json:"work_groups,omitempty"`   // overrides the mapping's work-groups
 	I            int    `json:"work_items,omitempty"`    // overrides the mapping's work-items
 	Depth        int    `json:"depth,omitempty"`         // runtime.Options.DeviceDepth
+	Lanes        int    `json:"lanes,omitempty"`         // runtime.Options.DeviceLanes
+	Round        int    `json:"round,omitempty"`         // runtime.Options.DeviceRound
+	Hollow       bool   `json:"hollow,omitempty"`        // src and stats do no per-frame work (the device side's capacity)
 	Ring         int    `json:"ring,omitempty"`          // device ring / FIFO capacity in invocations (0: runtime default)
 	OpenCLDevice string `json:"opencl_device,omitempty"` // overrides the OpenCL mapping's device
 	Replicas     int    `json:"replicas,omitempty"`      // replicas of src and stats (on the CPU: and of the filters)
@@ -81,6 +84,9 @@ func main() {
 		g       = flag.Int("G", 0, "work-groups (frames per kernel invocation); 0: the mapping's")
 		items   = flag.Int("I", 0, "work-items per work-group; 0: the mapping's")
 		depth   = flag.Int("depth", 0, "invocations in flight per kernel actor (runtime.Options.DeviceDepth); 0: the runtime's")
+		lanes   = flag.Int("lanes", 0, "most streams a round of invocations is spread over (runtime.Options.DeviceLanes); 0: the runtime's, 1: one")
+		round   = flag.Int("round", 0, "most invocations per kernel actor in one round (runtime.Options.DeviceRound); 0: the runtime's")
+		hollow  = flag.Bool("hollow", false, "src and stats do no per-frame work (frames are not written or summed): measures the device side alone; checksums differ")
 		ring    = flag.Int("ring", 0, "capacity of every channel in invocations of G frames; 0: the runtime's default")
 		cldev   = flag.String("opencl-device", "auto", "OpenCL device for the opencl backend; auto: the first GPU, else the mapping's")
 		ref     = flag.String("reference", "", "command line of the hand-written reference program to run too (it prints one JSON line)")
@@ -94,7 +100,7 @@ func main() {
 	if *warm < 0 {
 		*warm = *frames / 10
 	}
-	cfg := Config{Frames: *frames, Warm: *warm, G: *g, I: *items, Depth: *depth, Ring: *ring, OpenCLDevice: *cldev, Replicas: *reps, Stats: *stats}
+	cfg := Config{Frames: *frames, Warm: *warm, G: *g, I: *items, Depth: *depth, Lanes: *lanes, Round: *round, Hollow: *hollow, Ring: *ring, OpenCLDevice: *cldev, Replicas: *reps, Stats: *stats}
 	if *child {
 		cfg.Backend = *backend
 		cfg.Trace = *trace
@@ -198,7 +204,8 @@ func runChild(c Config) (*Result, error) {
 		return nil, err
 	}
 	args := []string{"-child", "-backend", c.Backend, "-frames", fmt.Sprint(c.Frames), "-warm", fmt.Sprint(c.Warm),
-		"-G", fmt.Sprint(c.G), "-I", fmt.Sprint(c.I), "-depth", fmt.Sprint(c.Depth), "-ring", fmt.Sprint(c.Ring),
+		"-G", fmt.Sprint(c.G), "-I", fmt.Sprint(c.I), "-depth", fmt.Sprint(c.Depth), "-lanes", fmt.Sprint(c.Lanes), "-round", fmt.Sprint(c.Round),
+		fmt.Sprintf("-hollow=%v", c.Hollow), "-ring", fmt.Sprint(c.Ring),
 		"-opencl-device", c.OpenCLDevice, "-replicas", fmt.Sprint(c.Replicas), fmt.Sprintf("-stats=%v", c.Stats)}
 	cmd := exec.Command(exe, args...)
 	var stderr strings.Builder
@@ -277,8 +284,12 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			return imagepipe.Stats(f)
 		})}}
 	}
+	if c.Hollow {
+		g.Actor("src").Impls = []graph.Impl{{Kind: graph.ImplGo, Func: runtime.FireFunc(func(*runtime.Firing) error { return nil })}}
+		g.Actor("stats").Impls = []graph.Impl{{Kind: graph.ImplGo, Func: runtime.FireFunc(func(*runtime.Firing) error { return nil })}}
+	}
 	res := &Result{Config: c, Device: "cpu"}
-	opts := runtime.Options{Iterations: c.Frames, DeviceDepth: c.Depth}
+	opts := runtime.Options{Iterations: c.Frames, DeviceDepth: c.Depth, DeviceLanes: c.Lanes, DeviceRound: c.Round}
 	if c.Trace != "" {
 		f, err := os.Create(c.Trace)
 		if err != nil {

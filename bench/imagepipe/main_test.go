@@ -133,7 +133,8 @@ func cpuFrames(t *testing.T) *Result {
 
 // The OpenCL and CUDA kernels give exactly the Go filters' frames, for
 // several G (frames per invocation, including ones that do not divide the
-// frame count or the rings) and I.
+// frame count or the rings) and I, and depths whose rounds are spread over
+// 4 and 8 CUDA streams (runtime.Options.DeviceLanes).
 func TestDevicesEqualGo(t *testing.T) {
 	want := cpuFrames(t)
 	for _, backend := range []string{"opencl", "cuda"} {
@@ -145,8 +146,8 @@ func TestDevicesEqualGo(t *testing.T) {
 				}
 				t.Skipf("no %s device: %s", backend, why)
 			}
-			for _, gi := range [][2]int{{1, 64}, {3, 128}, {4, 256}} {
-				r, err := Run(context.Background(), Config{Backend: backend, Frames: testFrames, G: gi[0], I: gi[1], Keep: true, OpenCLDevice: "auto"})
+			for _, gi := range [][3]int{{1, 64, 0}, {3, 128, 0}, {4, 256, 0}, {2, 128, 16}, {5, 64, 8}} {
+				r, err := Run(context.Background(), Config{Backend: backend, Frames: testFrames, G: gi[0], I: gi[1], Depth: gi[2], Keep: true, OpenCLDevice: "auto"})
 				if err != nil {
 					t.Fatalf("G=%d I=%d: %v", gi[0], gi[1], err)
 				}

@@ -33,6 +33,7 @@ type batchLaunch struct {
 	args        []int // offsets of the argument values in batch.key
 	fork        bool  // independent of the batch's earlier launches
 	lane        int   // Lane: 0, or a side stream
+	after       []int // After: earlier launches (indices) it waits for
 }
 
 type batch struct {
@@ -41,14 +42,34 @@ type batch struct {
 	key      []byte
 	ptrs     []uintptr
 	offs     []int
-	fork     bool // the next launch is independent of the earlier ones
-	forks    bool // some launch is
-	lane     int  // the next launch's lane
-	lanes    int  // 1 + the highest lane used
+	fork     bool        // the next launch is independent of the earlier ones
+	forks    bool        // some launch is
+	lane     int         // the next launch's lane
+	lanes    int         // 1 + the highest lane used
+	after    []int       // the next launch's After list
+	deps     []int       // every launch's After list, one after another
+	waited   []bool      // per launch: a later launch waits for it (After)
+	streams  []cu.Stream // per launch: its stream (launchAll)
 }
 
 // MaxLanes is the number of lanes (streams) a batch's launches may use.
-const MaxLanes = 4
+const MaxLanes = 8
+
+var _ device.LaneBatcher = (*Queue)(nil)
+
+// Lanes returns MaxLanes (device.LaneBatcher).
+func (q *Queue) Lanes() int { return MaxLanes }
+
+// After makes the batch's next launch wait for the batch's launch number i
+// (device.LaneBatcher): when the two run on different streams, an event
+// recorded after launch i joins them (an edge of the CUDA Graph when the
+// batch is replayed). Outside a batch, or with i not an earlier launch, it
+// does nothing.
+func (q *Queue) After(i int) {
+	if q.inBatch && i >= 0 && i < len(q.bt.launches) {
+		q.bt.after = append(q.bt.after, i)
+	}
+}
 
 // Lane puts the batch's next launch on lane l (0 ≤ l < MaxLanes): lane 0
 // is the queue's stream, the others side streams. Launches of one lane run
@@ -142,6 +163,7 @@ func (q *Queue) BeginBatch(replay bool) {
 	b.offs = b.offs[:0]
 	b.fork, b.forks = false, false
 	b.lane, b.lanes = 0, 1
+	b.after, b.deps = b.after[:0], b.deps[:0]
 	q.inBatch = true
 }
 
@@ -174,6 +196,16 @@ func (q *Queue) LaunchQuiet(k device.Kernel, r device.Range, wait ...device.Even
 		l := batchLaunch{k: kk, grid: grid, block: block, shared: kk.shared, lane: b.lane}
 		l.fork = b.fork && len(b.launches) > 0 && l.lane == 0
 		b.fork, b.lane = false, 0
+		if len(b.after) > 0 {
+			at := len(b.deps)
+			b.deps = append(b.deps, b.after...)
+			l.after = b.deps[at:len(b.deps):len(b.deps)]
+			b.after = b.after[:0]
+			b.key = append(b.key, 'a', byte(len(l.after)))
+			for _, i := range l.after {
+				b.key = binary.LittleEndian.AppendUint32(b.key, uint32(i))
+			}
+		}
 		b.forks = b.forks || l.fork
 		b.lanes = max(b.lanes, l.lane+1)
 		b.key = binary.LittleEndian.AppendUint64(b.key, uint64(kk.f))
@@ -256,7 +288,11 @@ func (q *Queue) launchAll(b *batch) error {
 		}
 		return nil
 	}
-	for _, l := range b.launches {
+	if err := q.depEvents(b); err != nil {
+		return err
+	}
+	b.streams = b.streams[:0]
+	for i, l := range b.launches {
 		s := q.s
 		if l.lane > 0 {
 			s = q.lanes[l.lane-1]
@@ -277,6 +313,15 @@ func (q *Queue) launchAll(b *batch) error {
 		} else if err := join(); err != nil {
 			return err
 		}
+		b.streams = append(b.streams, s)
+		for _, j := range l.after {
+			if b.streams[j] == s {
+				continue // in order on one stream already
+			}
+			if err := s.WaitEvent(q.evDep[j]); err != nil {
+				return q.fail("lane wait", err)
+			}
+		}
 		b.ptrs = b.ptrs[:0]
 		for _, o := range l.args {
 			b.ptrs = append(b.ptrs, uintptr(unsafe.Pointer(&b.key[o])))
@@ -291,12 +336,41 @@ func (q *Queue) launchAll(b *batch) error {
 		if q.capturing != nil {
 			q.capturing.n++
 		}
+		if b.waited[i] {
+			if err := q.evDep[i].Record(s); err != nil {
+				return q.fail("lane event", err)
+			}
+		}
 	}
 	runtime.KeepAlive(b.key)
 	if err := join(); err != nil {
 		return err
 	}
 	return joinLanes()
+}
+
+// depEvents marks the launches that later ones wait for (After) and makes
+// an event for each, once per launch index; the context is current.
+func (q *Queue) depEvents(b *batch) error {
+	b.waited = b.waited[:0]
+	for range b.launches {
+		b.waited = append(b.waited, false)
+	}
+	for _, l := range b.launches {
+		for _, j := range l.after {
+			b.waited[j] = true
+		}
+	}
+	for i, w := range b.waited {
+		for w && len(q.evDep) <= i {
+			e, err := q.dev.ctx.EventCreate(cu.EventDisableTiming)
+			if err != nil {
+				return q.fail("lane event", err)
+			}
+			q.evDep = append(q.evDep, e)
+		}
+	}
+	return nil
 }
 
 // EndBatch enqueues the batch's launches (as one CUDA Graph when the batch

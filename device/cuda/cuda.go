@@ -846,6 +846,8 @@ type Queue struct {
 	// Lane's side streams (lanes 1…) and their join events, made on first use
 	lanes  []cu.Stream
 	evLane []cu.Event
+	// After's events, one per launch index waited for, made on first use
+	evDep []cu.Event
 	// GraphHits counts batches replayed as a cached CUDA Graph.
 	GraphHits int
 }
@@ -1247,6 +1249,10 @@ func (q *Queue) Release() error {
 	for i := range q.lanes {
 		err = errors.Join(err, q.dev.ctx.EventDestroy(q.evLane[i]), q.dev.ctx.StreamDestroy(q.lanes[i]))
 	}
+	for _, e := range q.evDep {
+		err = errors.Join(err, q.dev.ctx.EventDestroy(e))
+	}
+	q.evDep = nil
 	return errors.Join(err, q.dev.ctx.StreamDestroy(q.s))
 }
 
