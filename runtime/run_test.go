@@ -730,3 +730,29 @@ func TestProgressLiveStatistics(t *testing.T) {
 		t.Fatalf("slow: busy %v in the last snapshot (%d firings), expected > 0", slow.Busy, slow.Firings)
 	}
 }
+
+// Rounds of a team of empty firings follow each other as fast as the
+// workers claim them, with sizes that vary (a capacity that is no multiple
+// of the team): no worker may claim a firing past its round's end, whose
+// windows stop there.
+func TestReplicasRoundsBackToBack(t *testing.T) {
+	const n = 200_000
+	for _, reps := range []int{3, 8} {
+		g := graph.New("team")
+		src := addSource(g, "src", 5, n)
+		a := g.AddActor("work", graph.WithFunc(FireFunc(func(f *Firing) error {
+			copy(Output[int64](f, 0), Input[int64](f, 0))
+			return nil
+		})))
+		ai := graph.AddInput[int64](a, "in", graph.SDF(1))
+		ao := graph.AddOutput[int64](a, "out", graph.SDF(1))
+		si, col := addSink(g, "sink", graph.SDF(7))
+		graph.Connect(g, src, ai, graph.Capacity(1000))
+		graph.Connect(g, ao, si, graph.Capacity(997))
+		m := &graph.Mapping{Actors: map[string]*graph.Placement{"work": {Device: "cpu", Replicas: reps}}}
+		if _, err := Run(context.Background(), g, Options{Mapping: m, Workers: 8}); err != nil {
+			t.Fatal(err)
+		}
+		checkSeq(t, col.values(), n-n%7, func(i int64) int64 { return i })
+	}
+}

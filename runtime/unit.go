@@ -521,6 +521,12 @@ func (u *unit) teamRound(c *execCtx, k int64) bool {
 // startRound opens a round of k firings at the unit's next firing, queues
 // helper tasks that join it, and returns the round's number.
 func (u *unit) startRound(k, helpers int64) uint64 {
+	// Close the last round's claims first: a helper that loaded its final
+	// claim word and then this round's k would otherwise claim a firing
+	// past the last round's end (its CompareAndSwap on the unchanged word
+	// would succeed) and fire it on windows too short.
+	const mask = 1<<claimBits - 1
+	u.claim.Store(u.roundID<<claimBits | mask)
 	u.roundID++
 	id := u.roundID
 	u.roundK.Store(k)

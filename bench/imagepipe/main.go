@@ -54,6 +54,7 @@ type Config struct {
 	Depth        int    `json:"depth,omitempty"`         // runtime.Options.DeviceDepth
 	Lanes        int    `json:"lanes,omitempty"`         // runtime.Options.DeviceLanes
 	Round        int    `json:"round,omitempty"`         // runtime.Options.DeviceRound
+	Workers      int    `json:"workers,omitempty"`       // runtime.Options.Workers
 	Hollow       bool   `json:"hollow,omitempty"`        // src and stats do no per-frame work (the device side's capacity)
 	Ring         int    `json:"ring,omitempty"`          // device ring / FIFO capacity in invocations (0: runtime default)
 	OpenCLDevice string `json:"opencl_device,omitempty"` // overrides the OpenCL mapping's device
@@ -85,6 +86,7 @@ func main() {
 		items   = flag.Int("I", 0, "work-items per work-group; 0: the mapping's")
 		depth   = flag.Int("depth", 0, "invocations in flight per kernel actor (runtime.Options.DeviceDepth); 0: the runtime's")
 		lanes   = flag.Int("lanes", 0, "most streams a round of invocations is spread over (runtime.Options.DeviceLanes); 0: the runtime's, 1: one")
+		workers = flag.Int("workers", 0, "CPU pool size (runtime.Options.Workers); 0: the runtime's")
 		round   = flag.Int("round", 0, "most invocations per kernel actor in one round (runtime.Options.DeviceRound); 0: the runtime's")
 		hollow  = flag.Bool("hollow", false, "src and stats do no per-frame work (frames are not written or summed): measures the device side alone; checksums differ")
 		ring    = flag.Int("ring", 0, "capacity of every channel in invocations of G frames; 0: the runtime's default")
@@ -100,7 +102,7 @@ func main() {
 	if *warm < 0 {
 		*warm = *frames / 10
 	}
-	cfg := Config{Frames: *frames, Warm: *warm, G: *g, I: *items, Depth: *depth, Lanes: *lanes, Round: *round, Hollow: *hollow, Ring: *ring, OpenCLDevice: *cldev, Replicas: *reps, Stats: *stats}
+	cfg := Config{Frames: *frames, Warm: *warm, G: *g, I: *items, Depth: *depth, Lanes: *lanes, Round: *round, Workers: *workers, Hollow: *hollow, Ring: *ring, OpenCLDevice: *cldev, Replicas: *reps, Stats: *stats}
 	if *child {
 		cfg.Backend = *backend
 		cfg.Trace = *trace
@@ -204,7 +206,7 @@ func runChild(c Config) (*Result, error) {
 		return nil, err
 	}
 	args := []string{"-child", "-backend", c.Backend, "-frames", fmt.Sprint(c.Frames), "-warm", fmt.Sprint(c.Warm),
-		"-G", fmt.Sprint(c.G), "-I", fmt.Sprint(c.I), "-depth", fmt.Sprint(c.Depth), "-lanes", fmt.Sprint(c.Lanes), "-round", fmt.Sprint(c.Round),
+		"-G", fmt.Sprint(c.G), "-I", fmt.Sprint(c.I), "-depth", fmt.Sprint(c.Depth), "-lanes", fmt.Sprint(c.Lanes), "-round", fmt.Sprint(c.Round), "-workers", fmt.Sprint(c.Workers),
 		fmt.Sprintf("-hollow=%v", c.Hollow), "-ring", fmt.Sprint(c.Ring),
 		"-opencl-device", c.OpenCLDevice, "-replicas", fmt.Sprint(c.Replicas), fmt.Sprintf("-stats=%v", c.Stats)}
 	cmd := exec.Command(exe, args...)
@@ -289,7 +291,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		g.Actor("stats").Impls = []graph.Impl{{Kind: graph.ImplGo, Func: runtime.FireFunc(func(*runtime.Firing) error { return nil })}}
 	}
 	res := &Result{Config: c, Device: "cpu"}
-	opts := runtime.Options{Iterations: c.Frames, DeviceDepth: c.Depth, DeviceLanes: c.Lanes, DeviceRound: c.Round}
+	opts := runtime.Options{Iterations: c.Frames, DeviceDepth: c.Depth, DeviceLanes: c.Lanes, DeviceRound: c.Round, Workers: c.Workers}
 	if c.Trace != "" {
 		f, err := os.Create(c.Trace)
 		if err != nil {
