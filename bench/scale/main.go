@@ -36,6 +36,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	goruntime "runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -62,6 +63,7 @@ func main() {
 		rounds  = flag.Int("rounds", 3, "measurements per variant (the best is kept)")
 		seed    = flag.Uint64("seed", 1, "DAG seed")
 		profile = flag.String("cpuprofile", "", "with -mode: write a CPU profile of the measurement to this file")
+		memProf = flag.String("memprofile", "", "with -mode: write an allocation profile of the measurement to this file")
 	)
 	flag.Parse()
 	cfg := config{workUS: *workUS, dagUS: *dagUS, actors: *actors, rate: *rate, depth: *depth, seed: *seed}
@@ -73,9 +75,17 @@ func main() {
 			}
 			defer stop()
 		}
+		if *memProf != "" {
+			goruntime.MemProfileRate = 4096
+		}
 		r, err := cfg.measure(*mode, *reps, *secs)
 		if err != nil {
 			fail(err)
+		}
+		if *memProf != "" {
+			if err := writeHeapProfile(*memProf); err != nil {
+				fail(err)
+			}
 		}
 		fmt.Println(r)
 		return
@@ -296,19 +306,18 @@ func (c config) dagSluice(iters int64) (float64, time.Duration, error) {
 	for i := range c.actors {
 		ni, no := len(dg.preds[i]), len(dg.succs[i])
 		opts := []graph.ActorOption{graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
-			var inb, outb [4][]float32
+			// The port lists live on the stack (no allocation per
+			// firing, like the goroutines' lists made once).
+			var inb, outb [8][]float32
 			in, out := inb[:0], outb[:0]
+			if no > len(outb) {
+				out = make([][]float32, 0, no)
+			}
 			for p := range ni {
 				in = append(in, runtime.Input[float32](f, p))
 			}
 			for p := range no {
 				out = append(out, runtime.Output[float32](f, p))
-			}
-			if no > len(outb) {
-				out = make([][]float32, 0, no)
-				for p := range no {
-					out = append(out, runtime.Output[float32](f, p))
-				}
 			}
 			fire(in, out, d)
 			return nil
@@ -439,4 +448,17 @@ func startProfile(path string) (func(), error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeHeapProfile writes the allocations made so far into path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
