@@ -144,7 +144,7 @@ func (u *unit) scheduleFrom(from *worker) {
 		}
 		return
 	}
-	if u.state.Load() != stateIdle {
+	if u.state.Load() != stateIdle || !u.mayFire() {
 		return
 	}
 	if u.state.CompareAndSwap(stateIdle, stateBusy) {
@@ -304,6 +304,57 @@ func (u *unit) readyAtomic(next int64) bool {
 	return true
 }
 
+// mayFire reports, from atomic state only, whether an idle unit may be able
+// to make progress, whatever the phase of its next firing: it is false only
+// when an input holds fewer tokens than every phase needs and its stream has
+// not ended, or an output has less room than every phase needs. A notifier
+// checks it before it queues an idle unit, so that a unit woken by one of
+// two producers, or by a consumer while it lacks input, is not run only to
+// find it cannot fire. No wake-up is lost: the unit's runner re-checks
+// readyAtomic after it went idle, a notifier checks after it moved its
+// stream, and the predicate only grows as streams move.
+func (u *unit) mayFire() bool {
+	if u.abandoned() {
+		return true
+	}
+	for i := range u.ins {
+		p := &u.ins[i]
+		need := p.leastNeed()
+		if need == 0 {
+			continue
+		}
+		w := p.ch.fr.f.Writer()
+		closed := w.Closed() // read before the position, as in readyAtomic
+		if int64(w.Position()-p.r.Position()) < need {
+			return closed
+		}
+	}
+	for i := range u.outs {
+		p := &u.outs[i]
+		need := p.leastNeed()
+		if need == 0 || p.fr == nil {
+			continue
+		}
+		if room, _ := p.fr.room(); int64(room) < need {
+			return false
+		}
+	}
+	return true
+}
+
+// leastNeed returns the fewest tokens one firing moves on the port, over
+// its phases.
+func (p *uport) leastNeed() int64 {
+	if len(p.phases) == 1 {
+		return p.sum
+	}
+	least := int64(p.phases[0])
+	for _, r := range p.phases[1:] {
+		least = min(least, int64(r))
+	}
+	return least
+}
+
 // room returns the FIFO's room for the writer and its fill, from atomic
 // positions (readers whose consumer finished do not count).
 func (fr *fifoRec) room() (room, fill int) {
@@ -329,10 +380,16 @@ const sliceNs = 50_000
 // runPooled runs a unit taken from a queue: rounds of firings while it is
 // ready, then back to idle. It returns when the unit is idle, finished,
 // requeued, or handed to a team round.
+//
+// The clock is read once when the unit turns ready (that read ends its
+// blocked time and starts its first firing) and once after each firing
+// (that read ends one firing and starts the next, and measures the turn
+// against sliceNs); a run of sequential rounds thus costs one read per
+// firing and one per turn.
 func (u *unit) runPooled(c *execCtx) {
 	r := u.r
 	u.cur = c.wk
-	began := c.now()
+	var began, last int64 = -1, -1 // the turn's start; the last firing's end
 	for {
 		if r.stopped.Load() {
 			return
@@ -340,32 +397,40 @@ func (u *unit) runPooled(c *execCtx) {
 		k, why := u.prepare()
 		switch why {
 		case whyNone:
+			t := c.now()
+			if began < 0 {
+				began = t
+			}
 			if u.waitKind != whyNone {
-				d := c.now() - u.waitSince
-				if u.waitKind == whyIn {
-					u.blockedIn += d
-				} else {
-					u.blockedOu += d
-				}
-				u.blockedLive.Add(d)
-				u.waitKind = whyNone
+				u.endWait(t)
 			}
 			if u.team {
 				if !u.replicateRound(c, k) {
 					return
 				}
+				last = -1
 			} else if u.replicas > 1 && k > 1 {
 				if !u.teamRound(c, k) {
 					return
 				}
-			} else if !u.fireSeq(c, k) {
-				return
+				last = -1
+			} else {
+				end, ok := u.fireSeq(c, k, t)
+				if !ok {
+					return
+				}
+				last = end
 			}
-			if (c.wk.localWork() || u.pool.ninj.Load() > 0) && c.now()-began >= sliceNs {
-				// Let the other ready actors have a turn (the
-				// consumer just readied runs next, on this core).
-				u.pool.pushBack(c.wk, task{u: u})
-				return
+			if c.wk.localWork() || u.pool.ninj.Load() > 0 {
+				if last < 0 {
+					last = c.now()
+				}
+				if last-began >= sliceNs {
+					// Let the other ready actors have a turn (the
+					// consumer just readied runs next, on this core).
+					u.pool.pushBack(c.wk, task{u: u})
+					return
+				}
 			}
 		case whyDone:
 			u.finish()
@@ -373,7 +438,12 @@ func (u *unit) runPooled(c *execCtx) {
 		default:
 			if u.waitKind == whyNone {
 				u.waitKind = why
-				u.waitSince = c.now()
+				// The wait starts when the last firing ended: only
+				// this prepare lies between.
+				if last < 0 {
+					last = c.now()
+				}
+				u.waitSince = last
 			}
 			next := u.next
 			u.state.Store(stateIdle)
@@ -384,43 +454,59 @@ func (u *unit) runPooled(c *execCtx) {
 	}
 }
 
-// fireSeq runs k firings in order on the acquired windows, then commits
-// them. It reports false when the unit stopped (error or end of stream).
-func (u *unit) fireSeq(c *execCtx, k int64) bool {
+// endWait ends the unit's wait for input or room at t.
+func (u *unit) endWait(t int64) {
+	d := t - u.waitSince
+	if u.waitKind == whyIn {
+		u.blockedIn += d
+	} else {
+		u.blockedOu += d
+	}
+	u.blockedLive.Add(d)
+	u.waitKind = whyNone
+}
+
+// fireSeq runs k firings in order on the acquired windows, the first
+// starting at t0, then commits them. It returns when the last firing
+// ended, and false when the unit stopped (error or end of stream).
+func (u *unit) fireSeq(c *execCtx, k, t0 int64) (int64, bool) {
 	f := c.firingFor(u)
 	base := u.next
 	ins, outs := f.ins, f.outs
 	inOff, outOff := c.inOff[:len(u.ins)], c.outOff[:len(u.outs)]
 	clear(inOff)
 	clear(outOff)
-	t0 := c.now()
 	var (
 		err  error
 		done = k
 	)
+	f.phase = 0 // firingFor set the replica to 0
 	for j := int64(0); j < k; j++ {
 		idx := base + j
 		for i := range u.ins {
 			p := &u.ins[i]
-			n := p.phases[idx%int64(len(p.phases))] * p.tsize
+			n := p.firingBytes(idx)
 			o := inOff[i]
 			ins[i] = u.inWin[i][o : o+n : o+n]
 			inOff[i] = o + n
 		}
 		for i := range u.outs {
-			p := &u.outs[i]
-			n := p.phases[idx%int64(len(p.phases))] * p.tsize
-			o := outOff[i]
 			if u.outWin[i] == nil {
 				outs[i] = nil
 				continue
 			}
+			n := u.outs[i].firingBytes(idx)
+			o := outOff[i]
 			outs[i] = u.outWin[i][o : o+n : o+n]
 			outOff[i] = o + n
 		}
 		f.index = idx
-		f.phase = int(idx % u.phases)
-		f.replica = int(idx % int64(u.replicas))
+		if u.phases > 1 {
+			f.phase = int(idx % u.phases)
+		}
+		if u.replicas > 1 {
+			f.replica = int(idx % int64(u.replicas))
+		}
 		err = u.call(f)
 		t1 := c.now()
 		if err != nil {
@@ -433,9 +519,18 @@ func (u *unit) fireSeq(c *execCtx, k int64) bool {
 	u.commit(base, done)
 	if err != nil {
 		u.stopWith(base+done, err)
-		return false
+		return t0, false
 	}
-	return true
+	return t0, true
+}
+
+// firingBytes returns the bytes firing idx moves on the port (no division
+// for a port of one phase).
+func (p *uport) firingBytes(idx int64) int {
+	if len(p.phases) == 1 {
+		return p.phases[0] * p.tsize
+	}
+	return p.phases[idx%int64(len(p.phases))] * p.tsize
 }
 
 // commit publishes firings [base, base+done): commits outputs, releases
