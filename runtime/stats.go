@@ -50,7 +50,11 @@ type ActorStats struct {
 	// Replicas is the team size (1 when not replicated).
 	Replicas int `json:"replicas"`
 	// Mean, Min, Max and P50 are firing times; P50 comes from a log-linear
-	// histogram (within 12.5%).
+	// histogram (within 12.5%). Firings that take under 5 µs on average
+	// are timed a round at a time when no trace is taken (one clock read
+	// per round): then Min, Max and P50 are those of the rounds' mean
+	// firing times, as for a kernel's invocations; Busy and Mean stay
+	// exact.
 	Mean time.Duration `json:"mean_ns"`
 	Min  time.Duration `json:"min_ns"`
 	Max  time.Duration `json:"max_ns"`
