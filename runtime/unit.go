@@ -26,6 +26,13 @@ const (
 	whyDone // finished: target reached, input ended, or outputs abandoned
 )
 
+// What a unit's runner found of its FIFOs' rings.
+const (
+	ringsUnknown  = iota
+	ringsMirrored // every FIFO is mirrored: windows never cross a ring's end
+	ringsPortable // some FIFO is portable
+)
+
 // claimBits is the number of low bits of unit.claim holding the next
 // firing of a team round; the high bits hold the round's number.
 const claimBits = 24
@@ -85,6 +92,7 @@ type unit struct {
 	// shortFirings: the last round's firings took under shortFiringNs
 	// on average, so the next round is timed as a whole.
 	shortFirings bool
+	rings        int8 // whether a FIFO is portable (see portable)
 	_            [64]byte
 
 	// Team rounds (replicas > 1).
@@ -228,17 +236,8 @@ func (u *unit) prepare() (int64, int) {
 		}
 		k = n
 	}
-	// A portable (not mirrored) FIFO copies a window that crosses its
-	// ring's end: stop at the end when at least one firing fits before it.
-	for i := range u.ins {
-		if p := &u.ins[i]; p.sum > 0 {
-			k = p.toRingEnd(p.ch.fr.f, p.r.Position(), next, k)
-		}
-	}
-	for i := range u.outs {
-		if p := &u.outs[i]; p.sum > 0 && p.w != nil {
-			k = p.toRingEnd(p.fr.f, p.w.Position(), next, k)
-		}
+	if u.portable() {
+		k = u.toRingEnds(next, k)
 	}
 	for i := range u.ins {
 		p := &u.ins[i]
@@ -257,6 +256,43 @@ func (u *unit) prepare() (int64, int) {
 		}
 	}
 	return k, whyNone
+}
+
+// portable reports whether one of the unit's FIFOs is portable (not
+// mirrored), found once by its runner: the FIFOs' records are not loaded
+// for every round.
+func (u *unit) portable() bool {
+	if u.rings == ringsUnknown {
+		u.rings = ringsMirrored
+		for i := range u.ins {
+			if !u.ins[i].ch.fr.f.Mirrored() {
+				u.rings = ringsPortable
+			}
+		}
+		for i := range u.outs {
+			if fr := u.outs[i].fr; fr != nil && !fr.f.Mirrored() {
+				u.rings = ringsPortable
+			}
+		}
+	}
+	return u.rings == ringsPortable
+}
+
+// toRingEnds returns k, or fewer firings from firing next so that no
+// window crosses a portable FIFO's ring end (such a window is copied) when
+// at least one firing fits before it.
+func (u *unit) toRingEnds(next, k int64) int64 {
+	for i := range u.ins {
+		if p := &u.ins[i]; p.sum > 0 {
+			k = p.toRingEnd(p.ch.fr.f, p.r.Position(), next, k)
+		}
+	}
+	for i := range u.outs {
+		if p := &u.outs[i]; p.sum > 0 && p.w != nil {
+			k = p.toRingEnd(p.fr.f, p.w.Position(), next, k)
+		}
+	}
+	return k
 }
 
 // toRingEnd returns k, or fewer firings from firing next whose window
