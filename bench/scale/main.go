@@ -46,6 +46,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sluicehq/sluice/bench/internal/cpus"
@@ -69,6 +70,7 @@ func main() {
 		seed    = flag.Uint64("seed", 1, "DAG seed")
 		profile = flag.String("cpuprofile", "", "with -mode: write a CPU profile of the measurement to this file")
 		memProf = flag.String("memprofile", "", "with -mode: write an allocation profile of the measurement to this file")
+		cpuTime = flag.Bool("cpu-time", false, "with -mode: also print the process's CPU time per firing, in ns (less sensitive than the rate to other load on the machine)")
 	)
 	flag.Parse()
 	cfg := config{workUS: *workUS, dagUS: *dagUS, actors: *actors, rate: *rate, depth: *depth, seed: *seed}
@@ -83,7 +85,7 @@ func main() {
 		if *memProf != "" {
 			goruntime.MemProfileRate = 4096
 		}
-		r, err := cfg.measure(*mode, *reps, *secs)
+		r, cpuNs, err := cfg.measure(*mode, *reps, *secs)
 		if err != nil {
 			fail(err)
 		}
@@ -91,6 +93,10 @@ func main() {
 			if err := writeHeapProfile(*memProf); err != nil {
 				fail(err)
 			}
+		}
+		if *cpuTime {
+			fmt.Println(r, cpuNs)
+			return
 		}
 		fmt.Println(r)
 		return
@@ -173,8 +179,9 @@ type config struct {
 }
 
 // measure runs one variant for about secs seconds and returns its firings
-// per second (for the DAG, firings of all actors).
-func (c config) measure(mode string, replicas int, secs float64) (float64, error) {
+// per second (for the DAG, firings of all actors) and the process's CPU
+// time per firing during the measured run, in ns.
+func (c config) measure(mode string, replicas int, secs float64) (float64, float64, error) {
 	calibrate()
 	// A short run sizes the measured one.
 	probe := func(iters int64) (float64, time.Duration, error) {
@@ -192,12 +199,13 @@ func (c config) measure(mode string, replicas int, secs float64) (float64, error
 	}
 	iters := int64(200)
 	for {
+		cpu0 := cpuTime()
 		r, el, err := probe(iters)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if el.Seconds() >= secs/4 {
-			return r, nil
+			return r, float64(cpuTime()-cpu0) / (r * el.Seconds()), nil
 		}
 		iters = max(iters*2, int64(float64(iters)*secs/max(el.Seconds(), 1e-3)))
 	}
@@ -440,6 +448,16 @@ func work(d time.Duration) {
 	if busy(int(workUnits*float64(d)/float64(time.Microsecond))) < 0 {
 		panic("unreachable")
 	}
+}
+
+// cpuTime returns the CPU time (user and system) this process has used,
+// in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // startProfile starts a CPU profile into path and returns what stops it.
