@@ -93,7 +93,12 @@ type unit struct {
 	// on average, so the next round is timed as a whole.
 	shortFirings bool
 	rings        int8 // whether a FIFO is portable (see portable)
-	_            [64]byte
+	// acc accumulates the times of the firings that the unit's runner
+	// runs in sequence, next to the fields it writes every round rather
+	// than in the worker's context (a team's replicas use their
+	// contexts'); stats merges both.
+	acc unitAcc
+	_   [64]byte
 
 	// Team rounds (replicas > 1).
 	roundID   uint64
@@ -546,14 +551,14 @@ func (u *unit) fireSeq(c *execCtx, k, t0 int64) (int64, bool) {
 		}
 		if each {
 			t1 := c.now()
-			c.record(u, idx, t0, t1)
+			c.recordIn(&u.acc, u, idx, t0, t1)
 			t0 = t1
 		}
 	}
 	if !each {
 		t1 := c.now()
 		if done > 0 {
-			c.recordInvocation(u, base, done, t0, t1)
+			c.recordInvocationIn(&u.acc, u, base, done, t0, t1)
 		}
 		t0 = t1
 	}
