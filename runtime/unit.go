@@ -47,25 +47,29 @@ const maxRoundFirings = 1 << 20
 // counters. A runner's writes thus never evict the lines that the units
 // around it load for every commit.
 type unit struct {
-	r        *run
-	idx      int
-	a        *graph.Actor
-	name     string
+	// Read by notifiers and by the runner every round, first (on as few
+	// lines as they fit), then what only setup and rarer paths read.
 	mode     int
-	impl     any
-	fire     FireFunc
-	proc     ProcessFunc
 	ins      []uport
 	outs     []uport
+	pool     *pool
+	prio     int
+	r        *run
+	target   int64 // firings to do; -1 = until end of stream
+	maxRound int64
 	phases   int64
 	replicas int
-	prio     int
-	affinity []int
-	target   int64 // firings to do; -1 = until end of stream
-	pool     *pool
-	maxRound int64
-	maxPorts int
+	fire     FireFunc
+	team     bool // replicated state (graph.TeamReplicate): see teamImpls
 	neigh    []*unit
+	a        *graph.Actor
+	idx      int
+
+	name     string
+	impl     any
+	proc     ProcessFunc
+	affinity []int
+	maxPorts int
 	drv      *devRunner // kernel actors: the device's runtime-manager
 	du       *devUnit
 	_        [64]byte
@@ -114,7 +118,6 @@ type unit struct {
 
 	// Teams with replicated state (graph.TeamReplicate): one
 	// implementation and scratch output windows per replica.
-	team      bool
 	teamImpls []any
 	teamFires []FireFunc
 	scratch   [][][]byte
@@ -605,7 +608,7 @@ func (u *unit) windows(f *Firing, idx int64, inOff, outOff []int) {
 // for a port of one phase).
 func (p *uport) firingBytes(idx int64) int {
 	if len(p.phases) == 1 {
-		return p.phases[0] * p.tsize
+		return int(p.sum) * p.tsize // the phases' array is not loaded
 	}
 	return p.phases[idx%int64(len(p.phases))] * p.tsize
 }
