@@ -499,8 +499,13 @@ func (c *execCtx) firingFor(u *unit) *Firing {
 
 // record accounts one firing of u, [t0, t1) in run time.
 func (c *execCtx) record(u *unit, idx, t0, t1 int64) {
+	c.recordIn(c.accOf(u), u, idx, t0, t1)
+}
+
+// recordIn is record into accumulator a.
+func (c *execCtx) recordIn(a *unitAcc, u *unit, idx, t0, t1 int64) {
 	d := t1 - t0
-	c.accOf(u).add(d)
+	a.add(d)
 	if c.r.liveStats {
 		u.busyLive.Add(d)
 	}
@@ -513,7 +518,7 @@ func (c *execCtx) record(u *unit, idx, t0, t1 int64) {
 func (c *execCtx) accOf(u *unit) *unitAcc {
 	a := c.acc[u.idx]
 	if a == nil {
-		a = &unitAcc{min: -1}
+		a = &unitAcc{}
 		c.acc[u.idx] = a
 	}
 	return a
@@ -523,8 +528,13 @@ func (c *execCtx) accOf(u *unit) *unitAcc {
 // from t0 to t1 (a kernel invocation), each taking an equal share: one
 // accumulator update, and a trace event per firing when tracing.
 func (c *execCtx) recordInvocation(u *unit, base, k, t0, t1 int64) {
+	c.recordInvocationIn(c.accOf(u), u, base, k, t0, t1)
+}
+
+// recordInvocationIn is recordInvocation into accumulator a.
+func (c *execCtx) recordInvocationIn(a *unitAcc, u *unit, base, k, t0, t1 int64) {
 	span := t1 - t0
-	c.accOf(u).addN(span, k)
+	a.addN(span, k)
 	if c.r.liveStats {
 		u.busyLive.Add(span)
 	}
@@ -652,7 +662,7 @@ func (r *run) process(c *execCtx, u *unit) {
 func (c *execCtx) procTime(u *unit, d int64) {
 	a := c.acc[u.idx]
 	if a == nil {
-		a = &unitAcc{min: -1}
+		a = &unitAcc{}
 		c.acc[u.idx] = a
 	}
 	a.busy += d

@@ -26,6 +26,13 @@ const (
 	whyDone // finished: target reached, input ended, or outputs abandoned
 )
 
+// What a unit's runner found of its FIFOs' rings.
+const (
+	ringsUnknown  = iota
+	ringsMirrored // every FIFO is mirrored: windows never cross a ring's end
+	ringsPortable // some FIFO is portable
+)
+
 // claimBits is the number of low bits of unit.claim holding the next
 // firing of a team round; the high bits hold the round's number.
 const claimBits = 24
@@ -34,31 +41,42 @@ const claimBits = 24
 const maxRoundFirings = 1 << 20
 
 // unit is the runtime's view of one actor: its ports, its scheduling state
-// and its counters.
+// and its counters. Its fields fall in groups on cache lines of their own:
+// what every notifier reads (set up once), the state that notifiers and the
+// runner swap, what the runner writes every round, and a team round's
+// counters. A runner's writes thus never evict the lines that the units
+// around it load for every commit.
 type unit struct {
-	r        *run
-	idx      int
-	a        *graph.Actor
-	name     string
+	// Read by notifiers and by the runner every round, first (on as few
+	// lines as they fit), then what only setup and rarer paths read.
 	mode     int
-	impl     any
-	fire     FireFunc
-	proc     ProcessFunc
 	ins      []uport
 	outs     []uport
+	pool     *pool
+	prio     int
+	r        *run
+	target   int64 // firings to do; -1 = until end of stream
+	maxRound int64
 	phases   int64
 	replicas int
-	prio     int
-	affinity []int
-	target   int64 // firings to do; -1 = until end of stream
-	pool     *pool
-	maxRound int64
-	maxPorts int
+	fire     FireFunc
+	team     bool // replicated state (graph.TeamReplicate): see teamImpls
 	neigh    []*unit
+	a        *graph.Actor
+	idx      int
+
+	name     string
+	impl     any
+	proc     ProcessFunc
+	affinity []int
+	maxPorts int
 	drv      *devRunner // kernel actors: the device's runtime-manager
 	du       *devUnit
+	_        [64]byte
 
-	state   atomic.Int32
+	state atomic.Int32
+	_     [60]byte
+
 	firings atomic.Int64 // committed firings (read by progress and stats)
 	// busyLive and blockedLive mirror the statistics for live snapshots,
 	// updated when the run has a Progress callback (see live.go).
@@ -75,6 +93,16 @@ type unit struct {
 	waitSince int64
 	blockedIn int64 // pooled: ns spent not ready for lack of input
 	blockedOu int64 // pooled: ns spent not ready for lack of room
+	// shortFirings: the last round's firings took under shortFiringNs
+	// on average, so the next round is timed as a whole.
+	shortFirings bool
+	rings        int8 // whether a FIFO is portable (see portable)
+	// acc accumulates the times of the firings that the unit's runner
+	// runs in sequence, next to the fields it writes every round rather
+	// than in the worker's context (a team's replicas use their
+	// contexts'); stats merges both.
+	acc unitAcc
+	_   [64]byte
 
 	// Team rounds (replicas > 1).
 	roundID   uint64
@@ -90,7 +118,6 @@ type unit struct {
 
 	// Teams with replicated state (graph.TeamReplicate): one
 	// implementation and scratch output windows per replica.
-	team      bool
 	teamImpls []any
 	teamFires []FireFunc
 	scratch   [][][]byte
@@ -144,7 +171,7 @@ func (u *unit) scheduleFrom(from *worker) {
 		}
 		return
 	}
-	if u.state.Load() != stateIdle {
+	if u.state.Load() != stateIdle || !u.mayFire() {
 		return
 	}
 	if u.state.CompareAndSwap(stateIdle, stateBusy) {
@@ -217,17 +244,8 @@ func (u *unit) prepare() (int64, int) {
 		}
 		k = n
 	}
-	// A portable (not mirrored) FIFO copies a window that crosses its
-	// ring's end: stop at the end when at least one firing fits before it.
-	for i := range u.ins {
-		if p := &u.ins[i]; p.sum > 0 {
-			k = p.toRingEnd(p.ch.fr.f, p.r.Position(), next, k)
-		}
-	}
-	for i := range u.outs {
-		if p := &u.outs[i]; p.sum > 0 && p.w != nil {
-			k = p.toRingEnd(p.fr.f, p.w.Position(), next, k)
-		}
+	if u.portable() {
+		k = u.toRingEnds(next, k)
 	}
 	for i := range u.ins {
 		p := &u.ins[i]
@@ -246,6 +264,43 @@ func (u *unit) prepare() (int64, int) {
 		}
 	}
 	return k, whyNone
+}
+
+// portable reports whether one of the unit's FIFOs is portable (not
+// mirrored), found once by its runner: the FIFOs' records are not loaded
+// for every round.
+func (u *unit) portable() bool {
+	if u.rings == ringsUnknown {
+		u.rings = ringsMirrored
+		for i := range u.ins {
+			if !u.ins[i].ch.fr.f.Mirrored() {
+				u.rings = ringsPortable
+			}
+		}
+		for i := range u.outs {
+			if fr := u.outs[i].fr; fr != nil && !fr.f.Mirrored() {
+				u.rings = ringsPortable
+			}
+		}
+	}
+	return u.rings == ringsPortable
+}
+
+// toRingEnds returns k, or fewer firings from firing next so that no
+// window crosses a portable FIFO's ring end (such a window is copied) when
+// at least one firing fits before it.
+func (u *unit) toRingEnds(next, k int64) int64 {
+	for i := range u.ins {
+		if p := &u.ins[i]; p.sum > 0 {
+			k = p.toRingEnd(p.ch.fr.f, p.r.Position(), next, k)
+		}
+	}
+	for i := range u.outs {
+		if p := &u.outs[i]; p.sum > 0 && p.w != nil {
+			k = p.toRingEnd(p.fr.f, p.w.Position(), next, k)
+		}
+	}
+	return k
 }
 
 // toRingEnd returns k, or fewer firings from firing next whose window
@@ -304,6 +359,57 @@ func (u *unit) readyAtomic(next int64) bool {
 	return true
 }
 
+// mayFire reports, from atomic state only, whether an idle unit may be able
+// to make progress, whatever the phase of its next firing: it is false only
+// when an input holds fewer tokens than every phase needs and its stream has
+// not ended, or an output has less room than every phase needs. A notifier
+// checks it before it queues an idle unit, so that a unit woken by one of
+// two producers, or by a consumer while it lacks input, is not run only to
+// find it cannot fire. No wake-up is lost: the unit's runner re-checks
+// readyAtomic after it went idle, a notifier checks after it moved its
+// stream, and the predicate only grows as streams move.
+func (u *unit) mayFire() bool {
+	if u.abandoned() {
+		return true
+	}
+	for i := range u.ins {
+		p := &u.ins[i]
+		need := p.leastNeed()
+		if need == 0 {
+			continue
+		}
+		w := p.ch.fr.f.Writer()
+		closed := w.Closed() // read before the position, as in readyAtomic
+		if int64(w.Position()-p.r.Position()) < need {
+			return closed
+		}
+	}
+	for i := range u.outs {
+		p := &u.outs[i]
+		need := p.leastNeed()
+		if need == 0 || p.fr == nil {
+			continue
+		}
+		if room, _ := p.fr.room(); int64(room) < need {
+			return false
+		}
+	}
+	return true
+}
+
+// leastNeed returns the fewest tokens one firing moves on the port, over
+// its phases.
+func (p *uport) leastNeed() int64 {
+	if len(p.phases) == 1 {
+		return p.sum
+	}
+	least := int64(p.phases[0])
+	for _, r := range p.phases[1:] {
+		least = min(least, int64(r))
+	}
+	return least
+}
+
 // room returns the FIFO's room for the writer and its fill, from atomic
 // positions (readers whose consumer finished do not count).
 func (fr *fifoRec) room() (room, fill int) {
@@ -329,10 +435,16 @@ const sliceNs = 50_000
 // runPooled runs a unit taken from a queue: rounds of firings while it is
 // ready, then back to idle. It returns when the unit is idle, finished,
 // requeued, or handed to a team round.
+//
+// The clock is read once when the unit turns ready (that read ends its
+// blocked time and starts its first firing) and once after each firing
+// (that read ends one firing and starts the next, and measures the turn
+// against sliceNs); a run of sequential rounds thus costs one read per
+// firing and one per turn.
 func (u *unit) runPooled(c *execCtx) {
 	r := u.r
 	u.cur = c.wk
-	began := c.now()
+	var began, last int64 = -1, -1 // the turn's start; the last firing's end
 	for {
 		if r.stopped.Load() {
 			return
@@ -340,32 +452,40 @@ func (u *unit) runPooled(c *execCtx) {
 		k, why := u.prepare()
 		switch why {
 		case whyNone:
+			t := c.now()
+			if began < 0 {
+				began = t
+			}
 			if u.waitKind != whyNone {
-				d := c.now() - u.waitSince
-				if u.waitKind == whyIn {
-					u.blockedIn += d
-				} else {
-					u.blockedOu += d
-				}
-				u.blockedLive.Add(d)
-				u.waitKind = whyNone
+				u.endWait(t)
 			}
 			if u.team {
 				if !u.replicateRound(c, k) {
 					return
 				}
+				last = -1
 			} else if u.replicas > 1 && k > 1 {
 				if !u.teamRound(c, k) {
 					return
 				}
-			} else if !u.fireSeq(c, k) {
-				return
+				last = -1
+			} else {
+				end, ok := u.fireSeq(c, k, t)
+				if !ok {
+					return
+				}
+				last = end
 			}
-			if (c.wk.localWork() || u.pool.ninj.Load() > 0) && c.now()-began >= sliceNs {
-				// Let the other ready actors have a turn (the
-				// consumer just readied runs next, on this core).
-				u.pool.pushBack(c.wk, task{u: u})
-				return
+			if c.wk.localWork() || u.pool.ninj.Load() > 0 {
+				if last < 0 {
+					last = c.now()
+				}
+				if last-began >= sliceNs {
+					// Let the other ready actors have a turn (the
+					// consumer just readied runs next, on this core).
+					u.pool.pushBack(c.wk, task{u: u})
+					return
+				}
 			}
 		case whyDone:
 			u.finish()
@@ -373,7 +493,12 @@ func (u *unit) runPooled(c *execCtx) {
 		default:
 			if u.waitKind == whyNone {
 				u.waitKind = why
-				u.waitSince = c.now()
+				// The wait starts when the last firing ended: only
+				// this prepare lies between.
+				if last < 0 {
+					last = c.now()
+				}
+				u.waitSince = last
 			}
 			next := u.next
 			u.state.Store(stateIdle)
@@ -384,58 +509,108 @@ func (u *unit) runPooled(c *execCtx) {
 	}
 }
 
-// fireSeq runs k firings in order on the acquired windows, then commits
-// them. It reports false when the unit stopped (error or end of stream).
-func (u *unit) fireSeq(c *execCtx, k int64) bool {
+// endWait ends the unit's wait for input or room at t.
+func (u *unit) endWait(t int64) {
+	d := t - u.waitSince
+	if u.waitKind == whyIn {
+		u.blockedIn += d
+	} else {
+		u.blockedOu += d
+	}
+	u.blockedLive.Add(d)
+	u.waitKind = whyNone
+}
+
+// shortFiringNs is the mean firing time under which a unit's firings are
+// timed a round at a time: one clock read (tens of nanoseconds on a virtual
+// machine) per firing would then cost more than 1 % of the work.
+const shortFiringNs = 5_000
+
+// fireSeq runs k firings in order on the acquired windows, the first
+// starting at t0, then commits them. It returns when the last firing
+// ended, and false when the unit stopped (error or end of stream).
+//
+// Each firing is timed on its own, unless the unit's firings were short in
+// its last round and no trace is taken: then the round is timed as a whole
+// and its firings share its time equally (busy time and the mean stay
+// exact; a firing that fails counts in its round's time).
+func (u *unit) fireSeq(c *execCtx, k, t0 int64) (int64, bool) {
 	f := c.firingFor(u)
 	base := u.next
-	ins, outs := f.ins, f.outs
 	inOff, outOff := c.inOff[:len(u.ins)], c.outOff[:len(u.outs)]
 	clear(inOff)
 	clear(outOff)
-	t0 := c.now()
-	var (
-		err  error
-		done = k
-	)
+	f.phase = 0 // firingFor set the replica to 0
+	each := k == 1 || c.tracing || !u.shortFirings
+	start := t0
+	var err error
+	done := k
 	for j := int64(0); j < k; j++ {
 		idx := base + j
-		for i := range u.ins {
-			p := &u.ins[i]
-			n := p.phases[idx%int64(len(p.phases))] * p.tsize
-			o := inOff[i]
-			ins[i] = u.inWin[i][o : o+n : o+n]
-			inOff[i] = o + n
-		}
-		for i := range u.outs {
-			p := &u.outs[i]
-			n := p.phases[idx%int64(len(p.phases))] * p.tsize
-			o := outOff[i]
-			if u.outWin[i] == nil {
-				outs[i] = nil
-				continue
-			}
-			outs[i] = u.outWin[i][o : o+n : o+n]
-			outOff[i] = o + n
-		}
-		f.index = idx
-		f.phase = int(idx % u.phases)
-		f.replica = int(idx % int64(u.replicas))
-		err = u.call(f)
-		t1 := c.now()
-		if err != nil {
+		u.windows(f, idx, inOff, outOff)
+		if err = u.call(f); err != nil {
 			done = j
 			break
 		}
-		c.record(u, idx, t0, t1)
+		if each {
+			t1 := c.now()
+			c.recordIn(&u.acc, u, idx, t0, t1)
+			t0 = t1
+		}
+	}
+	if !each {
+		t1 := c.now()
+		if done > 0 {
+			c.recordInvocationIn(&u.acc, u, base, done, t0, t1)
+		}
 		t0 = t1
+	}
+	if done > 0 {
+		u.shortFirings = t0-start < shortFiringNs*done
 	}
 	u.commit(base, done)
 	if err != nil {
 		u.stopWith(base+done, err)
-		return false
+		return t0, false
 	}
-	return true
+	return t0, true
+}
+
+// windows points f at firing idx's windows: the next sub-windows of the
+// round's, from the offsets inOff and outOff, which it advances.
+func (u *unit) windows(f *Firing, idx int64, inOff, outOff []int) {
+	for i := range u.ins {
+		n := u.ins[i].firingBytes(idx)
+		o := inOff[i]
+		f.ins[i] = u.inWin[i][o : o+n : o+n]
+		inOff[i] = o + n
+	}
+	for i := range u.outs {
+		if u.outWin[i] == nil {
+			f.outs[i] = nil
+			continue
+		}
+		n := u.outs[i].firingBytes(idx)
+		o := outOff[i]
+		f.outs[i] = u.outWin[i][o : o+n : o+n]
+		outOff[i] = o + n
+	}
+	f.index = idx
+	if u.phases > 1 {
+		f.phase = int(idx % u.phases)
+	}
+	if u.replicas > 1 {
+		f.replica = int(idx % int64(u.replicas))
+	}
+}
+
+// firingBytes returns the bytes firing idx moves on the port (no division
+// for a port of one phase).
+func (p *uport) firingBytes(idx int64) int {
+	if len(p.phases) == 1 {
+		return int(p.sum) * p.tsize // the phases' array is not loaded
+	}
+	return p.phases[idx%int64(len(p.phases))] * p.tsize
 }
 
 // commit publishes firings [base, base+done): commits outputs, releases

@@ -26,6 +26,11 @@
 // second of every variant, the replica speed-up, the DAG ratio
 // (sluice / goroutines) and the DAG's own scaling against one core when 1
 // is in the list.
+//
+//	go run ./bench/scale -mode dag-sluice -cpuprofile cpu.prof -memprofile mem.prof
+//
+// runs one variant in this process and profiles it (the allocation profile
+// shows whatever allocates per firing: the DAG's actors allocate nothing).
 package main
 
 import (
@@ -36,10 +41,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	goruntime "runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sluicehq/sluice/bench/internal/cpus"
@@ -62,6 +69,8 @@ func main() {
 		rounds  = flag.Int("rounds", 3, "measurements per variant (the best is kept)")
 		seed    = flag.Uint64("seed", 1, "DAG seed")
 		profile = flag.String("cpuprofile", "", "with -mode: write a CPU profile of the measurement to this file")
+		memProf = flag.String("memprofile", "", "with -mode: write an allocation profile of the measurement to this file")
+		cpuTime = flag.Bool("cpu-time", false, "with -mode: also print the process's CPU time per firing, in ns (less sensitive than the rate to other load on the machine)")
 	)
 	flag.Parse()
 	cfg := config{workUS: *workUS, dagUS: *dagUS, actors: *actors, rate: *rate, depth: *depth, seed: *seed}
@@ -73,9 +82,21 @@ func main() {
 			}
 			defer stop()
 		}
-		r, err := cfg.measure(*mode, *reps, *secs)
+		if *memProf != "" {
+			goruntime.MemProfileRate = 4096
+		}
+		r, cpuNs, err := cfg.measure(*mode, *reps, *secs)
 		if err != nil {
 			fail(err)
+		}
+		if *memProf != "" {
+			if err := writeHeapProfile(*memProf); err != nil {
+				fail(err)
+			}
+		}
+		if *cpuTime {
+			fmt.Println(r, cpuNs)
+			return
 		}
 		fmt.Println(r)
 		return
@@ -158,8 +179,9 @@ type config struct {
 }
 
 // measure runs one variant for about secs seconds and returns its firings
-// per second (for the DAG, firings of all actors).
-func (c config) measure(mode string, replicas int, secs float64) (float64, error) {
+// per second (for the DAG, firings of all actors) and the process's CPU
+// time per firing during the measured run, in ns.
+func (c config) measure(mode string, replicas int, secs float64) (float64, float64, error) {
 	calibrate()
 	// A short run sizes the measured one.
 	probe := func(iters int64) (float64, time.Duration, error) {
@@ -177,12 +199,13 @@ func (c config) measure(mode string, replicas int, secs float64) (float64, error
 	}
 	iters := int64(200)
 	for {
+		cpu0 := cpuTime()
 		r, el, err := probe(iters)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if el.Seconds() >= secs/4 {
-			return r, nil
+			return r, float64(cpuTime()-cpu0) / (r * el.Seconds()), nil
 		}
 		iters = max(iters*2, int64(float64(iters)*secs/max(el.Seconds(), 1e-3)))
 	}
@@ -296,19 +319,18 @@ func (c config) dagSluice(iters int64) (float64, time.Duration, error) {
 	for i := range c.actors {
 		ni, no := len(dg.preds[i]), len(dg.succs[i])
 		opts := []graph.ActorOption{graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
-			var inb, outb [4][]float32
+			// The port lists live on the stack (no allocation per
+			// firing, like the goroutines' lists made once).
+			var inb, outb [8][]float32
 			in, out := inb[:0], outb[:0]
+			if no > len(outb) {
+				out = make([][]float32, 0, no)
+			}
 			for p := range ni {
 				in = append(in, runtime.Input[float32](f, p))
 			}
 			for p := range no {
 				out = append(out, runtime.Output[float32](f, p))
-			}
-			if no > len(outb) {
-				out = make([][]float32, 0, no)
-				for p := range no {
-					out = append(out, runtime.Output[float32](f, p))
-				}
 			}
 			fire(in, out, d)
 			return nil
@@ -428,6 +450,16 @@ func work(d time.Duration) {
 	}
 }
 
+// cpuTime returns the CPU time (user and system) this process has used,
+// in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
 // startProfile starts a CPU profile into path and returns what stops it.
 func startProfile(path string) (func(), error) {
 	f, err := os.Create(path)
@@ -439,4 +471,17 @@ func startProfile(path string) (func(), error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeHeapProfile writes the allocations made so far into path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
