@@ -479,12 +479,19 @@ func (ws *waiter) wants(pos uint64) bool {
 }
 
 // waitStat is a side's own record of its waits, on its private cache
-// line: whether it is spinning in Acquire now, and the time it has spent
-// blocked. Only the side's goroutine writes it; statistics and the
-// watchdog read it.
+// line: whether it is spinning in Acquire now, the time it has spent
+// blocked, and what its spinner has learnt about where the other side
+// runs. Only the side's goroutine writes it; statistics and the watchdog
+// read spinning and ns.
 type waitStat struct {
 	spinning atomic.Bool
 	ns       atomic.Int64
+	// together is the spinner's guess that the other side runs on this
+	// side's processor (P), so that it can only move while this side
+	// yields: it then yields at once instead of polling. probe counts the
+	// waits spun that way since the guess was last tested.
+	together bool
+	probe    int
 }
 
 func (ws *waiter) signal() {
@@ -495,10 +502,23 @@ func (ws *waiter) signal() {
 }
 
 // spinCheck is how many polls pass between checks of the clock and the
-// context while spinning; each check also yields: runtime.Gosched, and every
-// 16th time sched_yield, so that a spinner lets its partner run on an
-// oversubscribed machine.
+// context while spinning.
 const spinCheck = 64
+
+// How a spinner yields. While the other side seems to run on another core
+// it polls, and yields (goyield) every spinYield polls and every 16th time
+// sched_yield instead, so that it lets its partner's thread run on an
+// oversubscribed machine. While the other side seems to share this side's
+// processor (P) it can only move while this side yields: the spinner then
+// yields after every poll, a switch on the same core. A wait satisfied on
+// the first poll after a yield suggests that (together); one in every
+// spinProbe waits spun together polls spinYield times first, and being
+// satisfied meanwhile shows that the partner runs elsewhere.
+const (
+	spinYield = 4 * spinCheck
+	spinOS    = 16 * spinCheck
+	spinProbe = 128
+)
 
 // block waits until ready returns true, by the FIFO's strategy. need is the
 // other side's position that makes ready true (for the wakeup filter; at
@@ -524,17 +544,16 @@ func (f *FIFO) block(ctx context.Context, ws *waiter, st *waitStat,
 
 func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start int64, need uint64, ready func() bool) error {
 	if f.wait != Park {
-		st.spinning.Store(true)
-		ok, err := f.spin(ctx, start, ready)
-		st.spinning.Store(false)
+		ok, err := f.spin(ctx, st, start, ready)
 		if ok || err != nil {
 			return err
 		}
 	}
 	// One yield before parking: the other side, readied by this side's
 	// last publish, often answers within its turn, and then neither side
-	// pays for a park and a wake-up.
-	runtime.Gosched()
+	// pays for a park and a wake-up. goyield keeps the hand-off on this
+	// core (runtime.Gosched would wake an idle core to steal the caller).
+	goyield()
 	if ready() {
 		return nil
 	}
@@ -545,13 +564,33 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 }
 
 // spin polls ready: until it is true (true), the context ends (its error),
-// or, for SpinPark, SpinTime has passed since start (false).
-func (f *FIFO) spin(ctx context.Context, start int64, ready func() bool) (bool, error) {
+// or, for SpinPark, SpinTime has passed since start (false). st keeps the
+// guess of where the other side runs (see spinYield) from wait to wait,
+// and says that the side spins once it has polled spinCheck times or
+// yielded (a shorter wait is not worth two stores to the flag).
+func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func() bool) (bool, error) {
 	done := ctx.Done()
+	every := spinYield
+	if st.together {
+		if st.probe++; st.probe < spinProbe {
+			every = 1
+		} else {
+			st.probe = 0
+		}
+	}
+	flagged := false
+	defer func() {
+		if flagged {
+			st.spinning.Store(false)
+		}
+	}()
+	afterYield := false // the last poll came right after a yield
 	for i := 1; ; i++ {
 		if ready() {
+			st.together = afterYield
 			return true, nil
 		}
+		afterYield = false
 		if i%spinCheck == 0 {
 			select {
 			case <-done:
@@ -561,11 +600,18 @@ func (f *FIFO) spin(ctx context.Context, start int64, ready func() bool) (bool, 
 			if f.wait == SpinPark && nanotime()-start >= int64(f.spinTime) {
 				return false, nil
 			}
-			if i%(16*spinCheck) == 0 {
+		}
+		if i%every == 0 {
+			if !flagged {
+				st.spinning.Store(true)
+				flagged = true
+			}
+			if i%spinOS == 0 {
 				osYield()
 			} else {
-				runtime.Gosched()
+				goyield()
 			}
+			afterYield = true
 		}
 	}
 }
