@@ -418,9 +418,16 @@ func (f *FIFO) Progress() (written, read uint64) {
 // after the writer and every reader are done; windows must not be used
 // afterwards. Further calls do nothing. A FIFO that becomes unreachable
 // without Free is unmapped by a cleanup, but only Free is deterministic.
+// Free also lets go of the contexts its sides last parked with: each keeps
+// the FIFO reachable, to wake a parked side when it ends, until it ends or
+// Free is called.
 func (f *FIFO) Free() error {
 	if f.freed.Swap(true) {
 		return nil
+	}
+	f.writer.unwatch()
+	for i := range f.readers {
+		f.readers[i].unwatch()
 	}
 	var err error
 	if f.release != nil {
@@ -470,6 +477,11 @@ func (f *FIFO) lenError(side, call string, n int) error {
 type waiter struct {
 	need atomic.Uint64
 	wake chan struct{}
+	// The context whose end signals wake (see watch): its Done channel and
+	// the function that stops the registration. Used by the side's own
+	// goroutine only, and by Free.
+	watched   <-chan struct{}
+	stopWatch func() bool
 }
 
 // wants reports whether a side that has just moved to pos must signal ws.
@@ -617,21 +629,45 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 }
 
 // park blocks on ws.wake until ready is true or the context ends; the
-// caller has published what it needs in ws.need.
+// caller has published what it needs in ws.need. A cancellable context
+// wakes it through ws.wake too (see waiter.watch), so that parking is a
+// plain receive: a select on ctx.Done() as well would lock that channel,
+// which every goroutine of a run shares, on each park and each wake-up.
 func park(ctx context.Context, ws *waiter, ready func() bool) error {
 	done := ctx.Done()
+	if done != nil && done != ws.watched {
+		ws.watch(ctx, done)
+	}
 	for {
 		if ready() {
 			return nil
 		}
-		if done == nil { // context.Background and the like: a plain receive
-			<-ws.wake
-			continue
+		if done != nil {
+			select {
+			case <-done:
+				return ctx.Err()
+			default:
+			}
 		}
-		select {
-		case <-ws.wake:
-		case <-done:
-			return ctx.Err()
-		}
+		<-ws.wake
+	}
+}
+
+// watch makes the end of ctx (whose Done channel is done) signal ws, by
+// context.AfterFunc, in place of the registration for an earlier context.
+// It is kept from park to park while the context stays the same: a side
+// waits with one context for its whole life, as a run's actors do. The
+// context holds on to ws until it ends or unwatch stops it.
+func (ws *waiter) watch(ctx context.Context, done <-chan struct{}) {
+	ws.unwatch()
+	ws.watched = done
+	ws.stopWatch = context.AfterFunc(ctx, ws.signal)
+}
+
+// unwatch stops the registration made by watch, if any.
+func (ws *waiter) unwatch() {
+	if ws.stopWatch != nil {
+		ws.stopWatch()
+		ws.stopWatch, ws.watched = nil, nil
 	}
 }
