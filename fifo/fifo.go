@@ -36,12 +36,13 @@ const (
 	// SpinPark spins for Options.SpinTime (DefaultSpinTime when zero), then
 	// parks the goroutine. The default.
 	SpinPark WaitStrategy = iota
-	// Spin busy-waits, calling runtime.Gosched now and then so that other
-	// goroutines sharing the processor make progress. Lowest latency, burns a
-	// core while waiting.
+	// Spin busy-waits, yielding the processor now and then so that other
+	// goroutines sharing it make progress (after every poll while the other
+	// side seems to share it). Lowest latency, burns a core while waiting.
 	Spin
-	// Park blocks the goroutine at once until the other side signals (or the
-	// context ends). Cheapest while waiting, a wakeup costs a scheduler hop.
+	// Park yields the processor once, then blocks the goroutine until the
+	// other side signals (or the context ends). Cheapest while waiting, a
+	// wakeup costs a scheduler hop.
 	Park
 )
 
@@ -388,8 +389,8 @@ func (f *FIFO) CopiedBytes() int64 {
 // mirrored ring, and for one whose windows never cross its end).
 func (f *FIFO) TailCopiedBytes() int64 { return f.tailCopied.Load() }
 
-// Blocked reports which sides are waiting in Acquire right now (spinning or
-// parked): the indexes of the blocked readers and whether the writer is
+// Blocked reports which sides are waiting in Acquire right now (parked, or
+// spinning past the first yield): the indexes of the blocked readers and whether the writer is
 // blocked. It is cheap (one atomic load per side) and meant for a deadlock
 // watchdog that samples every FIFO: a graph whose every actor has been
 // blocked for a while, with no progress in between, is deadlocked. It
@@ -500,10 +501,8 @@ type waitStat struct {
 	ns       atomic.Int64
 	// together is the spinner's guess that the other side runs on this
 	// side's processor (P), so that it can only move while this side
-	// yields: it then yields at once instead of polling. probe counts the
-	// waits spun that way since the guess was last tested.
+	// yields: it then yields after every poll.
 	together bool
-	probe    int
 }
 
 func (ws *waiter) signal() {
@@ -518,18 +517,18 @@ func (ws *waiter) signal() {
 const spinCheck = 64
 
 // How a spinner yields. While the other side seems to run on another core
-// it polls, and yields (goyield) every spinYield polls and every 16th time
-// sched_yield instead, so that it lets its partner's thread run on an
+// it polls, and yields (goyield) every spinYield polls, by sched_yield
+// every spinOS polls so that it lets its partner's thread run on an
 // oversubscribed machine. While the other side seems to share this side's
 // processor (P) it can only move while this side yields: the spinner then
 // yields after every poll, a switch on the same core. A wait satisfied on
-// the first poll after a yield suggests that (together); one in every
-// spinProbe waits spun together polls spinYield times first, and being
-// satisfied meanwhile shows that the partner runs elsewhere.
+// the first poll after its first yield suggests that (the other side ran
+// during the yield); one satisfied otherwise (while polling, or after
+// more yields, which return at once when nothing else waits for the
+// processor) shows that the other side moves on its own.
 const (
 	spinYield = 4 * spinCheck
 	spinOS    = 16 * spinCheck
-	spinProbe = 128
 )
 
 // block waits until ready returns true, by the FIFO's strategy. need is the
@@ -578,17 +577,13 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 // spin polls ready: until it is true (true), the context ends (its error),
 // or, for SpinPark, SpinTime has passed since start (false). st keeps the
 // guess of where the other side runs (see spinYield) from wait to wait,
-// and says that the side spins once it has polled spinCheck times or
-// yielded (a shorter wait is not worth two stores to the flag).
+// and says that the side spins (st.spinning) from its first yield on: a
+// shorter wait is not worth two stores to the flag.
 func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func() bool) (bool, error) {
 	done := ctx.Done()
 	every := spinYield
 	if st.together {
-		if st.probe++; st.probe < spinProbe {
-			every = 1
-		} else {
-			st.probe = 0
-		}
+		every = 1
 	}
 	flagged := false
 	defer func() {
@@ -597,9 +592,10 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 		}
 	}()
 	afterYield := false // the last poll came right after a yield
+	yields := 0
 	for i := 1; ; i++ {
 		if ready() {
-			st.together = afterYield
+			st.together = afterYield && yields == 1
 			return true, nil
 		}
 		afterYield = false
@@ -624,6 +620,7 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 				goyield()
 			}
 			afterYield = true
+			yields++
 		}
 	}
 }
