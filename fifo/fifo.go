@@ -390,11 +390,11 @@ func (f *FIFO) CopiedBytes() int64 {
 func (f *FIFO) TailCopiedBytes() int64 { return f.tailCopied.Load() }
 
 // Blocked reports which sides are waiting in Acquire right now (parked, or
-// spinning past the first yield): the indexes of the blocked readers and whether the writer is
-// blocked. It is cheap (one atomic load per side) and meant for a deadlock
-// watchdog that samples every FIFO: a graph whose every actor has been
-// blocked for a while, with no progress in between, is deadlocked. It
-// allocates only when some reader is blocked.
+// spinning past their first yield): the indexes of the blocked readers and
+// whether the writer is blocked. It is cheap (one atomic load per side)
+// and meant for a deadlock watchdog that samples every FIFO: a graph whose
+// every actor has been blocked for a while, with no progress in between,
+// is deadlocked. It allocates only when some reader is blocked.
 func (f *FIFO) Blocked() (readers []int, writer bool) {
 	for i := range f.readers {
 		if f.readers[i].Blocked() {
