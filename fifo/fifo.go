@@ -390,11 +390,11 @@ func (f *FIFO) CopiedBytes() int64 {
 func (f *FIFO) TailCopiedBytes() int64 { return f.tailCopied.Load() }
 
 // Blocked reports which sides are waiting in Acquire right now (parked, or
-// spinning past their first yield): the indexes of the blocked readers and
-// whether the writer is blocked. It is cheap (one atomic load per side)
-// and meant for a deadlock watchdog that samples every FIFO: a graph whose
-// every actor has been blocked for a while, with no progress in between,
-// is deadlocked. It allocates only when some reader is blocked.
+// spinning past their first poll and yield): the indexes of the blocked
+// readers and whether the writer is blocked. It is cheap (one atomic load
+// per side) and meant for a deadlock watchdog that samples every FIFO: a
+// graph whose every actor has been blocked for a while, with no progress
+// in between, is deadlocked. It allocates only when some reader is blocked.
 func (f *FIFO) Blocked() (readers []int, writer bool) {
 	for i := range f.readers {
 		if f.readers[i].Blocked() {
@@ -577,8 +577,9 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 // spin polls ready: until it is true (true), the context ends (its error),
 // or, for SpinPark, SpinTime has passed since start (false). st keeps the
 // guess of where the other side runs (see spinYield) from wait to wait,
-// and says that the side spins (st.spinning) from its first yield on: a
-// shorter wait is not worth two stores to the flag.
+// and says that the side spins (st.spinning) when it yields after more
+// than one poll: a wait that a poll and a yield end is not worth two
+// stores to the flag.
 func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func() bool) (bool, error) {
 	done := ctx.Done()
 	every := spinYield
@@ -610,7 +611,7 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 			}
 		}
 		if i%every == 0 {
-			if !flagged {
+			if !flagged && i > 1 {
 				st.spinning.Store(true)
 				flagged = true
 			}
