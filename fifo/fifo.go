@@ -501,8 +501,10 @@ type waitStat struct {
 	ns       atomic.Int64
 	// together is the spinner's guess that the other side runs on this
 	// side's processor (P), so that it can only move while this side
-	// yields: it then yields after every poll.
+	// yields: it then yields after every poll. shared counts the waits
+	// spun so (see spinSpread).
 	together bool
+	shared   uint32
 }
 
 func (ws *waiter) signal() {
@@ -526,9 +528,16 @@ const spinCheck = 64
 // during the yield); one satisfied otherwise (while polling, or after
 // more yields, which return at once when nothing else waits for the
 // processor) shows that the other side moves on its own.
+//
+// Yielding to the goroutines of its own processor never moves a spinner
+// to another core; one wait in spinSpread spun together yields by
+// runtime.Gosched instead, which offers it to an idle processor, so that
+// two spinners that landed on one processor spread over two cores when
+// there are cores to spare.
 const (
-	spinYield = 4 * spinCheck
-	spinOS    = 16 * spinCheck
+	spinYield  = 4 * spinCheck
+	spinOS     = 16 * spinCheck
+	spinSpread = 256
 )
 
 // block waits until ready returns true, by the FIFO's strategy. need is the
@@ -582,9 +591,11 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 // stores to the flag.
 func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func() bool) (bool, error) {
 	done := ctx.Done()
-	every := spinYield
+	every, spread := spinYield, false
 	if st.together {
 		every = 1
+		st.shared++
+		spread = st.shared%spinSpread == 0
 	}
 	flagged := false
 	defer func() {
@@ -615,9 +626,13 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 				st.spinning.Store(true)
 				flagged = true
 			}
-			if i%spinOS == 0 {
+			switch {
+			case i%spinOS == 0:
 				osYield()
-			} else {
+			case spread:
+				runtime.Gosched()
+				spread = false
+			default:
 				goyield()
 			}
 			afterYield = true
