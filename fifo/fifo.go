@@ -533,7 +533,7 @@ const spinCheck = 64
 // to another core; one wait in spinSpread spun together yields by
 // runtime.Gosched instead, which offers it to an idle processor, so that
 // two spinners that landed on one processor spread over two cores when
-// there are cores to spare. A wait that lasts past spinOS polls (a
+// there are cores to spare. A wait that lasts past spinYield polls (a
 // partner whose thread the OS does not run, on an oversubscribed machine)
 // yields by runtime.Gosched every spinCheck polls from then on: through
 // the global run queue the partner may come to run on this side's thread.
@@ -624,7 +624,7 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 				return false, nil
 			}
 		}
-		if i%every == 0 || (i > spinOS && i%spinCheck == 0) {
+		if i%every == 0 || (i > spinYield && i%spinCheck == 0) {
 			if !flagged && i > 1 {
 				st.spinning.Store(true)
 				flagged = true
@@ -632,7 +632,7 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 			switch {
 			case i%spinOS == 0:
 				osYield()
-			case spread || i > spinOS:
+			case spread || i > spinYield:
 				runtime.Gosched()
 				spread = false
 			default:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -1046,3 +1047,45 @@ type ownContext struct {
 }
 
 func (c ownContext) Done() <-chan struct{} { return c.done }
+
+// TestSpinTogether checks that spinners sharing one processor find out:
+// with GOMAXPROCS 1 every wait of a ping-pong ends right after one yield,
+// and both sides then yield after every poll.
+func TestSpinTogether(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ctx := context.Background()
+	there := mustNew(t, Options{Name: "there", TokenSize: 8, Capacity: 1, Wait: Spin})
+	back := mustNew(t, Options{Name: "back", TokenSize: 8, Capacity: 1, Wait: Spin})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r, w := there.Reader(0), back.Writer()
+		for {
+			in, err := r.Acquire(ctx, 1)
+			if err != nil {
+				return
+			}
+			out, _ := w.Acquire(ctx, 1)
+			copy(out, in)
+			r.Release(1)
+			w.Commit(1)
+		}
+	}()
+	w, r := there.Writer(), back.Reader(0)
+	for i := range uint64(2000) {
+		out, _ := w.Acquire(ctx, 1)
+		Tokens[uint64](out)[0] = i
+		w.Commit(1)
+		in, err := r.Acquire(ctx, 1)
+		if err != nil || Tokens[uint64](in)[0] != i {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		r.Release(1)
+	}
+	w.Close()
+	<-done
+	if !r.stat.together || !there.Reader(0).stat.together {
+		t.Errorf("on one processor: the spinners' guesses are %v (main) and %v (partner), expected both together",
+			r.stat.together, there.Reader(0).stat.together)
+	}
+}
