@@ -606,13 +606,11 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 			st.spinning.Store(false)
 		}
 	}()
-	afterYield := false // the last poll came right after a yield
-	yields := 0
+	// block has just polled: each round checks and yields first, then
+	// polls.
+	afterYield := false // this round's poll comes right after a yield
+	yields, next := 0, every
 	for i := 1; ; i++ {
-		if ready() {
-			st.together = afterYield && yields == 1
-			return true, nil
-		}
 		afterYield = false
 		if i%spinCheck == 0 {
 			select {
@@ -624,7 +622,10 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 				return false, nil
 			}
 		}
-		if i%every == 0 || (i > spinYield && i%spinCheck == 0) {
+		if i == next || (i > spinYield && i%spinCheck == 0) {
+			if i == next {
+				next += every
+			}
 			if !flagged && i > 1 {
 				st.spinning.Store(true)
 				flagged = true
@@ -640,6 +641,10 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 			}
 			afterYield = true
 			yields++
+		}
+		if ready() {
+			st.together = afterYield && yields == 1
+			return true, nil
 		}
 	}
 }
