@@ -68,7 +68,8 @@
 // No wakeup is lost: a waiter publishes that it is parked, re-checks, then
 // blocks on a one-slot channel; the other side signals only when it sees
 // the flag, so the hot path costs one atomic load. No goroutine is started
-// per FIFO.
+// per FIFO (AfterFunc starts one per side only for a context of a type
+// that the context package does not know, until it ends or Free).
 //
 // [FIFO.Blocked] (and [Writer.Blocked], [Reader.Blocked]) report which sides
 // are currently waiting in Acquire, for a deadlock watchdog;
