@@ -59,13 +59,17 @@
 // # Waiting
 //
 // A blocked Acquire waits according to the FIFO's [WaitStrategy]: [Spin]
-// busy-waits (yielding the processor now and then), [Park] blocks the
-// goroutine at once, [SpinPark] (the default) spins a few microseconds and
-// then parks. Parking honours the context: cancellation returns ctx.Err()
-// wrapped with the FIFO's name. No wakeup is lost: a waiter publishes that it
-// is parked, re-checks, then blocks on a one-slot channel; the other side
-// signals only when it sees the flag, so the hot path costs one atomic load.
-// No goroutine is started per FIFO.
+// busy-waits (yielding the processor now and then, at once when the other
+// side shares it), [Park] yields its processor once and then blocks the
+// goroutine, [SpinPark] (the default) spins a few microseconds and then
+// parks. Waiting honours the context: cancellation returns ctx.Err()
+// wrapped with the FIFO's name; a parked side is woken by its context's
+// end through [context.AfterFunc], registered once per side and context.
+// No wakeup is lost: a waiter publishes that it is parked, re-checks, then
+// blocks on a one-slot channel; the other side signals only when it sees
+// the flag, so the hot path costs one atomic load. No goroutine is started
+// per FIFO (AfterFunc starts one per side only for a context of a type
+// that the context package does not know, until it ends or Free).
 //
 // [FIFO.Blocked] (and [Writer.Blocked], [Reader.Blocked]) report which sides
 // are currently waiting in Acquire, for a deadlock watchdog;

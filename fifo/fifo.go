@@ -36,12 +36,13 @@ const (
 	// SpinPark spins for Options.SpinTime (DefaultSpinTime when zero), then
 	// parks the goroutine. The default.
 	SpinPark WaitStrategy = iota
-	// Spin busy-waits, calling runtime.Gosched now and then so that other
-	// goroutines sharing the processor make progress. Lowest latency, burns a
-	// core while waiting.
+	// Spin busy-waits, yielding the processor now and then so that other
+	// goroutines sharing it make progress (after every poll while the other
+	// side seems to share it). Lowest latency, burns a core while waiting.
 	Spin
-	// Park blocks the goroutine at once until the other side signals (or the
-	// context ends). Cheapest while waiting, a wakeup costs a scheduler hop.
+	// Park yields the processor once, then blocks the goroutine until the
+	// other side signals (or the context ends). Cheapest while waiting, a
+	// wakeup costs a scheduler hop.
 	Park
 )
 
@@ -388,12 +389,12 @@ func (f *FIFO) CopiedBytes() int64 {
 // mirrored ring, and for one whose windows never cross its end).
 func (f *FIFO) TailCopiedBytes() int64 { return f.tailCopied.Load() }
 
-// Blocked reports which sides are waiting in Acquire right now (spinning or
-// parked): the indexes of the blocked readers and whether the writer is
-// blocked. It is cheap (one atomic load per side) and meant for a deadlock
-// watchdog that samples every FIFO: a graph whose every actor has been
-// blocked for a while, with no progress in between, is deadlocked. It
-// allocates only when some reader is blocked.
+// Blocked reports which sides are waiting in Acquire right now (parked, or
+// spinning past their first poll and yield): the indexes of the blocked
+// readers and whether the writer is blocked. It is cheap (one atomic load
+// per side) and meant for a deadlock watchdog that samples every FIFO: a
+// graph whose every actor has been blocked for a while, with no progress
+// in between, is deadlocked. It allocates only when some reader is blocked.
 func (f *FIFO) Blocked() (readers []int, writer bool) {
 	for i := range f.readers {
 		if f.readers[i].Blocked() {
@@ -418,9 +419,16 @@ func (f *FIFO) Progress() (written, read uint64) {
 // after the writer and every reader are done; windows must not be used
 // afterwards. Further calls do nothing. A FIFO that becomes unreachable
 // without Free is unmapped by a cleanup, but only Free is deterministic.
+// Free also lets go of the contexts its sides last parked with: each keeps
+// the FIFO reachable, to wake a parked side when it ends, until it ends or
+// Free is called.
 func (f *FIFO) Free() error {
 	if f.freed.Swap(true) {
 		return nil
+	}
+	f.writer.unwatch()
+	for i := range f.readers {
+		f.readers[i].unwatch()
 	}
 	var err error
 	if f.release != nil {
@@ -470,6 +478,11 @@ func (f *FIFO) lenError(side, call string, n int) error {
 type waiter struct {
 	need atomic.Uint64
 	wake chan struct{}
+	// The context whose end signals wake (see watch): its Done channel and
+	// the function that stops the registration. Used by the side's own
+	// goroutine only, and by Free.
+	watched   <-chan struct{}
+	stopWatch func() bool
 }
 
 // wants reports whether a side that has just moved to pos must signal ws.
@@ -479,12 +492,19 @@ func (ws *waiter) wants(pos uint64) bool {
 }
 
 // waitStat is a side's own record of its waits, on its private cache
-// line: whether it is spinning in Acquire now, and the time it has spent
-// blocked. Only the side's goroutine writes it; statistics and the
-// watchdog read it.
+// line: whether it is spinning in Acquire now, the time it has spent
+// blocked, and what its spinner has learnt about where the other side
+// runs. Only the side's goroutine writes it; statistics and the watchdog
+// read spinning and ns.
 type waitStat struct {
 	spinning atomic.Bool
 	ns       atomic.Int64
+	// together is the spinner's guess that the other side runs on this
+	// side's processor (P), so that it can only move while this side
+	// yields: it then yields after every poll. shared counts the waits
+	// spun so (see spinSpread).
+	together bool
+	shared   uint32
 }
 
 func (ws *waiter) signal() {
@@ -495,10 +515,33 @@ func (ws *waiter) signal() {
 }
 
 // spinCheck is how many polls pass between checks of the clock and the
-// context while spinning; each check also yields: runtime.Gosched, and every
-// 16th time sched_yield, so that a spinner lets its partner run on an
-// oversubscribed machine.
+// context while spinning.
 const spinCheck = 64
+
+// How a spinner yields. While the other side seems to run on another core
+// it polls, and yields (goyield) every spinYield polls, by sched_yield
+// every spinOS polls so that it lets its partner's thread run on an
+// oversubscribed machine. While the other side seems to share this side's
+// processor (P) it can only move while this side yields: the spinner then
+// yields after every poll, a switch on the same core. A wait satisfied on
+// the first poll after its first yield suggests that (the other side ran
+// during the yield); one satisfied otherwise (while polling, or after
+// more yields, which return at once when nothing else waits for the
+// processor) shows that the other side moves on its own.
+//
+// Yielding to the goroutines of its own processor never moves a spinner
+// to another core; one wait in spinSpread spun together yields by
+// runtime.Gosched instead, which offers it to an idle processor, so that
+// two spinners that landed on one processor spread over two cores when
+// there are cores to spare. A wait that lasts past spinYield polls (a
+// partner whose thread the OS does not run, on an oversubscribed machine)
+// yields by runtime.Gosched every spinCheck polls from then on: through
+// the global run queue the partner may come to run on this side's thread.
+const (
+	spinYield  = 4 * spinCheck
+	spinOS     = 16 * spinCheck
+	spinSpread = 256
+)
 
 // block waits until ready returns true, by the FIFO's strategy. need is the
 // other side's position that makes ready true (for the wakeup filter; at
@@ -524,17 +567,16 @@ func (f *FIFO) block(ctx context.Context, ws *waiter, st *waitStat,
 
 func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start int64, need uint64, ready func() bool) error {
 	if f.wait != Park {
-		st.spinning.Store(true)
-		ok, err := f.spin(ctx, start, ready)
-		st.spinning.Store(false)
+		ok, err := f.spin(ctx, st, start, ready)
 		if ok || err != nil {
 			return err
 		}
 	}
 	// One yield before parking: the other side, readied by this side's
 	// last publish, often answers within its turn, and then neither side
-	// pays for a park and a wake-up.
-	runtime.Gosched()
+	// pays for a park and a wake-up. goyield keeps the hand-off on this
+	// core (runtime.Gosched would wake an idle core to steal the caller).
+	goyield()
 	if ready() {
 		return nil
 	}
@@ -545,13 +587,31 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 }
 
 // spin polls ready: until it is true (true), the context ends (its error),
-// or, for SpinPark, SpinTime has passed since start (false).
-func (f *FIFO) spin(ctx context.Context, start int64, ready func() bool) (bool, error) {
+// or, for SpinPark, SpinTime has passed since start (false). st keeps the
+// guess of where the other side runs (see spinYield) from wait to wait,
+// and says that the side spins (st.spinning) when it yields after more
+// than one poll: a wait that a poll and a yield end is not worth two
+// stores to the flag.
+func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func() bool) (bool, error) {
 	done := ctx.Done()
-	for i := 1; ; i++ {
-		if ready() {
-			return true, nil
+	every, spread := spinYield, false
+	if st.together {
+		every = 1
+		st.shared++
+		spread = st.shared%spinSpread == 0
+	}
+	flagged := false
+	defer func() {
+		if flagged {
+			st.spinning.Store(false)
 		}
+	}()
+	// block has just polled: each round checks and yields first, then
+	// polls.
+	afterYield := false // this round's poll comes right after a yield
+	yields, next := 0, every
+	for i := 1; ; i++ {
+		afterYield = false
 		if i%spinCheck == 0 {
 			select {
 			case <-done:
@@ -561,31 +621,74 @@ func (f *FIFO) spin(ctx context.Context, start int64, ready func() bool) (bool, 
 			if f.wait == SpinPark && nanotime()-start >= int64(f.spinTime) {
 				return false, nil
 			}
-			if i%(16*spinCheck) == 0 {
-				osYield()
-			} else {
-				runtime.Gosched()
+		}
+		if i == next || (i > spinYield && i%spinCheck == 0) {
+			if i == next {
+				next += every
 			}
+			if !flagged && i > 1 {
+				st.spinning.Store(true)
+				flagged = true
+			}
+			switch {
+			case i%spinOS == 0:
+				osYield()
+			case spread || i > spinYield:
+				runtime.Gosched()
+				spread = false
+			default:
+				goyield()
+			}
+			afterYield = true
+			yields++
+		}
+		if ready() {
+			st.together = afterYield && yields == 1
+			return true, nil
 		}
 	}
 }
 
 // park blocks on ws.wake until ready is true or the context ends; the
-// caller has published what it needs in ws.need.
+// caller has published what it needs in ws.need. A cancellable context
+// wakes it through ws.wake too (see waiter.watch), so that parking is a
+// plain receive: a select on ctx.Done() as well would lock that channel,
+// which every goroutine of a run shares, on each park and each wake-up.
 func park(ctx context.Context, ws *waiter, ready func() bool) error {
 	done := ctx.Done()
+	if done != nil && done != ws.watched {
+		ws.watch(ctx, done)
+	}
 	for {
 		if ready() {
 			return nil
 		}
-		if done == nil { // context.Background and the like: a plain receive
-			<-ws.wake
-			continue
+		if done != nil {
+			select {
+			case <-done:
+				return ctx.Err()
+			default:
+			}
 		}
-		select {
-		case <-ws.wake:
-		case <-done:
-			return ctx.Err()
-		}
+		<-ws.wake
+	}
+}
+
+// watch makes the end of ctx (whose Done channel is done) signal ws, by
+// context.AfterFunc, in place of the registration for an earlier context.
+// It is kept from park to park while the context stays the same: a side
+// waits with one context for its whole life, as a run's actors do. The
+// context holds on to ws until it ends or unwatch stops it.
+func (ws *waiter) watch(ctx context.Context, done <-chan struct{}) {
+	ws.unwatch()
+	ws.watched = done
+	ws.stopWatch = context.AfterFunc(ctx, ws.signal)
+}
+
+// unwatch stops the registration made by watch, if any.
+func (ws *waiter) unwatch() {
+	if ws.stopWatch != nil {
+		ws.stopWatch()
+		ws.stopWatch, ws.watched = nil, nil
 	}
 }

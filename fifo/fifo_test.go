@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -967,5 +968,124 @@ func TestNoWaitTime(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestParkContexts checks the wake-up of a parked side by its context's
+// end: a side parked several times with one context, then with a new one
+// (the first still live) is woken by the new one's end; a wait with a
+// context that ended before the call fails at once; Free stops the watch of
+// a context that never ends (goleak would see its goroutine otherwise, for
+// a context of a type of its own).
+func TestParkContexts(t *testing.T) {
+	f := mustNew(t, Options{Name: "pc", TokenSize: 8, Capacity: 1, Wait: Park})
+	w, r := f.Writer(), f.Reader(0)
+	live, stopLive := context.WithCancel(context.Background())
+	defer stopLive()
+	for i := range 3 { // parks and is woken by data, with the same context
+		got := make(chan error, 1)
+		go func() {
+			_, err := r.Acquire(live, 1)
+			r.Release(1)
+			got <- err
+		}()
+		waitFor(t, r.Blocked)
+		win, _ := w.Acquire(live, 1)
+		Tokens[uint64](win)[0] = uint64(i)
+		w.Commit(1)
+		if err := <-got; err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
+	go func() {
+		_, err := r.Acquire(ctx, 1)
+		got <- err
+	}()
+	waitFor(t, r.Blocked)
+	cancel()
+	select {
+	case err := <-got:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("after cancel: %v, expected context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a reader parked with a new context was not woken by its end")
+	}
+	if _, err := r.Acquire(ctx, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("Acquire with an ended context: %v, expected context.Canceled", err)
+	}
+	own := ownContext{Context: context.Background(), done: make(chan struct{})}
+	go func() {
+		if _, err := w.Acquire(own, 1); err != nil {
+			got <- err
+			return
+		}
+		w.Commit(1)
+		_, err := w.Acquire(own, 1) // full: parks, watching own
+		got <- err
+	}()
+	waitFor(t, w.Blocked)
+	if _, err := r.Acquire(live, 1); err != nil {
+		t.Fatal(err)
+	}
+	r.Release(1)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Free(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ownContext is a context of a type of its own, whose end AfterFunc can
+// only watch with a goroutine.
+type ownContext struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c ownContext) Done() <-chan struct{} { return c.done }
+
+// TestSpinTogether checks that spinners sharing one processor find out:
+// with GOMAXPROCS 1 every wait of a ping-pong ends right after one yield,
+// and both sides then yield after every poll.
+func TestSpinTogether(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ctx := context.Background()
+	there := mustNew(t, Options{Name: "there", TokenSize: 8, Capacity: 1, Wait: Spin})
+	back := mustNew(t, Options{Name: "back", TokenSize: 8, Capacity: 1, Wait: Spin})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r, w := there.Reader(0), back.Writer()
+		for {
+			in, err := r.Acquire(ctx, 1)
+			if err != nil {
+				return
+			}
+			out, _ := w.Acquire(ctx, 1)
+			copy(out, in)
+			r.Release(1)
+			w.Commit(1)
+		}
+	}()
+	w, r := there.Writer(), back.Reader(0)
+	for i := range uint64(2000) {
+		out, _ := w.Acquire(ctx, 1)
+		Tokens[uint64](out)[0] = i
+		w.Commit(1)
+		in, err := r.Acquire(ctx, 1)
+		if err != nil || Tokens[uint64](in)[0] != i {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		r.Release(1)
+	}
+	w.Close()
+	<-done
+	if !r.stat.together || !there.Reader(0).stat.together {
+		t.Errorf("on one processor: the spinners' guesses are %v (main) and %v (partner), expected both together",
+			r.stat.together, there.Reader(0).stat.together)
 	}
 }

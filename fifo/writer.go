@@ -236,8 +236,8 @@ func (w *Writer) Room() int {
 // tokens included.
 func (w *Writer) Position() uint64 { return w.pos.Load() }
 
-// Blocked reports whether the writer is waiting in Acquire right now (safe
-// from any goroutine).
+// Blocked reports whether the writer is waiting in Acquire right now: parked,
+// or spinning past its first poll and yield (safe from any goroutine).
 func (w *Writer) Blocked() bool { return w.need.Load() != 0 || w.stat.spinning.Load() }
 
 // BlockedTime returns the total time the writer has spent waiting for room

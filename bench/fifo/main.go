@@ -10,7 +10,8 @@
 //     consumer copies it out too (two memmoves, the data crossing cores);
 //   - hop latency: a token ping-pongs between two goroutines through two
 //     FIFOs of capacity 1, with Park (timing its waits as the runtime's
-//     FIFOs do, and with Options.NoWaitTime), Spin and SpinPark (and two channels for
+//     FIFOs do; with Options.NoWaitTime; and with a cancellable context, as
+//     the runtime's actors wait), Spin and SpinPark (and two channels for
 //     reference, and the hardware floor: one atomic each way); a hop is half
 //     a round trip;
 //   - peak RSS (getrusage maxrss).
@@ -21,6 +22,7 @@
 //	go run ./bench/fifo -json      # one JSON object
 //	go run ./bench/fifo -duration 1s -rounds 5
 //	go run ./bench/fifo -json -cpus 2,4,8,16  # one JSON object per core count
+//	go run ./bench/fifo -hop -json -cpus 2,16 # hop latencies only
 //
 // With -cpus, each core count is measured in a child process confined to
 // that many CPUs (GOMAXPROCS and affinity); the FIFO and its baselines run
@@ -68,6 +70,7 @@ type Result struct {
 
 	HopNsParked   float64 `json:"hop_ns_parked"`
 	HopNsUntimed  float64 `json:"hop_ns_parked_untimed"`
+	HopNsCtx      float64 `json:"hop_ns_parked_ctx"`
 	HopNsSpinning float64 `json:"hop_ns_spinning"`
 	HopNsSpinPark float64 `json:"hop_ns_spin_park"`
 	HopNsGochan   float64 `json:"hop_ns_gochan"`
@@ -89,6 +92,7 @@ func main() {
 	dur := flag.Duration("duration", 300*time.Millisecond, "approximate duration of one measurement run")
 	rounds := flag.Int("rounds", 3, "runs per figure (the best is kept)")
 	waitName := flag.String("wait", "spin-park", "wait strategy for the throughput runs: spin, spin-park, park")
+	hopOnly := flag.Bool("hop", false, "measure the hop latencies only")
 	cpuList := flag.String("cpus", "", "comma-separated core counts (GOMAXPROCS and affinity), one row each; empty: as started")
 	flag.Parse()
 	if *cpuList != "" {
@@ -116,18 +120,28 @@ func main() {
 	_ = probe.Free()
 
 	for range *rounds {
+		if *hopOnly {
+			break
+		}
 		res.SluiceTokensPerS = max(res.SluiceTokensPerS, 1e9/measure(*dur, func(n int) { fifoThroughput(n, ws) }))
 		res.GochanTokensPerS = max(res.GochanTokensPerS, 1e9/measure(*dur, chanThroughput))
 	}
-	res.Ratio = res.SluiceTokensPerS / res.GochanTokensPerS
+	if !*hopOnly {
+		res.Ratio = res.SluiceTokensPerS / res.GochanTokensPerS
+	}
 
 	for range *rounds {
+		if *hopOnly {
+			break
+		}
 		res.Window64KBytesPerS = max(res.Window64KBytesPerS, block64k*1e9/measure(*dur, func(n int) { fifo64K(n, false) }))
 		res.Copy64KBytesPerS = max(res.Copy64KBytesPerS, block64k*1e9/measure(*dur, copy64K))
 		res.InOut64KBytesPerS = max(res.InOut64KBytesPerS, block64k*1e9/measure(*dur, func(n int) { fifo64K(n, true) }))
 	}
-	res.Ratio64K = res.Window64KBytesPerS / res.Copy64KBytesPerS
-	res.RatioInOut64K = res.InOut64KBytesPerS / res.Copy64KBytesPerS
+	if !*hopOnly {
+		res.Ratio64K = res.Window64KBytesPerS / res.Copy64KBytesPerS
+		res.RatioInOut64K = res.InOut64KBytesPerS / res.Copy64KBytesPerS
+	}
 
 	hop := func(old float64, ns float64) float64 {
 		if old == 0 || ns/2 < old {
@@ -137,7 +151,14 @@ func main() {
 	}
 	for range *rounds {
 		res.HopNsParked = hop(res.HopNsParked, measure(*dur, func(n int) { fifoPingPong(n, fifo.Park) }))
-		res.HopNsUntimed = hop(res.HopNsUntimed, measure(*dur, func(n int) { fifoPingPongOpts(n, fifo.Options{Wait: fifo.Park, NoWaitTime: true}) }))
+		res.HopNsUntimed = hop(res.HopNsUntimed, measure(*dur, func(n int) {
+			fifoPingPongOpts(context.Background(), n, fifo.Options{Wait: fifo.Park, NoWaitTime: true})
+		}))
+		res.HopNsCtx = hop(res.HopNsCtx, measure(*dur, func(n int) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			fifoPingPongOpts(ctx, n, fifo.Options{Wait: fifo.Park})
+		}))
 		res.HopNsSpinning = hop(res.HopNsSpinning, measure(*dur, func(n int) { fifoPingPong(n, fifo.Spin) }))
 		res.HopNsSpinPark = hop(res.HopNsSpinPark, measure(*dur, func(n int) { fifoPingPong(n, fifo.SpinPark) }))
 		res.HopNsGochan = hop(res.HopNsGochan, measure(*dur, chanPingPong))
@@ -158,14 +179,12 @@ func main() {
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "measure\tsluice fifo\tbaseline\tratio\t\n")
-	fmt.Fprintf(tw, "tokens/s, 4 B tokens, windows of %d (%s) vs chan float32\t%.3g\t%.3g\t%.1fx\t\n",
-		window, ws, res.SluiceTokensPerS, res.GochanTokensPerS, res.Ratio)
-	fmt.Fprintf(tw, "GB/s, 64 KiB windows (copy in, zero-copy out) vs copy of 64 KiB\t%.2f\t%.2f\t%.2fx\t\n",
-		res.Window64KBytesPerS/1e9, res.Copy64KBytesPerS/1e9, res.Ratio64K)
-	fmt.Fprintf(tw, "GB/s, 64 KiB windows (copy in, copy out: crosses cores) vs copy\t%.2f\t%.2f\t%.2fx\t\n",
-		res.InOut64KBytesPerS/1e9, res.Copy64KBytesPerS/1e9, res.RatioInOut64K)
+	if !*hopOnly {
+		throughputRows(tw, res, ws)
+	}
 	fmt.Fprintf(tw, "hop latency ns, park vs chan\t%.0f\t%.0f\t\t\n", res.HopNsParked, res.HopNsGochan)
 	fmt.Fprintf(tw, "hop latency ns, park without wait times vs chan\t%.0f\t%.0f\t\t\n", res.HopNsUntimed, res.HopNsGochan)
+	fmt.Fprintf(tw, "hop latency ns, park with a cancellable context vs chan\t%.0f\t%.0f\t\t\n", res.HopNsCtx, res.HopNsGochan)
 	fmt.Fprintf(tw, "hop latency ns, spin\t%.0f\t\t\t\n", res.HopNsSpinning)
 	fmt.Fprintf(tw, "hop latency ns, spin-park\t%.0f\t\t\t\n", res.HopNsSpinPark)
 	fmt.Fprintf(tw, "hop latency ns, floor: two spinning goroutines, one atomic each way\t\t%.0f\t\t\n", res.HopNsFloor)
@@ -173,6 +192,16 @@ func main() {
 	fmt.Printf("\npeak RSS %.1f MiB; mirrored ring %v; GOMAXPROCS %d, %d CPUs (%s); %s; load %s; %d rounds of ~%v, %.1fs\n",
 		float64(res.PeakRSSBytes)/(1<<20), res.Mirrored, res.GOMAXPROCS, res.NumCPU, res.CPU, res.GoVersion,
 		res.LoadAvg, res.Rounds, *dur, time.Since(start).Seconds())
+}
+
+// throughputRows prints the table's throughput rows.
+func throughputRows(tw *tabwriter.Writer, res Result, ws fifo.WaitStrategy) {
+	fmt.Fprintf(tw, "tokens/s, 4 B tokens, windows of %d (%s) vs chan float32\t%.3g\t%.3g\t%.1fx\t\n",
+		window, ws, res.SluiceTokensPerS, res.GochanTokensPerS, res.Ratio)
+	fmt.Fprintf(tw, "GB/s, 64 KiB windows (copy in, zero-copy out) vs copy of 64 KiB\t%.2f\t%.2f\t%.2fx\t\n",
+		res.Window64KBytesPerS/1e9, res.Copy64KBytesPerS/1e9, res.Ratio64K)
+	fmt.Fprintf(tw, "GB/s, 64 KiB windows (copy in, copy out: crosses cores) vs copy\t%.2f\t%.2f\t%.2fx\t\n",
+		res.InOut64KBytesPerS/1e9, res.Copy64KBytesPerS/1e9, res.RatioInOut64K)
 }
 
 // perCPUs runs this program once per core count of list, confined to that
@@ -339,11 +368,14 @@ func copy64K(n int) {
 
 // fifoPingPong makes n round trips of one 8-byte token through two FIFOs of
 // capacity 1.
-func fifoPingPong(n int, ws fifo.WaitStrategy) { fifoPingPongOpts(n, fifo.Options{Wait: ws}) }
+func fifoPingPong(n int, ws fifo.WaitStrategy) {
+	fifoPingPongOpts(context.Background(), n, fifo.Options{Wait: ws})
+}
 
-// fifoPingPongOpts is fifoPingPong with the FIFOs' other options (name,
-// token size and capacity are set here).
-func fifoPingPongOpts(n int, o fifo.Options) {
+// fifoPingPongOpts is fifoPingPong with a context for both sides' waits
+// and the FIFOs' other options (name, token size and capacity are set
+// here).
+func fifoPingPongOpts(ctx context.Context, n int, o fifo.Options) {
 	o.TokenSize, o.Capacity = 8, 1
 	o.Name = "there"
 	there := newFIFO(o)
@@ -351,7 +383,6 @@ func fifoPingPongOpts(n int, o fifo.Options) {
 	back := newFIFO(o)
 	defer there.Free()
 	defer back.Free()
-	ctx := context.Background()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
