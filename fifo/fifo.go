@@ -551,13 +551,16 @@ func (f *FIFO) block(ctx context.Context, ws *waiter, st *waitStat,
 	if ready() {
 		return nil
 	}
+	// A spinning wait is timed from here; a parking one only once its
+	// yield has not ended it (blockSlow): a hand-off within one yield
+	// then reads no clock.
 	var start int64
-	if !f.untimed || f.wait == SpinPark {
+	if f.wait == SpinPark || (f.wait == Spin && !f.untimed) {
 		start = nanotime()
 	}
-	err := f.blockSlow(ctx, ws, st, start, need, ready)
-	if !f.untimed {
-		st.ns.Store(st.ns.Load() + nanotime() - start)
+	t0, err := f.blockSlow(ctx, ws, st, start, need, ready)
+	if !f.untimed && t0 != 0 {
+		st.ns.Store(st.ns.Load() + nanotime() - t0)
 	}
 	if err != nil {
 		return fmt.Errorf("fifo %s: %s waiting for %d tokens: %w", f.name, who, n, err)
@@ -565,11 +568,13 @@ func (f *FIFO) block(ctx context.Context, ws *waiter, st *waitStat,
 	return nil
 }
 
-func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start int64, need uint64, ready func() bool) error {
+// blockSlow waits past block's first poll and returns when its timing
+// started (start, or the time it went on to park; 0: not timed).
+func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start int64, need uint64, ready func() bool) (int64, error) {
 	if f.wait != Park {
 		ok, err := f.spin(ctx, st, start, ready)
 		if ok || err != nil {
-			return err
+			return start, err
 		}
 	}
 	// One yield before parking: the other side, readied by this side's
@@ -578,12 +583,15 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 	// core (runtime.Gosched would wake an idle core to steal the caller).
 	goyield()
 	if ready() {
-		return nil
+		return start, nil
+	}
+	if start == 0 && !f.untimed {
+		start = nanotime()
 	}
 	ws.need.Store(need)
 	err := park(ctx, ws, ready)
 	ws.need.Store(0)
-	return err
+	return start, err
 }
 
 // spin polls ready: until it is true (true), the context ends (its error),

@@ -228,5 +228,7 @@ func (r *Reader) Position() uint64 { return r.pos.Load() }
 func (r *Reader) Blocked() bool { return r.need.Load() != 0 || r.stat.spinning.Load() }
 
 // BlockedTime returns the total time the reader has spent waiting for
-// tokens (safe from any goroutine).
+// tokens (safe from any goroutine). With the Park strategy a wait that one
+// yield ends (the other side answered within its turn: a few hundred ns)
+// is not counted, so that such hand-offs read no clock.
 func (r *Reader) BlockedTime() time.Duration { return time.Duration(r.stat.ns.Load()) }
