@@ -499,12 +499,9 @@ func (ws *waiter) wants(pos uint64) bool {
 type waitStat struct {
 	spinning atomic.Bool
 	ns       atomic.Int64
-	// together is the spinner's guess that the other side runs on this
-	// side's processor (P), so that it can only move while this side
-	// yields: it then yields after every poll. shared counts the waits
-	// spun so (see spinSpread).
-	together bool
-	shared   uint32
+	// noYield counts the parking waits that go on skipping the yield
+	// before parking, after one whose yield did not end it (blockSlow).
+	noYield uint8
 }
 
 func (ws *waiter) signal() {
@@ -518,30 +515,9 @@ func (ws *waiter) signal() {
 // context while spinning.
 const spinCheck = 64
 
-// How a spinner yields. While the other side seems to run on another core
-// it polls, and yields (goyield) every spinYield polls, by sched_yield
-// every spinOS polls so that it lets its partner's thread run on an
-// oversubscribed machine. While the other side seems to share this side's
-// processor (P) it can only move while this side yields: the spinner then
-// yields after every poll, a switch on the same core. A wait satisfied on
-// the first poll after its first yield suggests that (the other side ran
-// during the yield); one satisfied otherwise (while polling, or after
-// more yields, which return at once when nothing else waits for the
-// processor) shows that the other side moves on its own.
-//
-// Yielding to the goroutines of its own processor never moves a spinner
-// to another core; one wait in spinSpread spun together yields by
-// runtime.Gosched instead, which offers it to an idle processor, so that
-// two spinners that landed on one processor spread over two cores when
-// there are cores to spare. A wait that lasts past spinYield polls (a
-// partner whose thread the OS does not run, on an oversubscribed machine)
-// yields by runtime.Gosched every spinCheck polls from then on: through
-// the global run queue the partner may come to run on this side's thread.
-const (
-	spinYield  = 4 * spinCheck
-	spinOS     = 16 * spinCheck
-	spinSpread = 256
-)
+// yieldBackoff is how many parking waits skip the yield before parking
+// after one whose yield did not end the wait.
+const yieldBackoff = 64
 
 // block waits until ready returns true, by the FIFO's strategy. need is the
 // other side's position that makes ready true (for the wakeup filter; at
@@ -581,9 +557,19 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 	// last publish, often answers within its turn, and then neither side
 	// pays for a park and a wake-up. goyield keeps the hand-off on this
 	// core (runtime.Gosched would wake an idle core to steal the caller).
-	goyield()
-	if ready() {
-		return start, nil
+	// Where idle processors steal the yielding side anyway (a many-core
+	// machine), the yield ends nothing and the two sides end up waking
+	// each other across cores: after a yield that did not end the wait,
+	// the next yieldBackoff waits park at once, as a channel receive
+	// does, which keeps the hand-off on one processor.
+	if st.noYield > 0 {
+		st.noYield--
+	} else {
+		goyield()
+		if ready() {
+			return start, nil
+		}
+		st.noYield = yieldBackoff
 	}
 	if start == 0 && !f.untimed {
 		start = nanotime()
@@ -595,64 +581,44 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 }
 
 // spin polls ready: until it is true (true), the context ends (its error),
-// or, for SpinPark, SpinTime has passed since start (false). st keeps the
-// guess of where the other side runs (see spinYield) from wait to wait,
-// and says that the side spins (st.spinning) when it yields after more
-// than one poll: a wait that a poll and a yield end is not worth two
-// stores to the flag.
+// or, for SpinPark, SpinTime has passed since start (false). Every
+// spinCheck polls it checks the context and the deadline and yields by
+// runtime.Gosched — which offers the spinner to an idle processor, so two
+// spinners that started on one processor spread over two cores — and
+// every 16th time by sched_yield, so that a spinner lets its partner's
+// thread run on an oversubscribed machine. The side says that it spins
+// (st.spinning) once it has yielded.
 func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func() bool) (bool, error) {
 	done := ctx.Done()
-	every, spread := spinYield, false
-	if st.together {
-		every = 1
-		st.shared++
-		spread = st.shared%spinSpread == 0
-	}
 	flagged := false
 	defer func() {
 		if flagged {
 			st.spinning.Store(false)
 		}
 	}()
-	// block has just polled: each round checks and yields first, then
-	// polls.
-	afterYield := false // this round's poll comes right after a yield
-	yields, next := 0, every
 	for i := 1; ; i++ {
-		afterYield = false
-		if i%spinCheck == 0 {
-			select {
-			case <-done:
-				return false, ctx.Err()
-			default:
-			}
-			if f.wait == SpinPark && nanotime()-start >= int64(f.spinTime) {
-				return false, nil
-			}
-		}
-		if i == next || (i > spinYield && i%spinCheck == 0) {
-			if i == next {
-				next += every
-			}
-			if !flagged && i > 1 {
-				st.spinning.Store(true)
-				flagged = true
-			}
-			switch {
-			case i%spinOS == 0:
-				osYield()
-			case spread || i > spinYield:
-				runtime.Gosched()
-				spread = false
-			default:
-				goyield()
-			}
-			afterYield = true
-			yields++
-		}
 		if ready() {
-			st.together = afterYield && yields == 1
 			return true, nil
+		}
+		if i%spinCheck != 0 {
+			continue
+		}
+		select {
+		case <-done:
+			return false, ctx.Err()
+		default:
+		}
+		if f.wait == SpinPark && nanotime()-start >= int64(f.spinTime) {
+			return false, nil
+		}
+		if !flagged {
+			st.spinning.Store(true)
+			flagged = true
+		}
+		if i%(16*spinCheck) == 0 {
+			osYield()
+		} else {
+			runtime.Gosched()
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -1048,44 +1047,35 @@ type ownContext struct {
 
 func (c ownContext) Done() <-chan struct{} { return c.done }
 
-// TestSpinTogether checks that spinners sharing one processor find out:
-// with GOMAXPROCS 1 every wait of a ping-pong ends right after one yield,
-// and both sides then yield after every poll.
-func TestSpinTogether(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+// A parked wait whose yield did not end it makes the next yieldBackoff
+// waits park without yielding (where idle processors steal a yielding
+// goroutine, the yield only moves the hand-off across cores).
+func TestYieldBackoff(t *testing.T) {
+	f := mustNew(t, Options{Name: "b", TokenSize: 8, Capacity: 4, Wait: Park})
+	defer f.Free()
+	r, w := f.Reader(0), f.Writer()
 	ctx := context.Background()
-	there := mustNew(t, Options{Name: "there", TokenSize: 8, Capacity: 1, Wait: Spin})
-	back := mustNew(t, Options{Name: "back", TokenSize: 8, Capacity: 1, Wait: Spin})
-	done := make(chan struct{})
+	next := make(chan struct{})
 	go func() {
-		defer close(done)
-		r, w := there.Reader(0), back.Writer()
-		for {
-			in, err := r.Acquire(ctx, 1)
-			if err != nil {
-				return
+		for range next {
+			time.Sleep(5 * time.Millisecond)
+			if _, err := w.Acquire(ctx, 1); err == nil {
+				w.Commit(1)
 			}
-			out, _ := w.Acquire(ctx, 1)
-			copy(out, in)
-			r.Release(1)
-			w.Commit(1)
 		}
 	}()
-	w, r := there.Writer(), back.Reader(0)
-	for i := range uint64(2000) {
-		out, _ := w.Acquire(ctx, 1)
-		Tokens[uint64](out)[0] = i
-		w.Commit(1)
-		in, err := r.Acquire(ctx, 1)
-		if err != nil || Tokens[uint64](in)[0] != i {
-			t.Fatalf("round %d: %v", i, err)
+	defer close(next)
+	for i, want := range []uint8{yieldBackoff, yieldBackoff - 1, yieldBackoff - 2} {
+		next <- struct{}{}
+		if _, err := r.Acquire(ctx, 1); err != nil {
+			t.Fatal(err)
 		}
 		r.Release(1)
+		if r.stat.noYield != want {
+			t.Fatalf("wait %d: %d waits left without a yield, want %d", i, r.stat.noYield, want)
+		}
 	}
-	w.Close()
-	<-done
-	if !r.stat.together || !there.Reader(0).stat.together {
-		t.Errorf("on one processor: the spinners' guesses are %v (main) and %v (partner), expected both together",
-			r.stat.together, there.Reader(0).stat.together)
+	if r.BlockedTime() < 10*time.Millisecond {
+		t.Errorf("blocked %v over three waits of about 5 ms", r.BlockedTime())
 	}
 }
