@@ -499,9 +499,6 @@ func (ws *waiter) wants(pos uint64) bool {
 type waitStat struct {
 	spinning atomic.Bool
 	ns       atomic.Int64
-	// noYield counts the parking waits that go on skipping the yield
-	// before parking, after one whose yield did not end it (blockSlow).
-	noYield uint8
 }
 
 func (ws *waiter) signal() {
@@ -514,10 +511,6 @@ func (ws *waiter) signal() {
 // spinCheck is how many polls pass between checks of the clock and the
 // context while spinning.
 const spinCheck = 64
-
-// yieldBackoff is how many parking waits skip the yield before parking
-// after one whose yield did not end the wait.
-const yieldBackoff = 64
 
 // block waits until ready returns true, by the FIFO's strategy. need is the
 // other side's position that makes ready true (for the wakeup filter; at
@@ -557,19 +550,9 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 	// last publish, often answers within its turn, and then neither side
 	// pays for a park and a wake-up. goyield keeps the hand-off on this
 	// core (runtime.Gosched would wake an idle core to steal the caller).
-	// Where idle processors steal the yielding side anyway (a many-core
-	// machine), the yield ends nothing and the two sides end up waking
-	// each other across cores: after a yield that did not end the wait,
-	// the next yieldBackoff waits park at once, as a channel receive
-	// does, which keeps the hand-off on one processor.
-	if st.noYield > 0 {
-		st.noYield--
-	} else {
-		goyield()
-		if ready() {
-			return start, nil
-		}
-		st.noYield = yieldBackoff
+	goyield()
+	if ready() {
+		return start, nil
 	}
 	if start == 0 && !f.untimed {
 		start = nanotime()

@@ -1046,36 +1046,3 @@ type ownContext struct {
 }
 
 func (c ownContext) Done() <-chan struct{} { return c.done }
-
-// A parked wait whose yield did not end it makes the next yieldBackoff
-// waits park without yielding (where idle processors steal a yielding
-// goroutine, the yield only moves the hand-off across cores).
-func TestYieldBackoff(t *testing.T) {
-	f := mustNew(t, Options{Name: "b", TokenSize: 8, Capacity: 4, Wait: Park})
-	defer f.Free()
-	r, w := f.Reader(0), f.Writer()
-	ctx := context.Background()
-	next := make(chan struct{})
-	go func() {
-		for range next {
-			time.Sleep(5 * time.Millisecond)
-			if _, err := w.Acquire(ctx, 1); err == nil {
-				w.Commit(1)
-			}
-		}
-	}()
-	defer close(next)
-	for i, want := range []uint8{yieldBackoff, yieldBackoff - 1, yieldBackoff - 2} {
-		next <- struct{}{}
-		if _, err := r.Acquire(ctx, 1); err != nil {
-			t.Fatal(err)
-		}
-		r.Release(1)
-		if r.stat.noYield != want {
-			t.Fatalf("wait %d: %d waits left without a yield, want %d", i, r.stat.noYield, want)
-		}
-	}
-	if r.BlockedTime() < 10*time.Millisecond {
-		t.Errorf("blocked %v over three waits of about 5 ms", r.BlockedTime())
-	}
-}
