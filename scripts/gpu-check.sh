@@ -17,7 +17,8 @@
 # REPORT_NOTE, a paragraph put under the report's title. The runtime
 # package runs only its kernel-actor benchmarks (RUNTIME_BENCH, default
 # those that print ratios measured side by side: on-device channel vs
-# buffer copy, host channels vs pinned write/read, enqueue-ahead vs
+# buffer copy, host channels vs pinned write/read, host → device → host
+# vs concurrent raw copies, enqueue-ahead vs
 # callback, swap vs copy-device vs copy-host, a chain of ten kernel actors
 # with and without CUDA Graphs, a kernel actor's firing vs a raw launch,
 # two independent actors on streams of their own vs one stream, and with
@@ -27,7 +28,7 @@ set -uo pipefail
 
 PACKAGES=${PACKAGES:-"./internal/cl ./device ./device/cpu ./device/opencl ./device/cuda ./internal/cu ./runtime"}
 BENCHTIME=${BENCHTIME:-1s}
-RUNTIME_BENCH=${RUNTIME_BENCH:-'DeviceChannelVsCopy|HostChannelVsPinned|EnqueueAheadVsCallback|SwapVsCopy|Chain10|KernelFiringVsRawLaunch|TwoGPUChannel|IndependentActors'}
+RUNTIME_BENCH=${RUNTIME_BENCH:-'DeviceChannelVsCopy|HostChannelVsPinned|HostRoundTrip|EnqueueAheadVsCallback|SwapVsCopy|Chain10|KernelFiringVsRawLaunch|TwoGPUChannel|IndependentActors'}
 RUNTIME_BENCHTIME=${RUNTIME_BENCHTIME:-3x}
 TEST_TIMEOUT=${TEST_TIMEOUT:-20m}
 
