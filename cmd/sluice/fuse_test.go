@@ -74,3 +74,22 @@ func TestRunFlowModelRequirements(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 }
+
+// The device flags reach the runtime: the unfused chain gives the same
+// output at depth 2, one invocation a round, one stream, as by default; a
+// negative count is refused.
+func TestRunDeviceFlags(t *testing.T) {
+	needOpenCL(t)
+	args := []string{"run", "examples/flowmodel-chain/chain.yaml", "--mapping", "examples/flowmodel-chain/opencl-map.yaml", "--progress", "off"}
+	want, errs, code := sluice(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	got, errs, code := sluice(t, "", append(args, "--device-depth", "2", "--device-round", "1", "--device-lanes", "1")...)
+	if code != 0 || got != want {
+		t.Fatalf("exit %d, output %q, want %q: %s", code, got, want, errs)
+	}
+	if _, errs, code := sluice(t, "", append(args, "--device-depth", "-1")...); code == 0 || !strings.Contains(errs, "--device-depth -1: expected a count ≥ 0") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+}

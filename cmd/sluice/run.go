@@ -38,6 +38,9 @@ type runFlags struct {
 	deviceMode   string
 	swapMode     string
 	noGraphs     bool
+	deviceDepth  int
+	deviceRound  int
+	deviceLanes  int
 	fuse         bool
 	broker       string
 	cred         credFlags
@@ -75,6 +78,9 @@ statistics go to standard error.`,
 	fl.StringVar(&f.swapMode, "swap-mode", "swap", "how iterated kernel actors pass swap pairs: swap, copy-device or copy-host (baselines)")
 	fl.BoolVar(&f.fuse, "fuse", false, "merge each chain of element-wise kernel actors mapped onto one device into one scenario-driven kernel actor")
 	fl.BoolVar(&f.noGraphs, "no-graphs", false, "launch GPU-resident chains kernel by kernel instead of replaying each iteration as a CUDA Graph")
+	fl.IntVar(&f.deviceDepth, "device-depth", 0, "invocations of each kernel actor in flight (0: by the size of an invocation's tokens)")
+	fl.IntVar(&f.deviceRound, "device-round", 0, "most invocations of each kernel actor in one round, one CUDA Graph (0: a quarter or half of the depth)")
+	fl.IntVar(&f.deviceLanes, "device-lanes", 0, "most GPU streams a round's invocations are spread over (0: the device's, 1: one stream)")
 	fl.StringVar(&f.broker, "broker", "", "broker URL (nats://host:port): run the actors the mapping places on workers (worker:NAME/DEVICE, any:) there")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the run on this address (host:port, path /metrics) while it runs")
 	fl.StringVar(&f.ui, "ui", "", "serve the ui API (GET /api/run: live progress, /metrics) on this address while it runs")
@@ -98,6 +104,14 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 			return fmt.Errorf("refusing to run %s: the analysis above shows it cannot run (use --no-check to run anyway)", path)
 		}
 	}
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"--device-depth", f.deviceDepth}, {"--device-round", f.deviceRound}, {"--device-lanes", f.deviceLanes}} {
+		if v.n < 0 {
+			return fmt.Errorf("%s %d: expected a count ≥ 0 (0: the runtime's choice)", v.name, v.n)
+		}
+	}
 	dm, err := runtime.ParseDeviceMode(f.deviceMode)
 	if err != nil {
 		return err
@@ -107,14 +121,17 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		return err
 	}
 	opts := runtime.Options{
-		DeviceMode: dm,
-		SwapMode:   sm,
-		NoGraphs:   f.noGraphs,
-		Iterations: f.iterations,
-		Wait:       wait,
-		Workers:    f.workers,
-		Watchdog:   f.watchdog,
-		CheckEmpty: f.checkEmpty,
+		DeviceMode:  dm,
+		SwapMode:    sm,
+		NoGraphs:    f.noGraphs,
+		DeviceDepth: f.deviceDepth,
+		DeviceRound: f.deviceRound,
+		DeviceLanes: f.deviceLanes,
+		Iterations:  f.iterations,
+		Wait:        wait,
+		Workers:     f.workers,
+		Watchdog:    f.watchdog,
+		CheckEmpty:  f.checkEmpty,
 	}
 	if f.mapping != "" {
 		if opts.Mapping, err = spec.LoadMapping(f.mapping); err != nil {
