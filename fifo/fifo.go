@@ -36,9 +36,9 @@ const (
 	// SpinPark spins for Options.SpinTime (DefaultSpinTime when zero), then
 	// parks the goroutine. The default.
 	SpinPark WaitStrategy = iota
-	// Spin busy-waits, yielding the processor now and then so that other
-	// goroutines sharing it make progress (after every poll while the other
-	// side seems to share it). Lowest latency, burns a core while waiting.
+	// Spin busy-waits, yielding the processor every 64 polls so that other
+	// goroutines sharing it make progress. Lowest latency, burns a core
+	// while waiting.
 	Spin
 	// Park yields the processor once, then blocks the goroutine until the
 	// other side signals (or the context ends). Cheapest while waiting, a
@@ -390,7 +390,7 @@ func (f *FIFO) CopiedBytes() int64 {
 func (f *FIFO) TailCopiedBytes() int64 { return f.tailCopied.Load() }
 
 // Blocked reports which sides are waiting in Acquire right now (parked, or
-// spinning past their first poll and yield): the indexes of the blocked
+// spinning past their first yield): the indexes of the blocked
 // readers and whether the writer is blocked. It is cheap (one atomic load
 // per side) and meant for a deadlock watchdog that samples every FIFO: a
 // graph whose every actor has been blocked for a while, with no progress
@@ -492,10 +492,9 @@ func (ws *waiter) wants(pos uint64) bool {
 }
 
 // waitStat is a side's own record of its waits, on its private cache
-// line: whether it is spinning in Acquire now, the time it has spent
-// blocked, and what its spinner has learnt about where the other side
-// runs. Only the side's goroutine writes it; statistics and the watchdog
-// read spinning and ns.
+// line: whether it is spinning in Acquire now, and the time it has spent
+// blocked. Only the side's goroutine writes it; statistics and the
+// watchdog read it.
 type waitStat struct {
 	spinning atomic.Bool
 	ns       atomic.Int64

@@ -224,7 +224,7 @@ func (r *Reader) Index() int { return r.idx }
 func (r *Reader) Position() uint64 { return r.pos.Load() }
 
 // Blocked reports whether the reader is waiting in Acquire right now: parked,
-// or spinning past its first poll and yield (safe from any goroutine).
+// or spinning past its first yield (safe from any goroutine).
 func (r *Reader) Blocked() bool { return r.need.Load() != 0 || r.stat.spinning.Load() }
 
 // BlockedTime returns the total time the reader has spent waiting for

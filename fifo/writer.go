@@ -237,7 +237,7 @@ func (w *Writer) Room() int {
 func (w *Writer) Position() uint64 { return w.pos.Load() }
 
 // Blocked reports whether the writer is waiting in Acquire right now: parked,
-// or spinning past its first poll and yield (safe from any goroutine).
+// or spinning past its first yield (safe from any goroutine).
 func (w *Writer) Blocked() bool { return w.need.Load() != 0 || w.stat.spinning.Load() }
 
 // BlockedTime returns the total time the writer has spent waiting for room
