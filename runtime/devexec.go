@@ -252,15 +252,14 @@ const maxAutoDepth = 16
 
 // autoDepth is the default number of invocations of a kernel actor in
 // flight for the largest staging slot (one invocation's tokens of one
-// port) of a device's kernel actors: 4 for slots over 1 MiB (enough to
-// keep a device busy while the host enqueues) — 8 on a device whose
-// rounds spread over lanes, so that a round holds two invocations to
-// spread (the image pipeline: 0.37 M frames/s at 8, 0.31 M at 4, in
-// one session) —,
-// deeper for smaller ones,
-// whose invocations take the device a few µs each, so that enqueueing runs
-// far enough ahead of a round's latency (a chain of ten 1 KiB actors takes
-// 55 µs per iteration at depth 4 and 32 µs at 16 on an H100).
+// port) of a device's kernel actors. Slots over 1 MiB get 4 (enough to
+// keep a device busy while the host enqueues), or 8 where rounds may
+// spread over lanes, so that a round holds two invocations to spread (the
+// image pipeline: 0.37 M frames/s at 8, 0.31 M at 4, in one session).
+// Smaller ones get more, since their invocations take the device a few µs
+// each and enqueueing must run far enough ahead of a round's latency (a
+// chain of ten 1 KiB actors takes 55 µs per iteration at depth 4 and 32 µs
+// at 16 on an H100).
 func autoDepth(slot int64, lanes bool) int {
 	switch {
 	case slot <= 64<<10:
@@ -335,9 +334,7 @@ func (r *run) setupDevice(ctx context.Context, u *unit, pl *graph.Placement) err
 				slot = max(slot, du.G*int64(p.Rate.Sum())*int64(p.Type.Size))
 			}
 		}
-		_, lanes := d.q.(device.LaneBatcher)
-		lanes = lanes && !devNoSpread && r.opts.DeviceLanes != 1
-		d.depth = min(d.depth, autoDepth(slot, lanes))
+		d.depth = min(d.depth, autoDepth(slot, d.maySpread()))
 	}
 	u.mode = modeDevice
 	u.drv = d

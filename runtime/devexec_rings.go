@@ -135,7 +135,7 @@ func (r *run) newRing(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Act
 	// room for two invocations, or for a round spread over lanes (one
 	// more than its passes, so that its writes need not wait for its reads)
 	m := int64(2)
-	if _, ok := u.drv.q.(device.LaneBatcher); ok && !devNoSpread && u.r.opts.DeviceLanes != 1 {
+	if u.drv.maySpread() {
 		m = max(m, int64(u.drv.depth/2+1))
 	}
 	need := int64(cs[0].Initial) + m*u.du.G*int64(op.sum)

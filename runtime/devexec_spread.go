@@ -1,5 +1,7 @@
 package runtime
 
+import "github.com/sluicehq/sluice/device"
+
 // Spreading a round over lanes. Within one round (one batch, one CUDA
 // Graph), pass p of every unit goes to lane (unit's lane + p) mod lanes, so
 // that a chain's successive invocations run concurrently on several
@@ -47,10 +49,19 @@ type ringWin struct {
 	s, e int64
 }
 
-// setupSpread turns spreading on when the device's batcher has lanes and
+// maySpread reports whether the device's rounds may spread over lanes:
+// its queue has them (device.LaneBatcher), and neither Options.DeviceLanes
+// nor a benchmark's switch keeps a round on one stream. Ring capacities
+// and the default depth are sized for it before the rounds are set up.
+func (d *devRunner) maySpread() bool {
+	_, ok := d.q.(device.LaneBatcher)
+	return ok && !devNoSpread && !devNoFork && d.r.opts.DeviceLanes != 1
+}
+
+// setupSpread turns spreading on when the device's rounds may spread and
 // some unit takes more than one invocation a round.
 func (d *devRunner) setupSpread() {
-	if d.lb == nil || devNoSpread || d.passes < 2 || d.r.opts.DeviceLanes == 1 {
+	if d.lb == nil || !d.maySpread() || d.passes < 2 {
 		return
 	}
 	d.nLanes = min(d.lb.Lanes(), d.passes)
