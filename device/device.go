@@ -365,6 +365,28 @@ type Batcher interface {
 	EndBatch() (Event, error)
 }
 
+// BatchStats count what a Batcher did with its batches.
+type BatchStats struct {
+	// Batches is the number of batches with launches; Launches the
+	// launches in them.
+	Batches  int64 `json:"batches"`
+	Launches int64 `json:"launches"`
+	// Replayed counts the batches launched as a cached graph (one driver
+	// call); Updated those of them whose kernel arguments were set anew in
+	// the cached graph first (the same launches over other buffers or
+	// offsets).
+	Replayed int64 `json:"replayed"`
+	Updated  int64 `json:"updated"`
+	// Captured counts the graphs captured (each once, when its sequence of
+	// launches was seen a second time).
+	Captured int64 `json:"captured"`
+}
+
+// BatchCounter is a Batcher that counts its batches (device/cuda).
+type BatchCounter interface {
+	BatchStats() BatchStats
+}
+
 // LaneBatcher is a Batcher whose batches may spread their launches over
 // lanes: streams of the device that run concurrently (device/cuda). Every
 // lane starts after everything enqueued before the batch, launches of one

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/sluicehq/sluice/device"
 )
 
 // Stats are a run's statistics.
@@ -23,6 +25,19 @@ type Stats struct {
 	// State holds, by actor name, the state copied out at the end
 	// (graph.CopyOutState; a team's leader value).
 	State map[string][]byte `json:"state,omitempty"`
+	// Devices are the devices whose kernel actors ran in rounds (batches
+	// of launches), with what became of their batches.
+	Devices []DeviceStats `json:"devices,omitempty"`
+}
+
+// DeviceStats are one device's statistics.
+type DeviceStats struct {
+	// Device is the device's id ("cuda:0").
+	Device string `json:"device"`
+	// Rounds counts the rounds the device's manager enqueued as batches
+	// (Batches), their launches, and how many were replayed as cached
+	// graphs, with arguments set anew or not, and captured.
+	Rounds device.BatchStats `json:"rounds"`
 }
 
 // ActorStats are one actor's statistics.
@@ -259,6 +274,11 @@ func (r *run) stats() *Stats {
 		}
 		st.Actors = append(st.Actors, as)
 	}
+	for _, d := range r.devs {
+		if bc, ok := d.bat.(device.BatchCounter); ok {
+			st.Devices = append(st.Devices, DeviceStats{Device: d.id, Rounds: bc.BatchStats()})
+		}
+	}
 	for _, c := range r.chans {
 		if g := c.ring; g != nil {
 			st.Channels = append(st.Channels, ChannelStats{
@@ -313,6 +333,14 @@ func (s *Stats) WriteTable(w io.Writer) error {
 			in = "peer ring on " + c.Peer
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t\n", c.Name, c.Capacity, c.PeakFill, c.CopiedBytes, c.Left, in)
+	}
+	if len(s.Devices) > 0 {
+		fmt.Fprintf(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\n")
+		fmt.Fprintf(tw, "device\trounds\tlaunches\tas graphs\targs set\tcaptured\t\n")
+		for _, d := range s.Devices {
+			b := d.Rounds
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", d.Device, b.Batches, b.Launches, b.Replayed, b.Updated, b.Captured)
+		}
 	}
 	fmt.Fprintf(tw, "elapsed\t%v\t\n", s.Elapsed.Round(time.Microsecond))
 	return tw.Flush()

@@ -67,13 +67,14 @@ type Config struct {
 // Result is what a run measured.
 type Result struct {
 	Config
-	FPS        float64            `json:"fps"`
-	ElapsedS   float64            `json:"elapsed_s"` // the whole run, start-up included
-	PeakRSS    int64              `json:"peak_rss_bytes,omitempty"`
-	Checksum   imagepipe.Checksum `json:"checksum"`
-	Device     string             `json:"device,omitempty"`
-	CopiedByte int64              `json:"copied_bytes"` // bytes copied by channels (host ↔ device)
-	Kept       [][]uint8          `json:"-"`
+	FPS        float64               `json:"fps"`
+	ElapsedS   float64               `json:"elapsed_s"` // the whole run, start-up included
+	PeakRSS    int64                 `json:"peak_rss_bytes,omitempty"`
+	Checksum   imagepipe.Checksum    `json:"checksum"`
+	Device     string                `json:"device,omitempty"`
+	CopiedByte int64                 `json:"copied_bytes"`     // bytes copied by channels (host ↔ device)
+	Rounds     []runtime.DeviceStats `json:"rounds,omitempty"` // the devices' rounds: launched as graphs or one by one
+	Kept       [][]uint8             `json:"-"`
 }
 
 func main() {
@@ -374,6 +375,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	for _, ch := range st.Channels {
 		res.CopiedByte += ch.CopiedBytes
 	}
+	res.Rounds = st.Devices
 	return res, nil
 }
 

@@ -12,12 +12,17 @@ import (
 
 // Batches of launches (device.Batcher). A batch records its launches —
 // function, grid, block, shared memory and the arguments' bytes — in one
-// key. EndBatch launches a cached CUDA Graph whose key is the batch's; a
-// key seen once before is captured (stream capture of the recorded
-// launches) and cached; others are launched one by one. So a chain of
-// kernel actors whose invocations repeat with a period of a few
-// iterations (ring offsets, staging slots) costs one cuGraphLaunch per
-// iteration once each pattern has been seen twice.
+// key, and the same without the argument values in its shape. EndBatch
+// launches a cached CUDA Graph of the batch's shape: launches whose
+// arguments differ from the graph's last launch get them set in the
+// executable graph first (cuGraphExecKernelNodeSetParams, on the nodes
+// the capture named), so a round of kernel actors over ring windows that
+// move costs one cuGraphLaunch plus one call per changed launch. A shape
+// seen once before is captured (stream capture of the recorded launches)
+// and cached; others are launched one by one. Where the driver cannot
+// name a captured launch's node or set its arguments, graphs are keyed by
+// the whole key instead (argument values included), as they are replayed
+// only when the same launches over the same memory recur.
 
 // Graph cache bounds per queue: at most maxGraphs graphs are kept, and the
 // keys seen once are forgotten when there are more than maxSeen.
@@ -31,6 +36,7 @@ type batchLaunch struct {
 	grid, block cu.Dim3
 	shared      uint32
 	args        []int // offsets of the argument values in batch.key
+	argEnd      int   // end of the last argument value in batch.key
 	fork        bool  // independent of the batch's earlier launches
 	lane        int   // Lane: 0, or a side stream
 	after       []int // After: earlier launches (indices) it waits for
@@ -40,6 +46,7 @@ type batch struct {
 	replay   bool
 	launches []batchLaunch
 	key      []byte
+	shape    []byte // key without the argument values
 	ptrs     []uintptr
 	offs     []int
 	fork     bool        // the next launch is independent of the earlier ones
@@ -159,7 +166,7 @@ func (q *Queue) BeginBatch(replay bool) {
 	b := q.bt
 	b.replay = replay && !q.dev.noGraphs.Load()
 	b.launches = b.launches[:0]
-	b.key = b.key[:0]
+	b.key, b.shape = b.key[:0], b.shape[:0]
 	b.offs = b.offs[:0]
 	b.fork, b.forks = false, false
 	b.lane, b.lanes = 0, 1
@@ -192,43 +199,7 @@ func (q *Queue) LaunchQuiet(k device.Kernel, r device.Range, wait ...device.Even
 				return fmt.Errorf("launch of kernel %s on %s: %w", kk.name, q.dev.info, err)
 			}
 		}
-		b := q.bt
-		l := batchLaunch{k: kk, grid: grid, block: block, shared: kk.shared, lane: b.lane}
-		l.fork = b.fork && len(b.launches) > 0 && l.lane == 0
-		b.fork, b.lane = false, 0
-		if len(b.after) > 0 {
-			at := len(b.deps)
-			b.deps = append(b.deps, b.after...)
-			l.after = b.deps[at:len(b.deps):len(b.deps)]
-			b.after = b.after[:0]
-			b.key = append(b.key, 'a', byte(len(l.after)))
-			for _, i := range l.after {
-				b.key = binary.LittleEndian.AppendUint32(b.key, uint32(i))
-			}
-		}
-		b.forks = b.forks || l.fork
-		b.lanes = max(b.lanes, l.lane+1)
-		b.key = binary.LittleEndian.AppendUint64(b.key, uint64(kk.f))
-		if l.fork {
-			b.key = append(b.key, 'f')
-		}
-		if l.lane > 0 {
-			b.key = append(b.key, 'l', byte(l.lane))
-		}
-		for _, v := range [...]uint32{grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, kk.shared, uint32(len(kk.vals))} {
-			b.key = binary.LittleEndian.AppendUint32(b.key, v)
-		}
-		start := len(b.offs)
-		for _, v := range kk.vals {
-			b.key = binary.LittleEndian.AppendUint32(b.key, uint32(len(v)))
-			for len(b.key)%8 != 0 {
-				b.key = append(b.key, 0)
-			}
-			b.offs = append(b.offs, len(b.key))
-			b.key = append(b.key, v...)
-		}
-		l.args = b.offs[start:len(b.offs):len(b.offs)]
-		b.launches = append(b.launches, l)
+		q.recordLaunch(kk, grid, block)
 		return nil
 	}
 	runtime.LockOSThread()
@@ -246,6 +217,53 @@ func (q *Queue) LaunchQuiet(k device.Kernel, r device.Range, wait ...device.Even
 		q.capturing.n++
 	}
 	return nil
+}
+
+// recordLaunch adds a launch of kk to the batch: to its launches, its key and
+// its shape.
+func (q *Queue) recordLaunch(kk *Kernel, grid, block cu.Dim3) {
+	b := q.bt
+	l := batchLaunch{k: kk, grid: grid, block: block, shared: kk.shared, lane: b.lane}
+	l.fork = b.fork && len(b.launches) > 0 && l.lane == 0
+	b.fork, b.lane = false, 0
+	at := len(b.key)
+	if len(b.after) > 0 {
+		from := len(b.deps)
+		b.deps = append(b.deps, b.after...)
+		l.after = b.deps[from:len(b.deps):len(b.deps)]
+		b.after = b.after[:0]
+		b.key = append(b.key, 'a', byte(len(l.after)))
+		for _, i := range l.after {
+			b.key = binary.LittleEndian.AppendUint32(b.key, uint32(i))
+		}
+	}
+	b.forks = b.forks || l.fork
+	b.lanes = max(b.lanes, l.lane+1)
+	b.key = binary.LittleEndian.AppendUint64(b.key, uint64(kk.f))
+	if l.fork {
+		b.key = append(b.key, 'f')
+	}
+	if l.lane > 0 {
+		b.key = append(b.key, 'l', byte(l.lane))
+	}
+	for _, v := range [...]uint32{grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z, kk.shared, uint32(len(kk.vals))} {
+		b.key = binary.LittleEndian.AppendUint32(b.key, v)
+	}
+	start := len(b.offs)
+	for _, v := range kk.vals {
+		b.key = binary.LittleEndian.AppendUint32(b.key, uint32(len(v)))
+		for len(b.key)%8 != 0 {
+			b.key = append(b.key, 0)
+		}
+		b.shape = append(b.shape, b.key[at:]...)
+		b.offs = append(b.offs, len(b.key))
+		b.key = append(b.key, v...)
+		at = len(b.key)
+	}
+	b.shape = append(b.shape, b.key[at:]...)
+	l.args = b.offs[start:len(b.offs):len(b.offs)]
+	l.argEnd = len(b.key)
+	b.launches = append(b.launches, l)
 }
 
 // launchAll launches the batch's launches on q.s; the context is current
@@ -333,8 +351,15 @@ func (q *Queue) launchAll(b *batch) error {
 		if err := l.k.f.Launch(s, l.grid, l.block, l.shared, params); err != nil {
 			return fmt.Errorf("kernel %s: %w", l.k.name, q.fail("launch", err))
 		}
-		if q.capturing != nil {
-			q.capturing.n++
+		if c := q.capturing; c != nil {
+			c.n++
+			if c.nodes != nil {
+				if n, err := s.LastCaptured(); err == nil {
+					c.nodes = append(c.nodes, n)
+				} else {
+					c.nodes = nil // not named: the graph is keyed by argument values
+				}
+			}
 		}
 		if b.waited[i] {
 			if err := q.evDep[i].Record(s); err != nil {
@@ -373,6 +398,15 @@ func (q *Queue) depEvents(b *batch) error {
 	return nil
 }
 
+// batchGraph is a cached CUDA Graph of a batch's launches: the key of its
+// last launch (argument values included) and, when its arguments can be
+// set in place, the node of each launch.
+type batchGraph struct {
+	g     *Graph
+	key   []byte
+	nodes []cu.GraphNode
+}
+
 // EndBatch enqueues the batch's launches (as one CUDA Graph when the batch
 // recurs and replay was asked) and returns the event of their completion,
 // or nil when the batch was empty.
@@ -385,38 +419,135 @@ func (q *Queue) EndBatch() (device.Event, error) {
 	if len(b.launches) == 0 {
 		return nil, nil
 	}
+	q.counts.Batches++
+	q.counts.Launches += int64(len(b.launches))
 	if b.replay && len(b.launches) > 1 {
-		if g := q.graphs[string(b.key)]; g != nil {
-			q.GraphHits++
-			return g.Launch(q)
-		}
-		if q.seen == nil {
-			q.seen = map[string]bool{}
-			q.graphs = map[string]*Graph{}
-		}
-		if q.seen[string(b.key)] && len(q.graphs) < maxGraphs {
-			g, err := q.Capture(func() error {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				if err := q.dev.ctx.SetCurrent(); err != nil {
-					return err
-				}
-				return q.launchAll(b)
-			})
-			if err == nil {
-				q.graphs[string(b.key)] = g
-				delete(q.seen, string(b.key))
-				return g.Launch(q)
-			}
-			q.dev.noGraphs.Store(true) // capture does not work here: launch directly from now on
-		} else if len(q.seen) < maxSeen {
-			q.seen[string(b.key)] = true
-		} else {
-			clear(q.seen)
+		if ev, ok, err := q.graphLaunch(b); ok || err != nil {
+			return ev, err
 		}
 	}
 	return q.enqueue("launch", nil, nil, func() error { return q.launchAll(b) })
 }
+
+// graphLaunch launches batch b as a cached graph, capturing it when its
+// shape (or, without argument updates, its key) was seen once before; ok
+// is false when b is to be launched directly.
+func (q *Queue) graphLaunch(b *batch) (ev device.Event, ok bool, err error) {
+	update := !q.noUpdates && cu.CanUpdateKernels()
+	k := b.key
+	if update {
+		k = b.shape
+	}
+	if g := q.graphs[string(k)]; g != nil {
+		if string(g.key) != string(b.key) {
+			if !update || q.setArgs(b, g) != nil {
+				q.updatesOff()
+				return nil, false, nil
+			}
+			q.counts.Updated++
+		}
+		q.counts.Replayed++
+		ev, err = g.g.Launch(q)
+		return ev, true, err
+	}
+	if q.seen == nil {
+		q.seen = map[string]bool{}
+		q.graphs = map[string]*batchGraph{}
+	}
+	if !q.seen[string(k)] || len(q.graphs) >= maxGraphs {
+		if len(q.seen) >= maxSeen {
+			clear(q.seen)
+		}
+		q.seen[string(k)] = true
+		return nil, false, nil
+	}
+	g, err := q.capture(b, update)
+	if err != nil {
+		q.dev.noGraphs.Store(true) // capture does not work here: launch directly from now on
+		return nil, false, nil
+	}
+	if update && g.nodes == nil {
+		_ = g.g.Release()
+		q.updatesOff()
+		return nil, false, nil
+	}
+	q.counts.Captured++
+	q.graphs[string(k)] = g
+	delete(q.seen, string(k))
+	q.counts.Replayed++
+	ev, err = g.g.Launch(q)
+	return ev, true, err
+}
+
+// capture captures the batch's launches as a CUDA Graph; with nodes it
+// also asks for the node of each launch (the graph's nodes are nil if the
+// driver could not name them).
+func (q *Queue) capture(b *batch, nodes bool) (*batchGraph, error) {
+	var named []cu.GraphNode
+	g, err := q.Capture(func() error {
+		if nodes {
+			q.capturing.nodes = make([]cu.GraphNode, 0, len(b.launches))
+		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := q.dev.ctx.SetCurrent(); err != nil {
+			return err
+		}
+		err := q.launchAll(b)
+		named = q.capturing.nodes
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(named) != len(b.launches) {
+		named = nil
+	}
+	return &batchGraph{g: g, key: append([]byte(nil), b.key...), nodes: named}, nil
+}
+
+// setArgs sets, in cached graph g of b's shape, the arguments of the
+// launches whose values differ from g's last launch, and makes b's key
+// g's. On failure some launches may hold new values already.
+func (q *Queue) setArgs(b *batch, g *batchGraph) error {
+	if g.nodes == nil || len(g.key) != len(b.key) {
+		return fmt.Errorf("graph arguments on %s: launches not named", q.dev.info)
+	}
+	err := q.dev.run(func() error {
+		for i, l := range b.launches {
+			if len(l.args) == 0 || string(b.key[l.args[0]:l.argEnd]) == string(g.key[l.args[0]:l.argEnd]) {
+				continue
+			}
+			b.ptrs = b.ptrs[:0]
+			for _, o := range l.args {
+				b.ptrs = append(b.ptrs, uintptr(unsafe.Pointer(&b.key[o])))
+			}
+			if err := g.g.exec.SetKernelParams(g.nodes[i], l.k.f, l.grid, l.block, l.shared, unsafe.Pointer(&b.ptrs[0])); err != nil {
+				return err
+			}
+		}
+		runtime.KeepAlive(b.key)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	copy(g.key, b.key)
+	return nil
+}
+
+// updatesOff keys the queue's graphs by argument values from now on,
+// releasing those cached by shape (launches in flight complete).
+func (q *Queue) updatesOff() {
+	q.noUpdates = true
+	_ = q.releaseGraphs()
+	clear(q.seen)
+}
+
+// BatchStats returns the queue's batch counts (device.BatchCounter).
+func (q *Queue) BatchStats() device.BatchStats { return q.counts }
+
+var _ device.BatchCounter = (*Queue)(nil)
 
 // Graphs returns the number of CUDA Graphs the queue's batches cached.
 func (q *Queue) Graphs() int { return len(q.graphs) }
@@ -424,7 +555,7 @@ func (q *Queue) Graphs() int { return len(q.graphs) }
 func (q *Queue) releaseGraphs() error {
 	var err error
 	for k, g := range q.graphs {
-		if e := g.Release(); e != nil && err == nil {
+		if e := g.g.Release(); e != nil && err == nil {
 			err = e
 		}
 		delete(q.graphs, k)

@@ -6,12 +6,15 @@ import (
 
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/device/cuda"
+	"github.com/sluicehq/sluice/internal/cu"
 )
 
-// A batch of 10 order-dependent launches, run 4 times: the first two
-// launch directly, the second captures a CUDA Graph, later ones replay it;
-// a batch with other argument values is another graph. Every run's result
-// equals launching one by one.
+// A batch of 10 order-dependent launches, run 6 times: the first launches
+// directly, the second captures a CUDA Graph, later ones replay it; a
+// batch of the same launches with other argument values replays it too,
+// with the arguments set in the graph first (or, where the driver cannot
+// set them, launches directly). Every run's result equals launching one by
+// one.
 func TestBatchReplaysGraphs(t *testing.T) {
 	d, q := open(t)
 	p := build(t, d, device.Source{Name: "step.cu", Text: graphKernel})
@@ -23,11 +26,9 @@ func TestBatchReplaysGraphs(t *testing.T) {
 	k := must(p.Kernel("step"))
 	a := must(d.Alloc(4*n, device.ReadWrite))
 	defer a.Release()
-	// One by one.
-	wait(t, must(q.Write(a, 0, f32bytes(init))))
-	steps := func(scale float32) {
+	steps := func(buf device.Buffer, scale float32) {
 		for i := range 10 {
-			if err := errors.Join(k.SetArg(0, a), k.SetArg(1, scale*float32(i+1)), k.SetArg(2, int32(n))); err != nil {
+			if err := errors.Join(k.SetArg(0, buf), k.SetArg(1, scale*float32(i+1)), k.SetArg(2, int32(n))); err != nil {
 				t.Fatal(err)
 			}
 			if err := q.LaunchQuiet(k, device.Groups(n/256, 256)); err != nil {
@@ -35,17 +36,22 @@ func TestBatchReplaysGraphs(t *testing.T) {
 			}
 		}
 	}
-	steps(1)
-	seq := make([]byte, 4*n)
-	wait(t, must(q.Read(seq, a, 0)))
-	for round := range 5 {
-		scale := float32(1)
-		if round == 4 {
-			scale = 2 // another pattern: launched directly
-		}
+	// One by one, at scales 1 and 2.
+	seq := map[float32]string{}
+	for _, scale := range []float32{1, 2} {
+		wait(t, must(q.Write(a, 0, f32bytes(init))))
+		steps(a, scale)
+		got := make([]byte, 4*n)
+		wait(t, must(q.Read(got, a, 0)))
+		seq[scale] = string(got)
+	}
+	if seq[1] == seq[2] {
+		t.Fatal("scales 1 and 2 give the same result: the test cannot tell them apart")
+	}
+	for round, scale := range []float32{1, 1, 1, 1, 2, 1} {
 		wait(t, must(q.Write(a, 0, f32bytes(init))))
 		q.BeginBatch(true)
-		steps(scale)
+		steps(a, scale)
 		ev, err := q.EndBatch()
 		if err != nil {
 			t.Fatal(err)
@@ -53,16 +59,22 @@ func TestBatchReplaysGraphs(t *testing.T) {
 		wait(t, ev)
 		got := make([]byte, 4*n)
 		wait(t, must(q.Read(got, a, 0)))
-		if (string(got) == string(seq)) != (scale == 1) {
-			t.Fatalf("round %d: the batch's result differs from launching one by one", round)
+		if string(got) != seq[scale] {
+			t.Fatalf("round %d (scale %g): the batch's result differs from launching one by one", round, scale)
 		}
 	}
-	if q.Graphs() != 1 || q.GraphHits != 2 {
-		t.Fatalf("%d graphs, %d replays: expected 1 graph replayed twice", q.Graphs(), q.GraphHits)
+	st := q.BatchStats()
+	want := device.BatchStats{Batches: 6, Launches: 60, Replayed: 5, Updated: 2, Captured: 1}
+	if !cu.CanUpdateKernels() {
+		t.Log("this driver cannot set a graph's kernel arguments: graphs are keyed by argument values")
+		want.Replayed, want.Updated = 3, 0
+	}
+	if q.Graphs() != 1 || st != want {
+		t.Fatalf("%d graphs, counts %+v: expected 1 graph and %+v", q.Graphs(), st, want)
 	}
 	// Without replay, and empty: no graph, no event.
 	q.BeginBatch(false)
-	steps(1)
+	steps(a, 1)
 	wait(t, must(q.EndBatch()))
 	q.BeginBatch(true)
 	if ev, err := q.EndBatch(); ev != nil || err != nil {
@@ -70,6 +82,58 @@ func TestBatchReplaysGraphs(t *testing.T) {
 	}
 	if q.Graphs() != 1 {
 		t.Fatalf("%d graphs", q.Graphs())
+	}
+}
+
+// Replays of one cached graph over 8 buffers, enqueued back to back
+// without waiting: setting a replay's arguments does not change the
+// replays still queued or running (each buffer ends as launching one by
+// one over it would leave it).
+func TestBatchArgsInFlight(t *testing.T) {
+	d, q := open(t)
+	p := build(t, d, device.Source{Name: "step.cu", Text: graphKernel})
+	const n = 1 << 16
+	init := make([]float32, n)
+	for i := range init {
+		init[i] = float32(i%97) * 0.25
+	}
+	k := must(p.Kernel("step"))
+	steps := func(buf device.Buffer, scale float32) {
+		for i := range 6 {
+			if err := errors.Join(k.SetArg(0, buf), k.SetArg(1, scale*float32(i+1)), k.SetArg(2, int32(n))); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.LaunchQuiet(k, device.Groups(n/256, 256)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	bufs := make([]device.Buffer, 8)
+	for i := range bufs {
+		bufs[i] = must(d.Alloc(4*n, device.ReadWrite))
+		defer bufs[i].Release()
+		wait(t, must(q.Write(bufs[i], 0, f32bytes(init))))
+	}
+	ref := must(d.Alloc(4*n, device.ReadWrite))
+	defer ref.Release()
+	for i, b := range bufs {
+		q.BeginBatch(true)
+		steps(b, float32(i+1))
+		must(q.EndBatch())
+	}
+	for i, b := range bufs {
+		got := make([]byte, 4*n)
+		wait(t, must(q.Read(got, b, 0)))
+		wait(t, must(q.Write(ref, 0, f32bytes(init))))
+		steps(ref, float32(i+1))
+		want := make([]byte, 4*n)
+		wait(t, must(q.Read(want, ref, 0)))
+		if string(got) != string(want) {
+			t.Fatalf("buffer %d differs from launching one by one over it", i)
+		}
+	}
+	if st := q.BatchStats(); cu.CanUpdateKernels() && (st.Captured != 1 || st.Updated != 6) {
+		t.Fatalf("counts %+v: expected 1 capture and 6 replays with arguments set", st)
 	}
 }
 
@@ -267,7 +331,7 @@ func TestBatchLanes(t *testing.T) {
 			}
 		}
 	}
-	if q.Graphs() != 1 || q.GraphHits != 2 {
-		t.Fatalf("%d graphs, %d replays: expected the batch captured once and replayed twice", q.Graphs(), q.GraphHits)
+	if st := q.BatchStats(); q.Graphs() != 1 || st.Replayed != 3 || st.Captured != 1 {
+		t.Fatalf("%d graphs, counts %+v: expected the batch captured once and launched as a graph 3 times", q.Graphs(), st)
 	}
 }

@@ -838,8 +838,12 @@ type Queue struct {
 	// batches (batch.go)
 	bt      *batch
 	inBatch bool
-	graphs  map[string]*Graph
+	graphs  map[string]*batchGraph
 	seen    map[string]bool
+	counts  device.BatchStats
+	// noUpdates: a graph's kernel arguments could not be set or named, so
+	// graphs are keyed by argument values
+	noUpdates bool
 	// Fork's second stream and its fork and join events (made on first use)
 	s2             cu.Stream
 	evFork, evJoin cu.Event
@@ -848,8 +852,6 @@ type Queue struct {
 	evLane []cu.Event
 	// After's events, one per launch index waited for, made on first use
 	evDep []cu.Event
-	// GraphHits counts batches replayed as a cached CUDA Graph.
-	GraphHits int
 }
 
 var _ device.Queue = (*Queue)(nil)

@@ -11,8 +11,9 @@ import (
 
 // capture is the state of a queue while Capture runs.
 type capture struct {
-	n    int      // commands captured
-	keep [][]byte // host memory the captured copies read or write
+	n     int            // commands captured
+	keep  [][]byte       // host memory the captured copies read or write
+	nodes []cu.GraphNode // when not nil: the node of each kernel launch of a batch (batch.go)
 }
 
 // Graph is a sequence of commands captured once from a queue (a CUDA

@@ -619,6 +619,75 @@ type (
 	GraphExec uintptr
 )
 
+// GraphNode is a node of a CUDA graph (CUgraphNode).
+type GraphNode uintptr
+
+// CanUpdateKernels reports whether the driver can name the node of a
+// captured launch (LastCaptured) and set a kernel node's parameters in an
+// executable graph (SetKernelParams).
+func CanUpdateKernels() bool {
+	return (fn.StreamGetCaptureInfoV3 != 0 || fn.StreamGetCaptureInfoV2 != 0) && fn.GraphExecKernelNodeSetParams != 0
+}
+
+// LastCaptured returns the node the last command captured on s became:
+// the one node the stream's next captured command would depend on
+// (cuStreamGetCaptureInfo). It fails when s is not capturing or its next
+// command would depend on several nodes or none.
+func (s Stream) LastCaptured() (GraphNode, error) {
+	var (
+		status uint32
+		id     uint64
+		graph  uintptr
+		deps   *GraphNode // the driver's array (const CUgraphNode*)
+		n      uintptr
+		r      Result
+	)
+	switch {
+	case fn.StreamGetCaptureInfoV3 != 0:
+		r = call(fn.StreamGetCaptureInfoV3, uintptr(s), uintptr(unsafe.Pointer(&status)), uintptr(unsafe.Pointer(&id)),
+			uintptr(unsafe.Pointer(&graph)), uintptr(unsafe.Pointer(&deps)), 0, uintptr(unsafe.Pointer(&n)))
+	case fn.StreamGetCaptureInfoV2 != 0:
+		r = call(fn.StreamGetCaptureInfoV2, uintptr(s), uintptr(unsafe.Pointer(&status)), uintptr(unsafe.Pointer(&id)),
+			uintptr(unsafe.Pointer(&graph)), uintptr(unsafe.Pointer(&deps)), uintptr(unsafe.Pointer(&n)))
+	default:
+		return 0, fmt.Errorf("cuStreamGetCaptureInfo: not in this driver")
+	}
+	if err := check("cuStreamGetCaptureInfo", r); err != nil {
+		return 0, err
+	}
+	if status != captureStatusActive || n != 1 || deps == nil {
+		return 0, fmt.Errorf("cuStreamGetCaptureInfo: expected an active capture ending in one node, found status %d and %d nodes", status, n)
+	}
+	return *deps, nil
+}
+
+// captureStatusActive is CU_STREAM_CAPTURE_STATUS_ACTIVE.
+const captureStatusActive = 1
+
+// kernelNodeParams is CUDA_KERNEL_NODE_PARAMS_v2 (whose prefix is v1's).
+type kernelNodeParams struct {
+	f                      uintptr
+	gridX, gridY, gridZ    uint32
+	blockX, blockY, blockZ uint32
+	shared                 uint32
+	params, extra          uintptr
+	kern, ctx              uintptr
+}
+
+// SetKernelParams sets the parameters of kernel node n of the graph g was
+// instantiated from, in g only (cuGraphExecKernelNodeSetParams): launches
+// of g from now on run f over grid × block with these arguments (an array
+// of pointers to each value, copied by the driver); launches already
+// enqueued are not affected. The context must be current.
+func (g GraphExec) SetKernelParams(n GraphNode, f Function, grid, block Dim3, shared uint32, params unsafe.Pointer) error {
+	if fn.GraphExecKernelNodeSetParams == 0 {
+		return fmt.Errorf("cuGraphExecKernelNodeSetParams: not in this driver")
+	}
+	p := kernelNodeParams{f: uintptr(f), gridX: grid.X, gridY: grid.Y, gridZ: grid.Z,
+		blockX: block.X, blockY: block.Y, blockZ: block.Z, shared: shared, params: uintptr(params)}
+	return check("cuGraphExecKernelNodeSetParams", call(fn.GraphExecKernelNodeSetParams, uintptr(g), uintptr(n), uintptr(unsafe.Pointer(&p))))
+}
+
 // BeginCapture starts capturing the work enqueued on s into a graph
 // instead of running it (mode: CaptureMode*).
 func (s Stream) BeginCapture(mode int) error {

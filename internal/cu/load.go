@@ -66,6 +66,8 @@ type driverSymbols struct {
 	FuncGetParamInfo, LaunchKernel                                       uintptr
 	StreamBeginCapture, StreamEndCapture, GraphInstantiate, GraphLaunch  uintptr
 	GraphExecDestroy, GraphDestroy, GraphGetNodes                        uintptr
+	StreamGetCaptureInfoV2, StreamGetCaptureInfoV3                       uintptr
+	GraphExecKernelNodeSetParams                                         uintptr
 	GetErrorName, GetErrorString                                         uintptr
 	DeviceCanAccessPeer, CtxEnablePeerAccess, MemcpyPeerAsync            uintptr
 }
@@ -188,6 +190,9 @@ func load() error {
 		s(&fn.GraphExecDestroy, "cuGraphExecDestroy"),
 		s(&fn.GraphDestroy, "cuGraphDestroy"),
 		opt(&fn.GraphGetNodes, "cuGraphGetNodes"),
+		opt(&fn.StreamGetCaptureInfoV3, "cuStreamGetCaptureInfo_v3"),
+		opt(&fn.StreamGetCaptureInfoV2, "cuStreamGetCaptureInfo_v2"),
+		opt(&fn.GraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams"),
 		s(&fn.GetErrorName, "cuGetErrorName"),
 		s(&fn.GetErrorString, "cuGetErrorString"),
 	}); err != nil {
