@@ -96,3 +96,21 @@ func BenchmarkFrameSums(b *testing.B) {
 		b.Fatal("no sums")
 	}
 }
+
+func BenchmarkFrameSumsImpls(b *testing.B) {
+	frame := make([]uint8, Pixels)
+	Draw(0, frame)
+	for _, f := range sumsImpls() {
+		b.Run(f.name, func(b *testing.B) {
+			b.SetBytes(Pixels)
+			var sink uint64
+			for b.Loop() {
+				s, m := f.sums(frame)
+				sink += s + m
+			}
+			if sink == 0 {
+				b.Fatal("no sums")
+			}
+		})
+	}
+}
