@@ -18,6 +18,17 @@
 //     the previous one (a channel with one initial, all-zero frame): the
 //     sum of absolute differences over the 3×3 neighbourhood,
 //     min(255, SAD >> 3).
+//
+// The stats actor's per-frame sums (the bytes' sum and the count of bytes
+// ≥ MovingLevel) are a SWAR loop, eight bytes in a 64-bit word. Built with
+// GOEXPERIMENT=simd on amd64 they use the experimental simd/archsimd
+// package instead: 64-byte AVX-512 vectors where the CPU has them, else
+// 32-byte AVX2 vectors (chosen at start-up), about ten times the SWAR
+// loop's bytes per second; the results are the same. The image pipeline
+// benchmark (bench/imagepipe) is built that way for the GPU machine:
+// there the host cores' per-frame work bounds the frame rate, and the
+// hand-written reference (bench/imagepipe/reference) compiles the same
+// loop with -march=native, which gcc vectorises.
 package imagepipe
 
 import (
