@@ -2,7 +2,12 @@
 
 package imagepipe
 
-import "simd/archsimd"
+import (
+	"reflect"
+	"runtime"
+	"simd/archsimd"
+	"testing"
+)
 
 // sumsImpls returns the implementations of frameSums this CPU runs.
 func sumsImpls() []namedSums {
@@ -14,4 +19,13 @@ func sumsImpls() []namedSums {
 		impls = append(impls, namedSums{"sumsAVX512", sumsAVX512})
 	}
 	return impls
+}
+
+func TestPickSumsWidest(t *testing.T) {
+	impls := sumsImpls()
+	want := impls[len(impls)-1]
+	if got := reflect.ValueOf(pickSums()).Pointer(); got != reflect.ValueOf(want.sums).Pointer() {
+		t.Fatalf("pickSums chose %s, want %s (the widest this CPU runs)",
+			runtime.FuncForPC(got).Name(), want.name)
+	}
 }

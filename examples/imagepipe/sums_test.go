@@ -36,6 +36,9 @@ func checkSums(t *testing.T, what string, b []uint8) {
 }
 
 func TestFrameSums(t *testing.T) {
+	for _, f := range sumsImpls() {
+		t.Logf("checking %s", f.name)
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	buf := make([]uint8, 3000+64)
 	for n := 0; n <= 3000; n++ {
