@@ -1,0 +1,8 @@
+//go:build !(goexperiment.simd && amd64)
+
+package imagepipe
+
+// sumsImpls returns the implementations of frameSums that run here.
+func sumsImpls() []namedSums {
+	return []namedSums{{"swarSums", swarSums}}
+}
