@@ -132,3 +132,46 @@ func TestSpreadDeps(t *testing.T) {
 	u.du.round = 2
 	eq("new round", step(1, 0, []ringWin{{g, 2, 6}}, []ringWin{{g, 10, 13}}))
 }
+
+// The default depth by staging slot: 16 for small slots, 8 up to 1 MiB,
+// 4 beyond without lanes; with lanes, four rounds of at least 16 MiB,
+// 8 to 32 invocations.
+func TestAutoDepth(t *testing.T) {
+	for _, c := range []struct {
+		slot  int64
+		lanes bool
+		want  int
+	}{
+		{1 << 10, false, 16}, {64 << 10, true, 16}, {1 << 20, false, 8}, {1 << 20, true, 8},
+		{76800 * 64, false, 4}, {76800 * 64, true, 16}, {2 << 20, true, 32}, {1<<20 + 1, true, 32},
+		{8 << 20, true, 8}, {64 << 20, true, 8}, {5 << 20, true, 16},
+	} {
+		if got := autoDepth(c.slot, c.lanes); got != c.want {
+			t.Errorf("autoDepth(%d, lanes %v) = %d, want %d", c.slot, c.lanes, got, c.want)
+		}
+	}
+}
+
+// Host FIFOs next to kernel actors: twice the larger end's tokens in
+// flight, or, for invocations over 1 MiB, the kernel end's and a quarter
+// more plus twice the Go end's.
+func TestKernelFIFO(t *testing.T) {
+	g := graph.New("fifo")
+	u8 := graph.MustTokenType("u8")
+	y := g.AddActor("src").AddPort("y", graph.Out, u8, graph.SDF(76800), "")
+	x := g.AddActor("k").AddPort("x", graph.In, u8, graph.SDF(76800), "")
+	c := g.Join(y, x)
+	goEnd := &unit{replicas: 14}
+	kEnd := &unit{du: &devUnit{G: 64}, drv: &devRunner{depth: 16}}
+	if got, want := kernelFIFO(c, goEnd, kEnd, 76800, 76800), 76800*(64*16+64*4+2*14); got != want {
+		t.Errorf("4.9 MB invocations: %d tokens, want %d", got, want)
+	}
+	kEnd.du.G = 8 // 614 kB invocations: twice the larger end
+	if got, want := kernelFIFO(c, goEnd, kEnd, 76800, 76800), 2*76800*8*16; got != want {
+		t.Errorf("614 kB invocations: %d tokens, want %d", got, want)
+	}
+	goEnd.replicas = 200 // the Go end holds more than the kernel end
+	if got, want := kernelFIFO(c, goEnd, kEnd, 76800, 76800), 2*76800*200; got != want {
+		t.Errorf("200 replicas: %d tokens, want %d", got, want)
+	}
+}

@@ -61,8 +61,8 @@ type Options struct {
 	// DeviceDepth is the most invocations of one kernel actor in flight
 	// with EnqueueAhead; 0 chooses by the largest staging slot (one
 	// invocation's tokens of one port) of the device's kernel actors: 16
-	// up to 64 KiB, 8 up to 1 MiB, else 4 (8 where rounds spread over
-	// lanes: CUDA).
+	// up to 64 KiB, 8 up to 1 MiB, else 4 — or, where rounds spread over
+	// lanes (CUDA), four rounds of at least 16 MiB of a port (8 to 32).
 	DeviceDepth int
 	// DeviceLanes is the most lanes (CUDA streams) a device's round of
 	// invocations is spread over, so that a chain's successive invocations
