@@ -252,23 +252,23 @@ const maxAutoDepth = 32
 
 // spreadRound is the bytes of one port that a round of invocations should
 // move where rounds spread over lanes (autoDepth).
-const spreadRound = 16 << 20
+const spreadRound = 24 << 20
 
 // autoDepth is the default number of invocations of a kernel actor in
 // flight for the largest staging slot (one invocation's tokens of one
 // port) of a device's kernel actors. Slots over 1 MiB get 4 (enough to
 // keep a device busy while the host enqueues). Where rounds may spread
-// over lanes they get four rounds in flight of at least 16 MiB of a port
+// over lanes they get four rounds in flight of at least 24 MiB of a port
 // each (a round is a quarter of the depth), 8 to 32 invocations, so that
 // a round's copies, kernels and the manager's turn overlap those of three
 // others, while the host FIFOs sized for them stay in the host's cache.
-// (The image pipeline, 4.9 MB slots, on one H200 machine in one session:
-// 0.40 M frames/s at depth 8, 0.42–0.47 M at 16, 0.36–0.47 M at 24 and 32;
-// the device side alone, without the host's work, 0.41 M at 8, 0.47 M at
-// 16, 0.56 M at 32.) Smaller slots get more, since their invocations
-// take the device a few µs each and enqueueing must run far enough ahead
-// of a round's latency (a chain of ten 1 KiB actors takes 55 µs per
-// iteration at depth 4 and 32 µs at 16 on an H100).
+// (The image pipeline, 4.9 MB slots, on an H200 machine, alternating in
+// one session: 436k–440k frames/s at depth 16, 466k–469k at 24, 440k–450k
+// at 32, against 425k–470k for the multi-stream reference.) Smaller slots
+// get more, since their invocations take the device a few µs each and
+// enqueueing must run far enough ahead of a round's latency (a chain of
+// ten 1 KiB actors takes 55 µs per iteration at depth 4 and 32 µs at 16
+// on an H100).
 func autoDepth(slot int64, lanes bool) int {
 	switch {
 	case slot <= 64<<10:
