@@ -154,7 +154,7 @@ func TestAutoDepth(t *testing.T) {
 
 // Host FIFOs next to kernel actors: twice the larger end's tokens in
 // flight, or, for invocations over 1 MiB, the kernel end's and a quarter
-// more plus twice the Go end's.
+// more plus twice the Go end's; device rings twice the larger end's.
 func TestKernelFIFO(t *testing.T) {
 	g := graph.New("fifo")
 	u8 := graph.MustTokenType("u8")
@@ -173,5 +173,10 @@ func TestKernelFIFO(t *testing.T) {
 	goEnd.replicas = 200 // the Go end holds more than the kernel end
 	if got, want := kernelFIFO(c, goEnd, kEnd, 76800, 76800), 2*76800*200; got != want {
 		t.Errorf("200 replicas: %d tokens, want %d", got, want)
+	}
+	kEnd.du.G = 64 // a device ring of 4.9 MB invocations: twice the larger end
+	k2 := &unit{du: &devUnit{G: 64}, drv: &devRunner{depth: 24}}
+	if got, want := kernelFIFO(c, kEnd, k2, 76800, 76800), 2*76800*64*24; got != want {
+		t.Errorf("device ring: %d tokens, want %d", got, want)
 	}
 }

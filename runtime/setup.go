@@ -573,12 +573,16 @@ const bigSlot = 1 << 20
 // kernelFIFO is the default capacity, less initial tokens, of channel c
 // with a kernel actor on one end at least: room for twice the tokens the
 // larger end holds in flight (inFlight) — a team of Go actors does not
-// multiply the kernel actor's windows — or, where an invocation moves
-// more than a megabyte, for the kernel actors' invocations in flight and
-// a quarter more plus twice a Go end's: the host's copies into and out of
-// the FIFO then stay in its cache (the image pipeline, 4.9 MB invocations
-// at depth 24 on a 16-core host: 457k–466k frames/s in four runs with a
-// FIFO of 28 invocations, 396k–466k with 48).
+// multiply the kernel actor's windows — or, for a host FIFO between a Go
+// actor and a kernel actor whose invocation moves more than a megabyte,
+// for the kernel end's invocations in flight and a quarter more plus
+// twice the Go end's: the host's copies into and out of the FIFO then
+// stay in its cache (the image pipeline, 4.9 MB invocations at depth 24
+// on a 16-core host: 457k–466k frames/s in four runs with a FIFO of 28
+// invocations, 396k–466k with 48). A ring in device memory (kernel actors
+// on both ends) keeps twice: with rings of 1¼ times the invocations in
+// flight the image pipeline lost 9 % (467k–477k frames/s against
+// 512k–524k).
 func kernelFIFO(c *graph.Channel, pu, cu *unit, prod, cons int) int {
 	kin, goin, slot := 0, 0, int64(0)
 	for _, e := range [...]struct {
@@ -592,7 +596,7 @@ func kernelFIFO(c *graph.Channel, pu, cu *unit, prod, cons int) int {
 		kin = max(kin, inFlight(e.u, e.rate))
 		slot = max(slot, e.u.du.G*int64(e.rate)*int64(c.From.Type.Size))
 	}
-	if slot <= bigSlot {
+	if slot <= bigSlot || goin == 0 { // or a ring in device memory: kernels on both ends
 		return 2 * max(kin, goin)
 	}
 	return kin + kin/4 + 2*goin
