@@ -123,6 +123,11 @@ type invocation struct {
 	k    int64
 	ev   device.Event
 	tEnq int64
+	// inEv: the last copy from a host FIFO into the device (on the input
+	// copy queue, in order); once it completes, the host windows copied
+	// from release their tokens (releaseCopied), before the invocation
+	// completes. nil when released or when nothing was copied.
+	inEv device.Event
 }
 
 // devRunner is the runtime-manager of one device: one in-order queue, the

@@ -73,6 +73,7 @@ type enqOp struct {
 	ws    []device.Window
 	nin   int
 	last  device.Event
+	inEv  device.Event // the last input copy (invocation.inEv)
 	reads []device.Event
 	// device-ring windows, for spreading a round (devexec_spread.go)
 	rin, rout []ringWin
@@ -102,6 +103,22 @@ func (op *enqOp) release() {
 		op.last.Release()
 		op.last = nil
 	}
+	if op.inEv != nil {
+		op.inEv.Release()
+		op.inEv = nil
+	}
+}
+
+// releaseDeps drops the events the launch just enqueued waited for, but
+// the invocation's last input copy, which it keeps (inEv).
+func (op *enqOp) releaseDeps() {
+	d := op.d
+	for _, e := range d.deps {
+		if e != op.inEv {
+			e.Release()
+		}
+	}
+	d.deps = d.deps[:0]
 }
 
 // bindInputs sets the input windows: a device ring's, or the staging slot,
@@ -150,6 +167,9 @@ func (op *enqOp) bindInputs() error {
 				return op.fail("copy to device", err)
 			}
 			d.deps = append(d.deps, ev) // the first launch waits for it
+			if copiedIn(p) {
+				op.inEv = ev // an earlier one is released with deps
+			}
 		}
 	}
 	return nil
@@ -224,20 +244,14 @@ func (op *enqOp) launch() error {
 			}
 			d.launches++
 			err := d.bat.LaunchQuiet(fire, rng, d.deps...)
-			for _, e := range d.deps {
-				e.Release()
-			}
-			d.deps = d.deps[:0]
+			op.releaseDeps()
 			if err != nil {
 				return op.fail("launch", err)
 			}
 			continue
 		}
 		ev, err := d.q.Launch(fire, rng, d.deps...)
-		for _, e := range d.deps {
-			e.Release()
-		}
-		d.deps = d.deps[:0]
+		op.releaseDeps()
 		if err != nil {
 			return op.fail("launch", err)
 		}
@@ -344,8 +358,8 @@ func (op *enqOp) readOutputs() error {
 // commit records the invocation as in flight.
 func (op *enqOp) commit() {
 	d, u, du, k := op.d, op.u, op.du, op.k
-	inv := &invocation{u: u, slot: op.slot, base: u.next, k: k, ev: op.last, tEnq: d.c.now()}
-	op.last = nil
+	inv := &invocation{u: u, slot: op.slot, base: u.next, k: k, ev: op.last, tEnq: d.c.now(), inEv: op.inEv}
+	op.last, op.inEv = nil, nil
 	if d.bat != nil {
 		for i := len(d.reads) - 1; i >= 0 && d.reads[i].inv == nil; i-- {
 			d.reads[i].inv = inv

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/device"
@@ -25,6 +26,7 @@ func (d *devRunner) loop() {
 		if r.stopped.Load() {
 			return
 		}
+		p0 := d.releaseCopied()
 		p1, ok := d.retireCompleted()
 		if !ok {
 			return
@@ -37,7 +39,7 @@ func (d *devRunner) loop() {
 		if !ok {
 			return
 		}
-		if p1 || p2 || p3 {
+		if p0 || p1 || p2 || p3 {
 			if err := errors.Join(d.wq.Flush(), d.cq.Flush(), d.q.Flush()); err != nil {
 				r.fail(fmt.Errorf("device %s: %w", d.id, err))
 				return
@@ -248,6 +250,9 @@ func (d *devRunner) drain() {
 		if inv.ev != nil {
 			inv.ev.Release()
 		}
+		if inv.inEv != nil {
+			inv.inEv.Release()
+		}
 	}
 	d.inflight = nil
 	d.idle.Store(true)
@@ -336,6 +341,58 @@ func (d *devRunner) plan(u *unit) (int64, bool) {
 	return max(k, 0), false
 }
 
+// copiedIn reports whether input port p is copied into the device from
+// its host FIFO (from the FIFO's own memory, or through a bounce slot it
+// was copied into at enqueue), so that its tokens may be released once
+// the copy completes (releaseCopied) rather than with the invocation.
+func copiedIn(p *devPort) bool {
+	return p.ring == nil && p.stage != nil && p.peer == nil && !p.mapped && p.rate > 0
+}
+
+// releaseCopied releases the host-FIFO tokens of in-flight invocations
+// whose copies into the device completed, oldest first (the copies are in
+// order on the input copy queue), so that their producers may refill the
+// FIFO while the kernels and the copies out still run: a FIFO need not
+// hold the tokens of every invocation in flight. With tags in use, the
+// tokens wait for the invocation's completion (retire reads their tags).
+func (d *devRunner) releaseCopied() (progressed bool) {
+	if tagRuns.Load() > 0 {
+		return false
+	}
+	for _, inv := range d.inflight {
+		if inv.inEv == nil {
+			continue
+		}
+		if st, err := inv.inEv.Status(); err != nil || st != device.Complete {
+			return progressed // a failure is reported when the invocation retires
+		}
+		d.releaseInputs(inv)
+		devEarlyReleases.Add(1)
+		progressed = true
+	}
+	return progressed
+}
+
+// devEarlyReleases counts the invocations whose copied host inputs were
+// released before they completed (tests).
+var devEarlyReleases atomic.Int64
+
+// releaseInputs releases the tokens of inv's inputs copied from host
+// FIFOs (copiedIn) and drops inv.inEv.
+func (d *devRunner) releaseInputs(inv *invocation) {
+	du := inv.u.du
+	for i := range du.ins {
+		if p := &du.ins[i]; copiedIn(p) {
+			n := int(inv.k * p.rate)
+			p.up.r.Release(n)
+			p.pending -= n
+		}
+	}
+	inv.inEv.Release()
+	inv.inEv = nil
+	inv.u.notify()
+}
+
 // retire accounts a completed invocation: host inputs release their
 // tokens, host outputs commit theirs, and the neighbours wake.
 func (d *devRunner) retire(inv *invocation) {
@@ -349,9 +406,12 @@ func (d *devRunner) retire(inv *invocation) {
 			propagateTags(f)
 		}
 	}
+	if inv.inEv != nil {
+		d.releaseInputs(inv)
+	}
 	for i := range du.ins {
 		p := &du.ins[i]
-		if p.ring == nil && (p.stage != nil || p.peer != nil) && p.rate > 0 {
+		if p.ring == nil && (p.stage != nil || p.peer != nil) && p.rate > 0 && !copiedIn(p) {
 			n := int(inv.k * p.rate)
 			p.up.r.Release(n)
 			p.pending -= n

@@ -153,8 +153,9 @@ func TestAutoDepth(t *testing.T) {
 }
 
 // Host FIFOs next to kernel actors: twice the larger end's tokens in
-// flight, or, for invocations over 1 MiB, the kernel end's and a quarter
-// more plus twice the Go end's; device rings twice the larger end's.
+// flight, or, for invocations over 1 MiB, half the kernel end's (into a
+// kernel actor) or the kernel end's and a quarter more (out of one), plus
+// twice the Go end's; device rings twice the larger end's.
 func TestKernelFIFO(t *testing.T) {
 	g := graph.New("fifo")
 	u8 := graph.MustTokenType("u8")
@@ -163,8 +164,11 @@ func TestKernelFIFO(t *testing.T) {
 	c := g.Join(y, x)
 	goEnd := &unit{replicas: 14}
 	kEnd := &unit{du: &devUnit{G: 64}, drv: &devRunner{depth: 16}}
-	if got, want := kernelFIFO(c, goEnd, kEnd, 76800, 76800), 76800*(64*16+64*4+2*14); got != want {
-		t.Errorf("4.9 MB invocations: %d tokens, want %d", got, want)
+	if got, want := kernelFIFO(c, goEnd, kEnd, 76800, 76800), 76800*(64*8+2*14); got != want {
+		t.Errorf("4.9 MB invocations into a kernel actor: %d tokens, want %d", got, want)
+	}
+	if got, want := kernelFIFO(c, kEnd, goEnd, 76800, 76800), 76800*(64*16+64*4+2*14); got != want {
+		t.Errorf("4.9 MB invocations out of a kernel actor: %d tokens, want %d", got, want)
 	}
 	kEnd.du.G = 8 // 614 kB invocations: twice the larger end
 	if got, want := kernelFIFO(c, goEnd, kEnd, 76800, 76800), 2*76800*8*16; got != want {

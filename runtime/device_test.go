@@ -636,3 +636,61 @@ func TestKernelRoundsReplayWithArgs(t *testing.T) {
 		t.Fatalf("statistics table without the devices' rounds (%v):\n%s", err, table.String())
 	}
 }
+
+// slowCL is y = x after a few thousand dependent steps per token, so that
+// an invocation's kernel runs long after its input copy completed.
+const slowCL = `void FIRE() {
+	TOKEN_X_t *xs = CAPTURE(PORT_x);
+	FOREACH(blk IN PORT_y) {
+		TOKEN_Y_t *y = RESERVE(PORT_y, blk);
+		for (int j = 0; j < BLOCK_Y_SIZE; j++) {
+			float v = xs[blk * BLOCK_Y_SIZE + j];
+			for (int r = 0; r < 4000; r++) v = v * 0.5f + 0.5f * v;
+			y[j] = v;
+		}
+	}
+}
+`
+
+// A host FIFO copied into the device releases an invocation's tokens once
+// its copy completes, while the kernel still runs: the stream is intact,
+// and some invocations' inputs were released before they completed.
+func TestKernelInputsReleasedAfterCopy(t *testing.T) {
+	forBackends(t, func(t *testing.T, devs []string) {
+		const iters = 400
+		build := func() (*graph.Graph, *f32sink) {
+			g := graph.New("early")
+			addRandom(g, "src", 5)
+			act := g.AddActor("slow",
+				graph.WithFunc(FireFunc(func(f *Firing) error {
+					copy(Output[float32](f, 0), Input[float32](f, 0))
+					return nil
+				})),
+				graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: "slow.cl", Func: slowCL}),
+				graph.WithImpl(graph.Impl{Kind: graph.ImplCUDA, Source: "slow.cu", Func: slowCL}))
+			f32 := graph.MustTokenType("f32")
+			act.AddPort("x", graph.In, f32, graph.SDF(rate), "")
+			act.AddPort("y", graph.Out, f32, graph.SDF(rate), "").Block = 8
+			s := addF32Sink(g, "snk")
+			g.JoinNames("src.out", "slow.x")
+			g.JoinNames("slow.y", "snk.in")
+			return g, s
+		}
+		ref, want := build()
+		if _, err := Run(context.Background(), ref, Options{Iterations: iters}); err != nil {
+			t.Fatal(err)
+		}
+		before := devEarlyReleases.Load()
+		g, got := build()
+		m := map[string]*graph.Placement{"slow": kernelAt(devs[0], 2, 8)}
+		if _, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: m}, DeviceDepth: 8}); err != nil {
+			t.Fatal(err)
+		}
+		sameF32(t, got.got, want.got)
+		if n := devEarlyReleases.Load() - before; n == 0 {
+			t.Fatalf("no invocation's inputs were released before it completed (of %d)", iters/2)
+		} else {
+			t.Logf("%d of %d invocations released their inputs before completing", n, iters/2)
+		}
+	})
+}

@@ -573,16 +573,19 @@ const bigSlot = 1 << 20
 // kernelFIFO is the default capacity, less initial tokens, of channel c
 // with a kernel actor on one end at least: room for twice the tokens the
 // larger end holds in flight (inFlight) — a team of Go actors does not
-// multiply the kernel actor's windows — or, for a host FIFO between a Go
-// actor and a kernel actor whose invocation moves more than a megabyte,
-// for the kernel end's invocations in flight and a quarter more plus
-// twice the Go end's: the host's copies into and out of the FIFO then
-// stay in its cache (the image pipeline, 4.9 MB invocations at depth 24
-// on a 16-core host: 457k–466k frames/s in four runs with a FIFO of 28
-// invocations, 396k–466k with 48). A ring in device memory (kernel actors
-// on both ends) keeps twice: with rings of 1¼ times the invocations in
-// flight the image pipeline lost 9 % (467k–477k frames/s against
-// 512k–524k).
+// multiply the kernel actor's windows. Between a Go actor and a kernel
+// actor whose invocation moves more than a megabyte, the FIFO is sized so
+// that the host's copies into and out of it stay in its cache: into a
+// kernel actor, half the kernel end's invocations in flight plus twice the
+// Go end's firings (its tokens are released as soon as their copy into
+// the device completes, releaseCopied, so the producer refills it while
+// the kernels run); out of one, the kernel end's invocations in flight
+// and a quarter more plus twice the Go end's (their windows are held
+// until the copy out completes). A ring in device memory (kernel actors on
+// both ends) keeps twice. (The image pipeline, 4.9 MB invocations, depth
+// 24, on an H200 machine: 559k–564k frames/s with these sizes, 510k–512k
+// with input FIFOs of 1¼ and no early release, 467k–477k with rings of 1¼
+// as well.)
 func kernelFIFO(c *graph.Channel, pu, cu *unit, prod, cons int) int {
 	kin, goin, slot := 0, 0, int64(0)
 	for _, e := range [...]struct {
@@ -598,6 +601,9 @@ func kernelFIFO(c *graph.Channel, pu, cu *unit, prod, cons int) int {
 	}
 	if slot <= bigSlot || goin == 0 { // or a ring in device memory: kernels on both ends
 		return 2 * max(kin, goin)
+	}
+	if cu.du != nil {
+		return kin/2 + 2*goin
 	}
 	return kin + kin/4 + 2*goin
 }
