@@ -268,8 +268,9 @@ const spreadRound = 24 << 20
 // a round's copies, kernels and the manager's turn overlap those of three
 // others, while the host FIFOs sized for them stay in the host's cache.
 // (The image pipeline, 4.9 MB slots, on an H200 machine, alternating in
-// one session: 436k–440k frames/s at depth 16, 466k–469k at 24, 440k–450k
-// at 32, against 425k–470k for the multi-stream reference.) Smaller slots
+// one session: 547k–572k frames/s at depth 24, 542k–562k at 28, 546k–555k
+// at 32, against 508k–542k for the multi-stream reference; earlier, with
+// other FIFO sizes, 436k–440k at 16 against 466k–469k at 24.) Smaller slots
 // get more, since their invocations take the device a few µs each and
 // enqueueing must run far enough ahead of a round's latency (a chain of
 // ten 1 KiB actors takes 55 µs per iteration at depth 4 and 32 µs at 16

@@ -367,6 +367,7 @@ func (d *devRunner) releaseCopied() (progressed bool) {
 			return progressed // a failure is reported when the invocation retires
 		}
 		d.releaseInputs(inv)
+		inv.u.notify()
 		devEarlyReleases.Add(1)
 		progressed = true
 	}
@@ -378,7 +379,7 @@ func (d *devRunner) releaseCopied() (progressed bool) {
 var devEarlyReleases atomic.Int64
 
 // releaseInputs releases the tokens of inv's inputs copied from host
-// FIFOs (copiedIn) and drops inv.inEv.
+// FIFOs (copiedIn) and drops inv.inEv; the caller wakes the neighbours.
 func (d *devRunner) releaseInputs(inv *invocation) {
 	du := inv.u.du
 	for i := range du.ins {
@@ -390,7 +391,6 @@ func (d *devRunner) releaseInputs(inv *invocation) {
 	}
 	inv.inEv.Release()
 	inv.inEv = nil
-	inv.u.notify()
 }
 
 // retire accounts a completed invocation: host inputs release their

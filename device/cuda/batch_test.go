@@ -26,16 +26,7 @@ func TestBatchReplaysGraphs(t *testing.T) {
 	k := must(p.Kernel("step"))
 	a := must(d.Alloc(4*n, device.ReadWrite))
 	defer a.Release()
-	steps := func(buf device.Buffer, scale float32) {
-		for i := range 10 {
-			if err := errors.Join(k.SetArg(0, buf), k.SetArg(1, scale*float32(i+1)), k.SetArg(2, int32(n))); err != nil {
-				t.Fatal(err)
-			}
-			if err := q.LaunchQuiet(k, device.Groups(n/256, 256)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	steps := func(buf device.Buffer, scale float32) { launchSteps(t, q, k, buf, n, 10, scale) }
 	// One by one, at scales 1 and 2.
 	seq := map[float32]string{}
 	for _, scale := range []float32{1, 2} {
@@ -91,23 +82,9 @@ func TestBatchReplaysGraphs(t *testing.T) {
 // one over it would leave it).
 func TestBatchArgsInFlight(t *testing.T) {
 	d, q := open(t)
-	p := build(t, d, device.Source{Name: "step.cu", Text: graphKernel})
-	const n = 1 << 16
-	init := make([]float32, n)
-	for i := range init {
-		init[i] = float32(i%97) * 0.25
-	}
-	k := must(p.Kernel("step"))
-	steps := func(buf device.Buffer, scale float32) {
-		for i := range 6 {
-			if err := errors.Join(k.SetArg(0, buf), k.SetArg(1, scale*float32(i+1)), k.SetArg(2, int32(n))); err != nil {
-				t.Fatal(err)
-			}
-			if err := q.LaunchQuiet(k, device.Groups(n/256, 256)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	k, init := stepKernel(t, d)
+	const n = stepN
+	steps := func(buf device.Buffer, scale float32) { launchSteps(t, q, k, buf, n, 6, scale) }
 	bufs := make([]device.Buffer, 8)
 	for i := range bufs {
 		bufs[i] = must(d.Alloc(4*n, device.ReadWrite))
@@ -134,6 +111,20 @@ func TestBatchArgsInFlight(t *testing.T) {
 	}
 	if st := q.BatchStats(); cu.CanUpdateKernels() && (st.Captured != 1 || st.Updated != 6) {
 		t.Fatalf("counts %+v: expected 1 capture and 6 replays with arguments set", st)
+	}
+}
+
+// launchSteps launches the step kernel count times over the n floats of
+// buf, step i adding scale·(i+1): recorded when q is in a batch.
+func launchSteps(t *testing.T, q *cuda.Queue, k device.Kernel, buf device.Buffer, n, count int, scale float32) {
+	t.Helper()
+	for i := range count {
+		if err := errors.Join(k.SetArg(0, buf), k.SetArg(1, scale*float32(i+1)), k.SetArg(2, int32(n))); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.LaunchQuiet(k, device.Groups(n/256, 256)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
