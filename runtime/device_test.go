@@ -106,20 +106,28 @@ func addAffine(g *graph.Graph, name string, a, b float32) *graph.Actor {
 	src := fmt.Sprintf("#define A %.8ef\n#define B %.8ef\n", a, b) + saxpyCL
 	src = strings.Replace(src, "TOKEN_X_t *x", "TOKEN_X_t *xs", 1)
 	src = strings.Replace(src, "x[blk", "xs[blk", 1)
+	return addF32Kernel(g, name, src, 8, func(x, y []float32) {
+		for i := range x {
+			y[i] = a*x[i] + b
+		}
+	})
+}
+
+// addF32Kernel adds actor name with an f32 input x and output y of the
+// test rate (y in blocks of block tokens): a Go firing fire, and src as
+// both its OpenCL and its CUDA kernel (the actor API is the backends'
+// common one).
+func addF32Kernel(g *graph.Graph, name, src string, block int, fire func(x, y []float32)) *graph.Actor {
 	act := g.AddActor(name,
 		graph.WithFunc(FireFunc(func(f *Firing) error {
-			x, y := Input[float32](f, 0), Output[float32](f, 0)
-			for i := range x {
-				y[i] = a*x[i] + b
-			}
+			fire(Input[float32](f, 0), Output[float32](f, 0))
 			return nil
 		})),
 		graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: name + ".cl", Func: src}),
-		// the same source is CUDA C: the actor API is the backends' common one
 		graph.WithImpl(graph.Impl{Kind: graph.ImplCUDA, Source: name + ".cu", Func: src}))
 	f32 := graph.MustTokenType("f32")
 	act.AddPort("x", graph.In, f32, graph.SDF(rate), "")
-	act.AddPort("y", graph.Out, f32, graph.SDF(rate), "").Block = 8
+	act.AddPort("y", graph.Out, f32, graph.SDF(rate), "").Block = block
 	return act
 }
 
@@ -655,16 +663,7 @@ func TestKernelInputsReleasedAfterCopy(t *testing.T) {
 		build := func() (*graph.Graph, *f32sink) {
 			g := graph.New("early")
 			addRandom(g, "src", 5)
-			act := g.AddActor("slow",
-				graph.WithFunc(FireFunc(func(f *Firing) error {
-					copy(Output[float32](f, 0), Input[float32](f, 0))
-					return nil
-				})),
-				graph.WithImpl(graph.Impl{Kind: graph.ImplOpenCL, Source: "slow.cl", Func: src}),
-				graph.WithImpl(graph.Impl{Kind: graph.ImplCUDA, Source: "slow.cu", Func: src}))
-			f32 := graph.MustTokenType("f32")
-			act.AddPort("x", graph.In, f32, graph.SDF(rate), "")
-			act.AddPort("y", graph.Out, f32, graph.SDF(rate), "").Block = 8
+			addF32Kernel(g, "slow", src, 8, func(x, y []float32) { copy(y, x) })
 			s := addF32Sink(g, "snk")
 			g.JoinNames("src.out", "slow.x")
 			g.JoinNames("slow.y", "snk.in")
