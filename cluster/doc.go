@@ -14,5 +14,5 @@
 // its actors.
 //
 // The runtime sits below this package: it defines runtime.RemoteExecutor,
-// which Executor implements; cmd/sluice wires the two.
+// which Executor implements; package cli wires the two.
 package cluster

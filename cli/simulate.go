@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -94,7 +94,7 @@ Times are reported in seconds. See docs/simulate.md.`,
 				if err != nil {
 					return err
 				}
-				how = "heft (no --map given)"
+				how = "heft (no --mapping given)"
 			}
 			prog, err := sim.Build(in.graph, in.mapping, in.machine, in.costs, sim.Options{Capacity: capacity})
 			if err != nil {
@@ -137,7 +137,8 @@ Times are reported in seconds. See docs/simulate.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&machineFile, "machine", "", "machine description (YAML, required)")
-	f.StringVar(&mapFile, "map", "", "mapping file (default: HEFT's mapping)")
+	f.StringVar(&mapFile, "mapping", "", "mapping file (default: HEFT's mapping)")
+	alias(f, "map", "mapping")
 	f.StringVar(&costsFile, "costs", "", "cost file: per-actor, per-processor firing costs, control nodes, probabilities")
 	f.StringVar(&profileFile, "profile", "", "profile written by sluice run --profile (actor → mean_ns)")
 	f.StringVar(&controlsFile, "controls", "", "control variables for the trace-driven mode (YAML: name → list of outcomes)")

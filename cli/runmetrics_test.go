@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"io"
@@ -50,7 +50,7 @@ func TestServeMetricsBadAddress(t *testing.T) {
 func TestServeRunUI(t *testing.T) {
 	var opts runtime.Options
 	var out strings.Builder
-	stop, err := serveRunUI("127.0.0.1:0", "../../examples/cd2dat.yaml", &opts, &out)
+	stop, err := serveRunUI("127.0.0.1:0", "../examples/cd2dat.yaml", &opts, &out)
 	if err != nil {
 		t.Fatal(err)
 	}

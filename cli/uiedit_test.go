@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 // A graph edited on the workbench's drawing and saved is a file `sluice
 // check` reads as it is: C's rate 3 → 4 and a new actor G fed by E.
 func TestUIEditSavedChecks(t *testing.T) {
-	src, err := os.ReadFile("../../examples/cd2dat.yaml")
+	src, err := os.ReadFile("../examples/cd2dat.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestUIServesAndStops(t *testing.T) {
 	var out syncBuf
 	errc := make(chan error, 1)
 	go func() {
-		errc <- serveUI(ctx, ln, &ui.Server{File: "../../examples/cd2dat.yaml", Token: "tok"}, &out)
+		errc <- serveUI(ctx, ln, &ui.Server{File: "../examples/cd2dat.yaml", Token: "tok"}, &out)
 	}()
 	base := "http://" + ln.Addr().String()
 	resp, err := http.Get(base + "/api/graph?token=tok")

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 func sluice(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	wd, _ := os.Getwd()
-	if err := os.Chdir("../.."); err != nil {
+	if err := os.Chdir(".."); err != nil {
 		t.Fatal(err)
 	}
 	defer os.Chdir(wd)
@@ -217,10 +217,10 @@ func TestRunProgressBarsEnd(t *testing.T) {
 // example graph (a throughput-buffer search once ran for 45 s on
 // fft-filter.yaml).
 func TestCheckEveryExampleQuickly(t *testing.T) {
-	files, _ := filepath.Glob("../../examples/*.yaml")
-	more, _ := filepath.Glob("../../examples/*/*.yaml")
+	files, _ := filepath.Glob("../examples/*.yaml")
+	more, _ := filepath.Glob("../examples/*/*.yaml")
 	for _, f := range append(files, more...) {
-		rel := strings.TrimPrefix(f, "../../")
+		rel := strings.TrimPrefix(f, "../")
 		if strings.Contains(rel, "map") || strings.Contains(rel, "machines/") || strings.HasSuffix(rel, "opencl.yaml") || strings.HasSuffix(rel, "cuda.yaml") {
 			continue // mappings and machine models, not graphs
 		}

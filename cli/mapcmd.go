@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ iteration with the per-processor costs (--costs, --profile, or the graph's cost:
 search runs a seeded simulated annealing over placements, replica counts and channel
 capacities, scoring each candidate with the simulator; all runs both. It prints the
 predicted throughput of each strategy tried and writes the best mapping (-o, default
-standard output) in the mapping YAML format. --map pins the actors it names.`,
+standard output) in the mapping YAML format. --mapping pins the actors it names.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, err := loadSimInputs(args[0], machineFile, fixedFile, costsFile, profileFile)
@@ -101,7 +101,8 @@ standard output) in the mapping YAML format. --map pins the actors it names.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&machineFile, "machine", "", "machine description (YAML, required)")
-	f.StringVar(&fixedFile, "map", "", "mapping file whose placements are kept (pinned actors)")
+	f.StringVar(&fixedFile, "mapping", "", "mapping file whose placements are kept (pinned actors)")
+	alias(f, "map", "mapping")
 	f.StringVar(&costsFile, "costs", "", "cost file: per-actor, per-processor firing costs")
 	f.StringVar(&profileFile, "profile", "", "profile written by sluice run --profile (actor → mean_ns)")
 	f.StringVar(&strategy, "strategy", "all", "heft, search or all")
