@@ -78,7 +78,7 @@ func newSimulate() *cobra.Command {
 		Long: `simulate runs the cost-model simulator: the graph, mapped onto the processors of an
 Abstract Streaming Machine (--machine), with per-firing costs from the graph's cost: keys,
 a cost file (--costs) or a profile written by sluice run --profile (--profile).
-Without --map, actors are mapped by HEFT. Control variables of conditional actors
+Without --mapping, actors are mapped by HEFT. Control variables of conditional actors
 (attrs: {if: c} or {while: n}) come from a control file (--controls, trace-driven mode)
 or from the cost file's probabilities and loops (statistical mode, --seed).
 Times are reported in seconds. See docs/simulate.md.`,
