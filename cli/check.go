@@ -12,7 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/graph"
-	"github.com/sluicehq/sluice/spec"
+	"github.com/sluicehq/sluice/internal/filekind"
 )
 
 func newCheck() *cobra.Command {
@@ -22,14 +22,29 @@ func newCheck() *cobra.Command {
 	var budget time.Duration
 	cmd := &cobra.Command{
 		Use:   "check FILE",
-		Short: "Validate and analyse a graph: rates, deadlock, buffer sizes, throughput",
+		Short: "Validate any sluice file; analyse a graph: rates, deadlock, buffer sizes, throughput",
 		Long: `check loads a graph file (YAML, or ETH XML) and reports whether it is valid, whether
 its rates are consistent (with the repetition vector), whether one iteration deadlocks
 (naming the blocked cycles and the channels that need initial tokens), the minimal
 deadlock-free buffer sizes, and the throughput bound when actors have costs.
-It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
+It exits with status 1 when the graph is invalid, inconsistent or deadlocks.
+
+Given any other file sluice reads (a mapping, a flow-model, a machine model, a
+shell executable or batch, a cost file, a profile), check validates it with that
+kind's reader and says which command takes it. A file's kind is its top-level
+kind: key, or else what its keys show.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			k, err := kindOf(args[0])
+			if err != nil {
+				return err
+			}
+			if k != filekind.Graph && k != filekind.Unknown {
+				if mappingFile != "" {
+					return usageError{fmt.Errorf("--mapping %s: expected FILE to be a graph, but %s is %s", mappingFile, args[0], k.What())}
+				}
+				return checkOther(cmd.Context(), cmd.OutOrStdout(), args[0], k)
+			}
 			rep, order := checkFile(args[0], mappingFile, analysis.CheckOptions{ThroughputBudget: budget})
 			out := cmd.OutOrStdout()
 			if rep.Valid && rep.Consistent && (x.unfold > 0 || x.peast != "") {
@@ -71,7 +86,7 @@ It exits with status 1 when the graph is invalid, inconsistent or deadlocks.`,
 // checkFile loads and analyses a graph; load errors become an invalid
 // report. It also returns the actors' names in declaration order.
 func checkFile(path, mappingFile string, opts analysis.CheckOptions) (*analysis.Report, []string) {
-	g, err := spec.Load(path)
+	g, err := loadGraph(path)
 	if err != nil {
 		return &analysis.Report{Graph: path, Valid: false, Errors: graph.ErrorLines(err),
 			Repetitions: map[string]int64{}, Buffers: map[string]int{}}, nil
@@ -95,7 +110,7 @@ func checkFile(path, mappingFile string, opts analysis.CheckOptions) (*analysis.
 		rep.Pipeline = analysis.CheckPipeline(pl)
 	}
 	if mappingFile != "" && rep.Valid {
-		m, err := spec.LoadMapping(mappingFile)
+		m, err := loadMapping(mappingFile)
 		if err == nil {
 			err = m.Check(g)
 		}
@@ -269,7 +284,7 @@ type structureReport struct {
 }
 
 func structure(path string, x structureFlags) (*structureReport, error) {
-	g, err := spec.Load(path)
+	g, err := loadGraph(path)
 	if err != nil {
 		return nil, err
 	}

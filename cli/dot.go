@@ -9,7 +9,6 @@ import (
 
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/dot"
-	"github.com/sluicehq/sluice/spec"
 )
 
 func newDot() *cobra.Command {
@@ -24,7 +23,7 @@ dashed; channels that need initial tokens are bold red with the number to add.
 With --svg it renders SVG through Graphviz's dot program.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := spec.Load(args[0])
+			g, err := loadGraph(args[0])
 			if err != nil {
 				return err
 			}

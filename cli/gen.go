@@ -8,7 +8,6 @@ import (
 
 	"github.com/sluicehq/sluice/gogen"
 	"github.com/sluicehq/sluice/graph"
-	"github.com/sluicehq/sluice/spec"
 )
 
 func newGen() *cobra.Command {
@@ -28,13 +27,13 @@ any implementation fire a placeholder that keeps a core busy for their cost.
 The program goes to standard output, or to -o FILE.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := spec.Load(args[0])
+			g, err := loadGraph(args[0])
 			if err != nil {
 				return err
 			}
 			var m *graph.Mapping
 			if mapping != "" {
-				if m, err = spec.LoadMapping(mapping); err != nil {
+				if m, err = loadMapping(mapping); err != nil {
 					return err
 				}
 				if err := m.Check(g); err != nil {

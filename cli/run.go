@@ -19,7 +19,6 @@ import (
 	"github.com/sluicehq/sluice/flowmodel"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
-	"github.com/sluicehq/sluice/spec"
 )
 
 type runFlags struct {
@@ -89,7 +88,7 @@ statistics go to standard error.`,
 }
 
 func runGraph(cmd *cobra.Command, path string, f runFlags) error {
-	g, err := spec.Load(path)
+	g, err := loadGraph(path)
 	if err != nil {
 		return err
 	}
@@ -134,7 +133,7 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		CheckEmpty:  f.checkEmpty,
 	}
 	if f.mapping != "" {
-		if opts.Mapping, err = spec.LoadMapping(f.mapping); err != nil {
+		if opts.Mapping, err = loadMapping(f.mapping); err != nil {
 			return err
 		}
 		if err := opts.Mapping.Check(g); err != nil {
@@ -248,9 +247,10 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return fh.Close()
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	fh, ok := w.(*os.File)
+// isTerminal reports whether f (a reader or writer) is a character device
+// (a terminal).
+func isTerminal(f any) bool {
+	fh, ok := f.(*os.File)
 	if !ok {
 		return false
 	}

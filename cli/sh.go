@@ -43,6 +43,9 @@ docs/shell.md.`,
 				}
 				defer f.Close()
 				err = sh.RunScript(ctx, args[0], f)
+			case !isTerminal(cmd.InOrStdin()):
+				// A script piped in: run it as a file, failing on its first error.
+				err = sh.RunScript(ctx, "stdin", cmd.InOrStdin())
 			default:
 				err = interactive(cmd, sh)
 			}
@@ -96,3 +99,4 @@ func interactive(cmd *cobra.Command, sh *shell.Shell) error {
 		}
 	}
 }
+

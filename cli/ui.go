@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/cluster"
-	"github.com/sluicehq/sluice/spec"
 	"github.com/sluicehq/sluice/ui"
 )
 
@@ -45,7 +44,7 @@ or ?token=TOKEN.`,
 			}
 			srv.Token = t
 			if mapping != "" {
-				if srv.Mapping, err = spec.LoadMapping(mapping); err != nil {
+				if srv.Mapping, err = loadMapping(mapping); err != nil {
 					return err
 				}
 			}

@@ -20,6 +20,8 @@ import (
 // requirements. Kernel arguments are, in order: the input streams, the
 // output streams, then the parameters as declared.
 type Model struct {
+	// Kind is "flowmodel" when the file says what it is (optional).
+	Kind string `yaml:"kind,omitempty" json:"-"`
 	// Name names the flow-model.
 	Name string `yaml:"name" json:"name"`
 	// Kernel is the code the flow-model fires.
@@ -213,6 +215,9 @@ func (m *Model) Validate() error {
 	}
 	if m.Name == "" {
 		bad(0, "missing name: expected a flow-model name")
+	}
+	if m.Kind != "" && m.Kind != "flowmodel" {
+		bad(0, "kind: this file is read as a flowmodel, but it says kind: %s", m.Kind)
 	}
 	k := m.Kernel
 	if k.Builtin == "" && k.OpenCL == "" && k.CUDA == "" {

@@ -237,6 +237,11 @@ type Graph struct {
 	Origin string
 	// Shared are the graph's shared variables (see SharedVar).
 	Shared []*SharedVar
+	// GoPackages are the Go packages that register the graph's Go actors
+	// (runtime.RegisterFunc in their init): import paths, or directories
+	// made absolute by the loader. A program must import them for the
+	// graph to run; `sluice run` builds one that does when needed.
+	GoPackages []string
 
 	byName   map[string]*Actor
 	problems []Problem

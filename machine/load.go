@@ -41,7 +41,7 @@ func Load(path string) (*Machine, error) {
 
 // field names accepted, with the ASM's Figure 14 spellings as aliases.
 var (
-	topKeys  = []string{"name", "processors", "memories", "interconnects"}
+	topKeys  = []string{"kind", "name", "processors", "memories", "interconnects"}
 	procKeys = []string{"kind", "clock", "units", "io", "address_space", "push_acquire_cost", "push_send_fixed_cost",
 		"push_send_unit", "push_send_unit_cost", "pop_acquire_fixed_cost", "pop_acquire_unit", "pop_acquire_unit_cost", "pop_discard_cost",
 		"wake_latency"}
@@ -119,7 +119,9 @@ func Parse(file string, data []byte) (*Machine, error) {
 	if root.Kind == yaml.MappingNode {
 		m.Origin = p.Pos(root)
 	}
-	for _, f := range p.Fields(root, "machine", topKeys) {
+	fields := p.Fields(root, "machine", topKeys)
+	p.CheckKind(yamlpos.Index(fields), "machine")
+	for _, f := range fields {
 		switch f.Key {
 		case "name":
 			m.Name, _ = p.Str(f.V, "name")

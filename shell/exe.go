@@ -23,6 +23,8 @@ const maxDepth = 16
 // Executable binds a flow-model's streams to data files or virtual
 // buffers and says where and how often to fire it.
 type Executable struct {
+	// Kind is "executable" when the file says what it is (optional).
+	Kind string `yaml:"kind,omitempty"`
 	// FlowModel is the flow-model file, relative to the executable.
 	FlowModel string `yaml:"flowmodel"`
 	// Device is a device ID or backend ("" = the shell's device when it
@@ -45,6 +47,7 @@ type Binding struct {
 
 // batchFile is a batch: command lines run in order.
 type batchFile struct {
+	Kind  string    `yaml:"kind"`
 	Batch yaml.Node `yaml:"batch"`
 }
 

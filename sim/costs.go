@@ -188,7 +188,7 @@ func parseCost(s, unit string) (Cost, error) {
 }
 
 var (
-	costKeys    = []string{"unit", "costs", "profile", "control", "probabilities", "loops"}
+	costKeys    = []string{"kind", "unit", "costs", "profile", "control", "probabilities", "loops"}
 	controlKeys = []string{"if", "while"}
 )
 
@@ -201,6 +201,7 @@ func ParseCosts(file string, data []byte) (*Costs, error) {
 	root := r.Parse(data)
 	unit := "cycles"
 	ps := r.Fields(root, "costs", costKeys)
+	r.CheckKind(yamlpos.Index(ps), "costs")
 	for _, p := range ps {
 		if p.K.Value == "unit" {
 			u := p.V.Value

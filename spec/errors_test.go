@@ -33,7 +33,7 @@ outputs: {y: A.o}
 outputs: {y: A.o}
 `, []string{`t.yaml:2:39: actor A: unknown key "kernal" (did you mean "kernel"?); allowed keys: doc, in, out, cost, stateful, io, process, use, with, kernel, graph, attrs, iterations, swap, flowmodel, pattern, control, branches, state`}},
 		{"unknown top-level key", "nme: x\n" + base[8:], []string{
-			`t.yaml:1:1: graph: unknown key "nme" (did you mean "name"?); allowed keys: name, doc, actors, inputs, outputs, channels, pipeline, shared`}},
+			`t.yaml:1:1: graph: unknown key "nme" (did you mean "name"?); allowed keys: kind, go, name, doc, actors, inputs, outputs, channels, pipeline, shared`}},
 		{"bad type name", strings.Replace(base, "type: f32, rate: 2", "type: f33, rate: 2", 1), []string{
 			`t.yaml:3:23: port A.o: type: token type "f33": expected one of u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, c64, c128, [N]scalar or bytesN`}},
 		{"bad vector type", strings.Replace(base, "type: f32, rate: 2", `type: "[0]f32", rate: 2`, 1), []string{

@@ -16,7 +16,7 @@ import (
 )
 
 var (
-	graphKeys   = []string{"name", "doc", "actors", "inputs", "outputs", "channels", "pipeline"}
+	graphKeys   = []string{"kind", "go", "name", "doc", "actors", "inputs", "outputs", "channels", "pipeline"}
 	actorKeys   = []string{"doc", "in", "out", "cost", "stateful", "io", "process", "use", "with", "kernel", "graph", "attrs", "iterations", "swap", "flowmodel"}
 	portKeys    = []string{"type", "rate", "block", "doc", "history"}
 	kernelKeys  = []string{"opencl", "cuda", "go", "entry", "elementwise", "param"}
@@ -146,6 +146,11 @@ func (p *yp) parseGraphFile(data []byte, defName string) *graph.Graph {
 	}
 	g := p.parseGraph(doc.Content[0], defName)
 	g.Origin = p.File
+	m := yamlpos.Index(p.Fields(doc.Content[0], "graph", nil))
+	p.CheckKind(m, "graph")
+	if f, ok := m["go"]; ok {
+		g.GoPackages = p.goPackages(f.V)
+	}
 	return g
 }
 
@@ -701,4 +706,44 @@ func lookupPort(c *gctx, st *state, an, pn string, dir graph.Direction, fail fun
 		return nil
 	}
 	return port
+}
+
+// goPackages reads a graph's `go:` key: the Go packages that register its
+// Go actors, as a list (or one string) of import paths or directories. A
+// directory ("." or one starting with ./ or ../, or absolute) is resolved
+// against the graph file's directory.
+func (p *yp) goPackages(n *yaml.Node) []string {
+	var items []*yaml.Node
+	if nn := p.Node(n); nn != nil && nn.Kind == yaml.ScalarNode {
+		items = []*yaml.Node{nn}
+	} else {
+		items = p.List(n, "go", "Go package paths (import paths or directories such as .)")
+	}
+	var out []string
+	for _, it := range items {
+		s, ok := p.Str(it, "go")
+		if !ok {
+			continue
+		}
+		if s == "" {
+			p.Errorf(it, "go: expected a Go package (an import path or a directory such as .), found an empty string")
+			continue
+		}
+		if s == "." || s == ".." || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || filepath.IsAbs(s) {
+			dir := s
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(filepath.Dir(p.File), s)
+			}
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				p.Errorf(it, "go: %s: expected a directory holding a Go package, found none at %s", s, dir)
+				continue
+			}
+			if abs, err := filepath.Abs(dir); err == nil {
+				dir = abs
+			}
+			s = dir
+		}
+		out = append(out, s)
+	}
+	return out
 }

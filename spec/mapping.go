@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	mappingKeys   = []string{"name", "doc", "mapping"}
+	mappingKeys   = []string{"kind", "name", "doc", "mapping"}
 	placementKeys = []string{"doc", "device", "impl", "replicas", "work-groups", "work-items", "distribution", "priority", "affinity", "team", "any"}
 )
 
@@ -43,6 +43,7 @@ func ParseMapping(name string, data []byte) (*graph.Mapping, error) {
 	}
 	mp := &graph.Mapping{Name: defaultName(name), Actors: map[string]*graph.Placement{}, Origin: name}
 	m := yamlpos.Index(p.Fields(doc.Content[0], "mapping file", mappingKeys))
+	p.CheckKind(m, "mapping")
 	if f, ok := m["name"]; ok {
 		if s, ok := p.Str(f.V, "name"); ok {
 			mp.Name = s

@@ -476,3 +476,16 @@ func (r *Reader) SyntaxError(err error) {
 	}
 	r.Add(e)
 }
+
+// CheckKind reports an error when the fields of a file's root hold a
+// `kind:` key whose value is not want (files say what they are with it; see
+// package filekind).
+func (r *Reader) CheckKind(m map[string]Field, want string) {
+	f, ok := m["kind"]
+	if !ok {
+		return
+	}
+	if s, ok := r.Str(f.V, "kind"); ok && s != want {
+		r.Errorf(f.V, "kind: this file is read as a %s, but it says kind: %s (check the file and the command or flag it was given to)", want, s)
+	}
+}
