@@ -70,6 +70,11 @@ kind: key, or else what its keys show.`,
 			} else {
 				writeReport(out, args[0], rep, order)
 				writePipeline(out, rep.Pipeline)
+				if g, err := loadGraph(args[0]); err == nil {
+					if why := openGraph(g); why != "" {
+						fmt.Fprintf(out, "• %s\n", why)
+					}
+				}
 			}
 			return checkStatus(rep)
 		},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +21,7 @@ import (
 func kindOf(path string) (filekind.Kind, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".xml":
-		return filekind.Graph, nil
+		return xmlKind(path), nil
 	case ".yaml", ".yml":
 	default:
 		return filekind.Unknown, nil
@@ -88,4 +89,28 @@ func describe(ctx context.Context, path string, k filekind.Kind) (string, error)
 		return fmt.Sprintf("measured firing times of %d actor(s)", len(p)), nil
 	}
 	return "", fmt.Errorf("%s: no reader for kind %q", path, k)
+}
+
+// xmlKind tells the ETH XML files apart by their root element: <graph> is
+// a graph, <binding> or <mapping> a mapping.
+func xmlKind(path string) filekind.Kind {
+	f, err := os.Open(path)
+	if err != nil {
+		return filekind.Graph // the loader reports it
+	}
+	defer f.Close()
+	d := xml.NewDecoder(io.LimitReader(f, 1<<20))
+	for {
+		t, err := d.Token()
+		if err != nil {
+			return filekind.Graph
+		}
+		if se, ok := t.(xml.StartElement); ok {
+			switch se.Name.Local {
+			case "binding", "mapping":
+				return filekind.Mapping
+			}
+			return filekind.Graph
+		}
+	}
 }

@@ -59,3 +59,22 @@ func roleList(xs []string) string {
 	}
 	return strings.Join(xs, ", ")
 }
+
+// openGraph says why sluice run does not run g when g is open (a graph
+// input or output bound to no channel), and what runs it instead; "" when
+// g is closed. check prints the same sentence, so the two agree.
+func openGraph(g *graph.Graph) string {
+	if len(g.Inputs) == 0 && len(g.Outputs) == 0 {
+		return ""
+	}
+	var ports []string
+	for _, b := range g.Inputs {
+		ports = append(ports, "input "+b.Name)
+	}
+	for _, b := range g.Outputs {
+		ports = append(ports, "output "+b.Name)
+	}
+	return fmt.Sprintf("graph %s is open (%s bound to no channel): sluice run runs closed graphs only; "+
+		"run it from a program that feeds and drains those ports (a pipeline-model through package metapipe: see docs/metapipeline.md), "+
+		"or use it as a composite (graph: FILE) inside a closed graph", g.Name, strings.Join(ports, ", "))
+}

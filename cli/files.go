@@ -19,6 +19,12 @@ import (
 // to the parser, whose errors say why.
 func expectKind(path string, want filekind.Kind) error {
 	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".xml" {
+		if got := xmlKind(path); got != want {
+			return &filekind.WrongKind{File: path, Want: want, Got: got}
+		}
+		return nil
+	}
 	if ext != ".yaml" && ext != ".yml" {
 		return nil
 	}

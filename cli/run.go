@@ -12,6 +12,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/sluicehq/sluice/actors"
 	_ "github.com/sluicehq/sluice/actors" // registers the built-in actors
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/device/scenario"
@@ -51,12 +52,19 @@ func newRun() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run FILE",
-		Short: "Run a graph on the CPU",
+		Short: "Run a graph on CPU cores, GPUs and workers",
 		Long: `run loads a graph file, checks it (it refuses a graph that is invalid, has
-inconsistent rates or provably deadlocks), and runs it on the host CPU: for
---iterations N iterations of the repetition vector, or until its sources end.
-The graph's own output (stdout sinks) goes to standard output; progress and
-statistics go to standard error.`,
+inconsistent rates or provably deadlocks), and runs it: on the host's CPU cores,
+and on the OpenCL/CUDA devices and remote workers (--broker) that --mapping
+places actors on; for --iterations N iterations of the repetition vector, or
+until its sources end. The graph's own output (stdout sinks) goes to standard
+output; progress and statistics go to standard error.
+
+Actors with only a declared cost: (no code yet) run as synthetic actors that
+burn that cost per firing; the run says which. Graphs whose Go actors are
+registered by a Go package name it with a top-level go: key; run then builds,
+with the Go toolchain, a program that imports it (cached by content) and runs
+the graph there with the same flags.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd, args[0], f) },
 	}
@@ -92,12 +100,28 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	if why := openGraph(g); why != "" {
+		return fmt.Errorf("refusing to run %s: %s", path, why)
+	}
+	if done, err := runElsewhere(cmd, g); done || err != nil {
+		return err
+	}
+	synthetic := actors.Synthesize(g)
+	if len(synthetic) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s have no implementation: they run as synthetic actors, each firing burning the actor's declared cost on a core and writing zeros\n", names(synthetic, 8))
+	}
 	wait, err := fifo.ParseWaitStrategy(f.wait)
 	if err != nil {
 		return err
 	}
 	if !f.skipAnalysis {
-		rep := analysis.Check(g, analysis.CheckOptions{NoThroughput: true, NoSchedule: true})
+		// The graph check analyses: a pipeline-model's initonce channels
+		// hold the application's initial tokens.
+		ag := g
+		if pl, err := pipelineOf(path); err == nil && pl != nil {
+			ag = pl.Graph
+		}
+		rep := analysis.Check(ag, analysis.CheckOptions{NoThroughput: true, NoSchedule: true})
 		if !rep.Valid || !rep.Consistent || rep.Deadlock {
 			writeReport(cmd.ErrOrStderr(), path, rep, nil)
 			return fmt.Errorf("refusing to run %s: the analysis above shows it cannot run (use --no-check to run anyway)", path)
@@ -137,6 +161,11 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 			return err
 		}
 		if err := opts.Mapping.Check(g); err != nil {
+			return err
+		}
+	}
+	if f.broker == "" {
+		if opts.Mapping, err = placeKernelOnly(cmd.Context(), g, opts.Mapping, cmd.ErrOrStderr()); err != nil {
 			return err
 		}
 	}
@@ -216,6 +245,9 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		fmt.Fprintf(stderr, "\n%s: %s\n", g.Name, stats.Elapsed.Round(time.Microsecond))
 		if err := stats.WriteTable(stderr); err != nil {
 			return err
+		}
+		if len(synthetic) > 0 {
+			fmt.Fprintf(stderr, "synthetic actors (burning their declared cost): %s\n", strings.Join(synthetic, ", "))
 		}
 	}
 	if f.statsJSON != "" {

@@ -99,4 +99,3 @@ func interactive(cmd *cobra.Command, sh *shell.Shell) error {
 		}
 	}
 }
-

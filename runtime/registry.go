@@ -65,6 +65,14 @@ func RegisterFunc(name string, impl any) {
 	funcs[name] = impl
 }
 
+// Registered reports whether a Go implementation is registered under name
+// (RegisterFunc).
+func Registered(name string) bool {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return funcs[name] != nil
+}
+
 // Resolve returns the Go implementation of an actor: a Func attached in code,
 // a function registered by name, or a built-in built from its parameters.
 // The result is a FireFunc, a ProcessFunc or an Actor.
@@ -81,7 +89,7 @@ func Resolve(a *graph.Actor) (any, error) {
 				impl = funcs[im.Source]
 				regMu.RUnlock()
 				if impl == nil {
-					return nil, fmt.Errorf("actor %s: Go implementation %q is not registered (expected a runtime.RegisterFunc(%q, ...) call)", a.Name, im.Source, im.Source)
+					return nil, fmt.Errorf("actor %s: Go implementation %q is not registered in this program (expected a package calling runtime.RegisterFunc(%q, ...) in its init, imported by the program; a graph file names that package with a top-level go: key, e.g. go: [.], and sluice run builds a program that imports it)", a.Name, im.Source, im.Source)
 				}
 			}
 			return normalize(a, impl)

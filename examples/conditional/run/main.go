@@ -45,8 +45,14 @@ func run(file string, frames int64) error {
 	if err != nil {
 		return err
 	}
-	b := st.Actor("route").Branches
-	fmt.Printf("%d frames in %v: %d brightened (control 0), %d darkened (control 1)\n", frames, st.Elapsed, b[0], b[1])
+	if route := st.Actor("route"); route != nil && len(route.Branches) == 2 {
+		b := route.Branches
+		fmt.Printf("%d frames in %v: %d brightened (control 0), %d darkened (control 1)\n", frames, st.Elapsed, b[0], b[1])
+	} else {
+		// A graph routing with switch and select processes (kernel.yaml)
+		// has no conditional pattern counting the branches.
+		fmt.Printf("%d frames in %v\n", frames, st.Elapsed)
+	}
 	means := conditional.DefaultSink.Take()
 	for t := 0; t < len(means) && t < 8; t++ {
 		fmt.Printf("frame %d: level %.3f → mean %.3f\n", t, conditional.Level(int64(t)), means[t])
