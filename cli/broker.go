@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"regexp"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -81,9 +86,7 @@ It runs until interrupted.`,
 			}
 			o.ParentCreds = parent.creds()
 			stderr := cmd.ErrOrStderr()
-			if verbose {
-				o.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
-			}
+			o.Logf = brokerLog(stderr, verbose)
 			b, err := cluster.StartBroker(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -94,6 +97,7 @@ It runs until interrupted.`,
 			}
 			if o.Parent != "" {
 				fmt.Fprintf(stderr, "broker %s: joining parent %s\n", b.Name(), o.Parent)
+				go watchParent(cmd.Context(), b, o.Parent, stderr)
 			}
 			_ = b.Wait(cmd.Context())
 			fmt.Fprintf(stderr, "broker %s: stopped\n", b.Name())
@@ -166,4 +170,61 @@ func remoteDevices(cmd *cobra.Command, url, require string, c credFlags, asJSON 
 		fmt.Fprintln(cmd.ErrOrStderr(), "no device matches")
 	}
 	return nil
+}
+
+// brokerLog is the server's log on stderr: every notice with -v; without
+// it, errors and warnings only (a parent refusing this broker's
+// credentials, say), each repeated message at most every 10 seconds.
+func brokerLog(w io.Writer, verbose bool) func(string, ...any) {
+	var mu sync.Mutex
+	last := map[string]time.Time{}
+	return func(format string, args ...any) {
+		if !verbose && !strings.Contains(format, "error: ") && !strings.Contains(format, "fatal: ") && !strings.Contains(format, "warning: ") {
+			return
+		}
+		msg := fmt.Sprintf(format, args...)
+		key := connID.ReplaceAllString(msg, "")
+		mu.Lock()
+		defer mu.Unlock()
+		if t, ok := last[key]; ok && time.Since(t) < 10*time.Second && !verbose {
+			return
+		}
+		last[key] = time.Now()
+		fmt.Fprintln(w, msg)
+	}
+}
+
+// connID matches the connection numbers the server puts in its messages,
+// which differ between repeats of one problem.
+var connID = regexp.MustCompile(`\b[lcr]id:\d+`)
+
+// watchParent says when the broker has joined its parent, and every 10
+// seconds while it has not: the parent is down or refuses the credentials,
+// and this broker's workers are not in the tree until it joins.
+func watchParent(ctx context.Context, b *cluster.Broker, parent string, w io.Writer) {
+	start := time.Now()
+	warned := time.Time{}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	joined := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		switch up := b.ParentConnected(); {
+		case up && !joined:
+			joined = true
+			fmt.Fprintf(w, "broker %s: joined parent %s\n", b.Name(), parent)
+		case !up && joined:
+			joined = false
+			start, warned = time.Now(), time.Time{}
+			fmt.Fprintf(w, "broker %s: lost parent %s; reconnecting\n", b.Name(), parent)
+		case !up && time.Since(start) > 3*time.Second && time.Since(warned) > 10*time.Second:
+			warned = time.Now()
+			fmt.Fprintf(w, "broker %s: not joined to parent %s after %s (is it running? does it accept this broker's --parent-user/--parent-password or --parent-token?): still retrying; workers of this broker are not in the tree until it joins\n",
+				b.Name(), parent, time.Since(start).Round(time.Second))
+		}
+	}
 }

@@ -36,20 +36,21 @@ With --svg it renders SVG through Graphviz's dot program.`,
 			if err := dot.Write(&buf, g, h); err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if outFile != "" {
-				f, err := os.Create(outFile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				out = f
-			}
+			// Render first, write after: a failed rendering leaves no
+			// empty or partial output file behind.
+			data := buf.Bytes()
 			if svg {
-				if err := dot.SVG(cmd.Context(), buf.Bytes(), out); err != nil {
+				var img bytes.Buffer
+				if err := dot.SVG(cmd.Context(), data, &img); err != nil {
 					return err
 				}
-			} else if _, err := out.Write(buf.Bytes()); err != nil {
+				data = img.Bytes()
+			}
+			if outFile == "" {
+				_, err := cmd.OutOrStdout().Write(data)
+				return err
+			}
+			if err := os.WriteFile(outFile, data, 0o644); err != nil {
 				return err
 			}
 			if outFile != "" {

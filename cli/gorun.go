@@ -70,6 +70,12 @@ func unregisteredGo(g *graph.Graph) [][2]string {
 				walk(a.Sub)
 				continue
 			}
+			if a.Pattern != nil {
+				for _, b := range a.Pattern.Branches {
+					walk(b)
+				}
+				continue
+			}
 			for _, im := range a.Impls {
 				if im.Kind == graph.ImplGo && im.Func == nil && im.Source != "" && !runtime.Registered(im.Source) {
 					out = append(out, [2]string{a.Name, im.Source})

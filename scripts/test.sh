@@ -24,6 +24,15 @@ fi
 echo "== Chromium (the ui page's browser test)"
 if ./scripts/install-chromium.sh; then export SLUICE_REQUIRE_CHROMIUM=1; fi
 
+echo "== Graphviz (the documented sluice dot --svg commands)"
+if command -v dot >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] &&
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -q graphviz >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q graphviz >/dev/null 2>&1; }; }; }; then
+  export SLUICE_REQUIRE_GRAPHVIZ=1
+else
+  echo "Graphviz could not be installed: the documented dot --svg commands will be skipped" >&2
+fi
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

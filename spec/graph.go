@@ -64,7 +64,7 @@ func parseGraph(ctx context.Context, name string, data []byte) (*graph.Graph, er
 	p := st.reader(name)
 	st.loading = append(st.loading, filepath.Clean(name))
 	g := p.parseGraphFile(data, defaultName(name))
-	if g != nil {
+	if g != nil && !st.Truncated() {
 		st.validate(g, name)
 	}
 	if err := st.Err(); err != nil {

@@ -1,6 +1,7 @@
 package spec_test
 
 import (
+	"fmt"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -374,5 +375,27 @@ func TestParseMappingRemote(t *testing.T) {
 	}
 	if _, err := spec.ParseMapping("m.yaml", []byte("mapping:\n  a: {device: cpu, any: {backend: cuda}}\n")); err == nil || !strings.Contains(err.Error(), "either device or any") {
 		t.Errorf("device and any: %v, want an error", err)
+	}
+}
+
+// TestTooLargeAlone checks that a graph over the node limit is reported by
+// that one error, not followed by false findings about the part not read.
+func TestTooLargeAlone(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("actors:\n")
+	for i := 0; i < 70000; i++ {
+		fmt.Fprintf(&b, "  a%d: {in: {i: {type: f32, rate: 1}}, out: {o: {type: f32, rate: 1}}}\n", i)
+	}
+	b.WriteString("channels:\n")
+	for i := 0; i+1 < 70000; i++ {
+		fmt.Fprintf(&b, "  - {from: a%d.o, to: a%d.i}\n", i, i+1)
+	}
+	_, err := spec.ParseGraph("big.yaml", []byte(b.String()))
+	if err == nil {
+		t.Fatal("a graph of 70000 actors: expected the node limit to be reported")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "document too large") {
+		t.Fatalf("expected one error, the node limit; got %d:\n%s", len(lines), strings.Join(lines[:min(5, len(lines))], "\n"))
 	}
 }

@@ -3,7 +3,7 @@
 // block, sends blocks to the entrance port and receives every third
 // output from the exit port.
 //
-//	go run ./examples/metapipe [-n 9]
+//	go run ./examples/metapipe -n 9
 package main
 
 import (

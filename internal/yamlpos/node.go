@@ -56,6 +56,11 @@ func (s *Session) Add(e *Error) {
 // Err returns the problems sorted and deduplicated, or nil when there is none.
 func (s *Session) Err() error { return s.Errs.Err() }
 
+// Truncated reports whether the node budget ran out: the document was read
+// only in part, so checks of the whole (unconnected ports, missing keys)
+// would report false problems and must be skipped.
+func (s *Session) Truncated() bool { return s.spent }
+
 // Reader reads the nodes of one file of a session, reporting problems at
 // their positions in File.
 type Reader struct {

@@ -1,0 +1,264 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/filekind"
+)
+
+// docCommand is a command a user can read: in the README, in a docs/*.md
+// code block marked sh, or in an example's header comment.
+type docCommand struct {
+	where string // file:line
+	line  string // the command, continuation lines joined
+	exit  int    // the status the text promises ("# exits N"), else 0
+}
+
+// skipReasons tells the commands CI does not run here, and why: they need a
+// GPU, a cluster of processes, a browser build or long benchmarks, or they
+// are this test suite itself. GPU commands run in scripts/gpu-check.sh.
+var skipReasons = []struct{ re, why string }{
+	{`cuda|SLUICE_REQUIRE_CUDA|gpu-check`, "needs a CUDA GPU (scripts/gpu-check.sh runs it)"},
+	{`\bbroker\b|\bworker\b|-nats |--broker`, "needs a broker tree (the cluster tests start one on loopback)"},
+	{`scripts/test\.sh|go test|\.test |build\.sh|npm `, "a test or build command (run by CI itself)"},
+	{`go run \./bench/`, "a benchmark (BENCHMARKS.md gives its figures, with the machine)"},
+	{`sluice sh\s*(#|$)|sluice sh --device|sluice ui\b|…`, "interactive, serves until stopped, or a pattern with placeholders"},
+	{`&\s*(#.*)?$|& done`, "starts background processes"},
+	{`^#`, "a comment"},
+}
+
+var exitsRe = regexp.MustCompile(`#.*\bexits (\d)`)
+
+// harvest collects the commands of one file: lines of ```sh blocks in
+// markdown, `#   cmd` / `//	cmd` lines of header comments elsewhere.
+func harvest(t *testing.T, path string) []docCommand {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	md := strings.HasSuffix(path, ".md")
+	var out []docCommand
+	var cur *docCommand
+	inBlock := false
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		l := sc.Text()
+		var cmd string
+		switch {
+		case md && strings.HasPrefix(l, "```"):
+			inBlock = strings.TrimSpace(l) == "```sh"
+			continue
+		case md && inBlock:
+			cmd = l
+		case !md:
+			m := regexp.MustCompile(`^(#|//)\s+((go run \S+|sluice)( .*)?)$`).FindStringSubmatch(l)
+			if m == nil {
+				if cur != nil && regexp.MustCompile(`^(#|//)\s+`).MatchString(l) && strings.HasSuffix(cur.line, `\`) {
+					cmd = regexp.MustCompile(`^(#|//)\s+`).ReplaceAllString(l, "")
+				} else {
+					cur = nil
+					continue
+				}
+			} else {
+				cmd = m[2]
+			}
+		default:
+			continue
+		}
+		if cur != nil && strings.HasSuffix(cur.line, `\`) {
+			cur.line = strings.TrimSuffix(cur.line, `\`) + " " + strings.TrimSpace(cmd)
+		} else if strings.TrimSpace(cmd) != "" {
+			out = append(out, docCommand{where: fmt.Sprintf("%s:%d", path, n), line: strings.TrimSpace(cmd)})
+			cur = &out[len(out)-1]
+		}
+	}
+	for i := range out {
+		if m := exitsRe.FindStringSubmatch(out[i].line); m != nil {
+			out[i].exit, _ = strconv.Atoi(m[1])
+		}
+	}
+	return out
+}
+
+// TestDocumentedCommands runs every command the README, docs/*.md (```sh
+// blocks) and the examples' header comments show, in a copy of the
+// repository, with `go run ./cmd/sluice` replaced by a built binary. Each
+// must exit as its text says (0 unless "# exits N").
+func TestDocumentedCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every documented command")
+	}
+	root, _ := filepath.Abs("..")
+	work := copyRepo(t, root)
+	bin := filepath.Join(t.TempDir(), "bin")
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "sluice"), "./cmd/sluice")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var files []string
+	files = append(files, filepath.Join(root, "README.md"))
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	files = append(files, docs...)
+	_ = filepath.WalkDir(filepath.Join(root, "examples"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && regexp.MustCompile(`\.(ya?ml|go|sh)$`).MatchString(p) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	ran := 0
+	for _, file := range files {
+		for _, c := range harvest(t, file) {
+			c.where = strings.TrimPrefix(c.where, root+"/")
+			if why := skipped(c.line); why != "" {
+				t.Logf("skip %s: %s: %s", c.where, c.line, why)
+				continue
+			}
+			ran++
+			runDocCommand(t, work, bin, c, file)
+		}
+	}
+	if ran < 20 {
+		t.Fatalf("ran %d documented commands: expected at least 20 (did the harvest break?)", ran)
+	}
+}
+
+func skipped(line string) string {
+	if strings.Contains(line, "--svg") && os.Getenv("SLUICE_REQUIRE_GRAPHVIZ") != "1" {
+		if _, err := exec.LookPath("dot"); err != nil {
+			return "needs Graphviz's dot (scripts/test.sh installs it)"
+		}
+	}
+	for _, s := range skipReasons {
+		if regexp.MustCompile(s.re).MatchString(line) {
+			return s.why
+		}
+	}
+	return ""
+}
+
+// runDocCommand runs one command with bash in the copy, in the directory
+// the text implies (the repository root; an example's own directory when
+// its header uses a bare file name).
+func runDocCommand(t *testing.T, work, bin string, c docCommand, file string) {
+	line := regexp.MustCompile(`go run (\./|\.\./\.\./)cmd/sluice`).ReplaceAllString(c.line, "sluice")
+	dir := work
+	if rel, _ := filepath.Rel(filepath.Join(work, ".."), file); strings.Contains(rel, "examples/carsh") && !strings.Contains(line, "examples/") {
+		dir = filepath.Join(work, "examples", "carsh")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", line)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Errorf("%s: %s: %v", c.where, c.line, err)
+		return
+	}
+	if ctx.Err() != nil {
+		t.Errorf("%s: %s: still running after 3 minutes (a documented command must end: give it -n)", c.where, c.line)
+		return
+	}
+	if code != c.exit {
+		t.Errorf("%s: %s: exit status %d, the text says %d\n%s", c.where, c.line, code, c.exit, tail(out, 1500))
+	}
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// copyRepo copies the repository's files (as git lists them, tracked and
+// untracked but not ignored) into a temporary directory, so that commands
+// writing files leave the checkout alone.
+func copyRepo(t *testing.T, root string) string {
+	out, err := exec.Command("git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "-z").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	dst := t.TempDir()
+	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			continue // listed but deleted in the work tree
+		}
+		fi, _ := os.Stat(filepath.Join(root, f))
+		p := filepath.Join(dst, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, fi.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// TestExampleFileKinds checks every YAML file under examples/: its kind:
+// key agrees with the kind its content shows, and check accepts it (the
+// deadlocking example is refused, as its name says).
+func TestExampleFileKinds(t *testing.T) {
+	files, _ := filepath.Glob("../examples/*.yaml")
+	more, _ := filepath.Glob("../examples/*/*.yaml")
+	deeper, _ := filepath.Glob("../examples/*/*/*.yaml")
+	files = append(append(files, more...), deeper...)
+	if len(files) < 40 {
+		t.Fatalf("found %d example files: expected the examples tree", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		declared, err := filekind.Detect(f, data)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		bare := regexp.MustCompile(`(?m)^kind:.*\n`).ReplaceAll(data, nil)
+		detected, _ := filekind.Detect(f, bare)
+		if !regexp.MustCompile(`(?m)^kind: `).Match(data) {
+			t.Errorf("%s: no kind: key (its content says %q)", f, detected)
+		}
+		if declared != detected {
+			t.Errorf("%s: kind: %s, but its keys show a %s", f, declared, detected)
+		}
+		want := 0
+		if strings.Contains(f, "deadlock") {
+			want = 1
+		}
+		var out strings.Builder
+		root := newRoot()
+		root.SetArgs([]string{"check", "--budget", "100ms", f})
+		root.SetOut(&out)
+		root.SetErr(&out)
+		if got := codeOf(root.Execute()); got != want {
+			t.Errorf("sluice check %s: exit %d, want %d\n%s", f, got, want, out.String())
+		}
+	}
+}
+
+func codeOf(err error) int {
+	if err == nil {
+		return 0
+	}
+	return exitCode(err)
+}
