@@ -22,6 +22,7 @@ type docCommand struct {
 	where string // file:line
 	line  string // the command, continuation lines joined
 	exit  int    // the status the text promises ("# exits N"), else 0
+	says  string // for a failing command of a transcript, the message shown after it
 }
 
 // skipReasons tells the commands CI does not run here, and why: they need a
@@ -50,7 +51,7 @@ func harvest(t *testing.T, path string) []docCommand {
 	md := strings.HasSuffix(path, ".md")
 	var out []docCommand
 	var cur *docCommand
-	inBlock := false
+	inBlock, console := false, false
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		l := sc.Text()
@@ -58,7 +59,18 @@ func harvest(t *testing.T, path string) []docCommand {
 		switch {
 		case md && strings.HasPrefix(l, "```"):
 			inBlock = strings.TrimSpace(l) == "```sh"
+			console = strings.TrimSpace(l) == "```console"
+			cur = nil
 			continue
+		case md && console:
+			if rest, ok := strings.CutPrefix(l, "$ "); ok {
+				cmd = rest
+			} else if cur != nil && cur.says == "" && strings.TrimSpace(l) != "" {
+				cur.says = strings.TrimSpace(l)
+				continue
+			} else {
+				continue
+			}
 		case md && inBlock:
 			cmd = l
 		case !md:
@@ -176,6 +188,9 @@ func runDocCommand(t *testing.T, work, bin string, c docCommand, file string) {
 	}
 	if code != c.exit {
 		t.Errorf("%s: %s: exit status %d, the text says %d\n%s", c.where, c.line, code, c.exit, tail(out, 1500))
+	}
+	if c.exit != 0 && c.says != "" && !strings.Contains(string(out), c.says) {
+		t.Errorf("%s: %s: the text shows the message %q; the command printed:\n%s", c.where, c.line, c.says, tail(out, 1500))
 	}
 }
 
