@@ -489,10 +489,25 @@ func (w *Worker) runJob(j *workerJob) {
 	}
 	_ = w.nc.Publish(jobSubject(j.req.Job, "done"), data)
 	_ = w.nc.FlushTimeout(time.Second)
-	w.logf("worker %s: job %s: actor %s: %d firings, error: %v", w.o.Name, j.req.Job, j.actor.Name, res.Firings, err)
+	w.logf("worker %s: job %s: actor %s: %d firings, %s", w.o.Name, j.req.Job, j.actor.Name, res.Firings, jobOutcome(ctx, err))
 }
 
 var errMaxTime = errors.New("--max-time exceeded")
+
+// jobOutcome words how a job ended for the worker's log: done, failed with
+// its error, or aborted (by its client, its limits, or the worker stopping).
+func jobOutcome(ctx context.Context, err error) string {
+	switch {
+	case err != nil:
+		return "failed: " + err.Error()
+	case ctx.Err() != nil:
+		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+			return "aborted: " + c.Error()
+		}
+		return "aborted: the worker is stopping"
+	}
+	return "done"
+}
 
 // heartbeat publishes the worker's heartbeats and cancels the job when the
 // client's stop (or a cancel arrives).
