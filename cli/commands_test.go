@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,14 +30,21 @@ type docCommand struct {
 // GPU, a cluster of processes, a browser build or long benchmarks, or they
 // are this test suite itself. GPU commands run in scripts/gpu-check.sh.
 var skipReasons = []struct{ re, why string }{
-	{`cuda|SLUICE_REQUIRE_CUDA|gpu-check`, "needs a CUDA GPU (scripts/gpu-check.sh runs it)"},
-	{`\bbroker\b|\bworker\b|-nats |--broker`, "needs a broker tree (the cluster tests start one on loopback)"},
+	{gpuRe, "needs a CUDA GPU (scripts/gpu-check.sh runs it)"},
+	{`-nats |sluice broker|sluice worker`, "a sequence of processes on a broker (examples/mpi's and cluster's tests run it on loopback)"},
 	{`scripts/test\.sh|go test|\.test |build\.sh|npm `, "a test or build command (run by CI itself)"},
 	{`go run \./bench/`, "a benchmark (BENCHMARKS.md gives its figures, with the machine)"},
-	{`sluice sh\s*(#|$)|sluice sh --device|sluice ui\b|…`, "interactive, serves until stopped, or a pattern with placeholders"},
+	{`^sluice sh\s*(#.*)?$|sluice sh --device|sluice ui\b|…`, "interactive, serves until stopped, or a pattern with placeholders"},
 	{`&\s*(#.*)?$|& done`, "starts background processes"},
 	{`^#`, "a comment"},
 }
+
+// gpuRe matches the commands that need a CUDA GPU.
+const gpuRe = `--mapping \S*cuda|cuda\.yaml|cuda-map|SLUICE_REQUIRE_CUDA|gpu-check|\.test `
+
+// brokerURL is the broker address documented commands use; the test
+// starts a broker and workers w1, w2 on loopback and substitutes its URL.
+const brokerURL = "nats://127.0.0.1:4222"
 
 var exitsRe = regexp.MustCompile(`#.*\bexits (\d)`)
 
@@ -129,17 +137,33 @@ func TestDocumentedCommands(t *testing.T) {
 		}
 		return nil
 	})
-	ran := 0
+	var cmds []docCommand
+	var cmdFiles []string
 	for _, file := range files {
 		for _, c := range harvest(t, file) {
 			c.where = strings.TrimPrefix(c.where, root+"/")
-			if why := skipped(c.line); why != "" {
-				t.Logf("skip %s: %s: %s", c.where, c.line, why)
-				continue
-			}
-			ran++
-			runDocCommand(t, work, bin, c, file)
+			cmds, cmdFiles = append(cmds, c), append(cmdFiles, file)
 		}
+	}
+	if out := os.Getenv("SLUICE_GPU_COMMANDS"); out != "" {
+		writeGPUCommands(t, out, cmds)
+		return
+	}
+	url := ""
+	ran := 0
+	for i, c := range cmds {
+		if why := skipped(c.line); why != "" {
+			t.Logf("skip %s: %s: %s", c.where, c.line, why)
+			continue
+		}
+		if strings.Contains(c.line, brokerURL) {
+			if url == "" {
+				url = startCluster(t, filepath.Join(bin, "sluice"))
+			}
+			c.line = strings.ReplaceAll(c.line, brokerURL, url)
+		}
+		ran++
+		runDocCommand(t, work, bin, c, cmdFiles[i])
 	}
 	if ran < 20 {
 		t.Fatalf("ran %d documented commands: expected at least 20 (did the harvest break?)", ran)
@@ -276,4 +300,73 @@ func codeOf(err error) int {
 		return 0
 	}
 	return exitCode(err)
+}
+
+// writeGPUCommands writes the documented commands that need a CUDA GPU, one
+// per line, for scripts/gpu-check.sh to run on a GPU machine.
+func writeGPUCommands(t *testing.T, path string, cmds []docCommand) {
+	var b strings.Builder
+	for _, c := range cmds {
+		line := regexp.MustCompile(`go run (\./|\.\./\.\./)cmd/sluice`).ReplaceAllString(c.line, "sluice")
+		if !regexp.MustCompile(gpuRe).MatchString(line) || !strings.HasPrefix(line, "sluice ") || strings.Contains(line, "--broker") {
+			continue
+		}
+		if g := regexp.MustCompile(`examples/\S+\.yaml`).FindString(line); g != "" {
+			if data, err := os.ReadFile(filepath.Join("..", g)); err == nil && regexp.MustCompile(`(?m)^go:`).Match(data) {
+				t.Logf("%s: %s: its Go actors need the Go toolchain, which the GPU machine lacks; the runtime's CUDA tests cover its kernels", c.where, line)
+				continue
+			}
+		}
+		fmt.Fprintf(&b, "%s\t%s\n", c.where, line)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startCluster starts, on loopback, a broker and the workers w1 and w2 the
+// documented cluster commands name, and returns the broker's URL. They are
+// stopped when the test ends.
+func startCluster(t *testing.T, sluice string) string {
+	port := freeTCPPort(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	start := func(args ...string) *exec.Cmd {
+		c := exec.Command(sluice, args...)
+		var out strings.Builder
+		c.Stdout, c.Stderr = &out, &out
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = c.Process.Signal(os.Interrupt)
+			_ = c.Wait()
+			if t.Failed() {
+				t.Logf("sluice %s:\n%s", strings.Join(args, " "), out.String())
+			}
+		})
+		return c
+	}
+	start("broker", "--listen", fmt.Sprintf("127.0.0.1:%d", port))
+	start("worker", "--broker", url, "--name", "w1")
+	start("worker", "--broker", url, "--name", "w2")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, _ := exec.Command(sluice, "devices", "--broker", url).CombinedOutput()
+		if strings.Contains(string(out), "w1") && strings.Contains(string(out), "w2") {
+			return url
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the broker and workers w1, w2 did not come up within 20s:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func freeTCPPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -58,6 +58,12 @@ build() {
     echo "gpu-check: ./cmd/sluice does not build; the report will lack 'sluice devices'" >&2
     rm -f "$dir/sluice"
   fi
+  # The documented commands that need a GPU, and the files they read.
+  if SLUICE_GPU_COMMANDS="$(cd "$dir" && pwd)/doc-commands.txt" go test -count=1 -run TestDocumentedCommands ./cli >/dev/null; then
+    rm -rf "$dir/examples" && cp -r examples "$dir/examples"
+  else
+    echo "gpu-check: listing the documented GPU commands failed" >&2
+  fi
   git rev-parse HEAD >"$dir/COMMIT" 2>/dev/null || echo unknown >"$dir/COMMIT"
   go version >"$dir/GO_VERSION"
   echo "gpu-check: binaries in $dir" >&2
@@ -134,6 +140,29 @@ run() {
       "$dir/sluice" devices 2>&1 | fence
       echo
     fi
+    if [ -x "$dir/sluice" ] && [ -s "$dir/doc-commands.txt" ]; then
+      echo "## Documented GPU commands"
+      echo
+      echo "Each command the README, docs and examples show that needs a CUDA GPU, run as written (\`go run ./cmd/sluice\` → the built binary)."
+      echo
+      echo "| where | command | result |"
+      echo "|---|---|---|"
+      local where line gpus
+      gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+      while IFS=$'\t' read -r where line; do
+        if [[ $line == *two-gpus* ]] && [ "${gpus:-0}" -lt 2 ]; then
+          echo "| $where | \`$line\` | skipped: needs two GPUs, found ${gpus:-0} |"
+          continue
+        fi
+        if (cd "$dir" && PATH="$dir:$PATH" timeout 300 bash -o pipefail -c "$line" >"$tmp/doc.out" 2>&1); then
+          echo "| $where | \`$line\` | ok |"
+        else
+          echo "| $where | \`$line\` | **failed**: $(tail -n 2 "$tmp/doc.out" | tr '\n|' '  ') |"
+          echo fail >>"$tmp/doc.failed"
+        fi
+      done <"$dir/doc-commands.txt"
+      echo
+    fi
     echo "## Tests"
     echo
     echo "| package | pass | fail | skip | time |"
@@ -198,6 +227,7 @@ run() {
       } >>"$tmp/body.md"
     fi
   done
+  [ -e "$tmp/doc.failed" ] && status=1
   {
     cat "$tmp/head.md"
     echo "| **total** | $total_pass | $total_fail | $total_skip | |"
