@@ -741,6 +741,10 @@ func (p *yp) goPackages(n *yaml.Node) []string {
 			if abs, err := filepath.Abs(dir); err == nil {
 				dir = abs
 			}
+			// The go command finds a package's module from its real path.
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
 			s = dir
 		}
 		out = append(out, s)
