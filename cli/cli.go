@@ -41,6 +41,7 @@ command or flag, a wrong number of arguments).`,
 	root.AddCommand(newBroker(), newWorker())
 	root.AddCommand(newSh())
 	root.AddCommand(newUI(), newGen())
+	root.AddCommand(newCalibrate())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see sluice %s --help)", err, c.Name())}
 	})

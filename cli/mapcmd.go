@@ -21,14 +21,15 @@ func newMap() *cobra.Command {
 		iterations                                                        int64
 	)
 	cmd := &cobra.Command{
-		Use:   "map GRAPH --machine MACHINE",
+		Use:   "map GRAPH [--machine MACHINE]",
 		Short: "Map actors onto a machine's processors (HEFT, or a search driven by the simulator)",
 		Long: `map chooses a processor for every actor of the graph: heft applies HEFT to one
 iteration with the per-processor costs (--costs, --profile, or the graph's cost: keys);
 search runs a seeded simulated annealing over placements, replica counts and channel
 capacities, scoring each candidate with the simulator; all runs both. It prints the
 predicted throughput of each strategy tried and writes the best mapping (-o, default
-standard output) in the mapping YAML format. --mapping pins the actors it names.`,
+standard output) in the mapping YAML format. --mapping pins the actors it names.
+Without --machine it maps onto this host's model measured by sluice calibrate.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, err := loadSimInputs(args[0], machineFile, fixedFile, costsFile, profileFile)
@@ -100,7 +101,7 @@ standard output) in the mapping YAML format. --mapping pins the actors it names.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&machineFile, "machine", "", "machine description (YAML, required)")
+	f.StringVar(&machineFile, "machine", "", "machine description (YAML; default: this host's model from sluice calibrate)")
 	f.StringVar(&fixedFile, "mapping", "", "mapping file whose placements are kept (pinned actors)")
 	alias(f, "map", "mapping")
 	f.StringVar(&costsFile, "costs", "", "cost file: per-actor, per-processor firing costs")
@@ -109,6 +110,6 @@ standard output) in the mapping YAML format. --mapping pins the actors it names.
 	f.StringVarP(&outFile, "output", "o", "", "write the mapping to this file (default: standard output)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the search")
 	f.IntVar(&evaluations, "evaluations", 300, "simulations the search may run")
-	f.Int64Var(&iterations, "iterations", 64, "graph iterations per simulation")
+	f.Int64VarP(&iterations, "iterations", "n", 64, "graph iterations per simulation")
 	return cmd
 }

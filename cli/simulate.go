@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/calibrate"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/mapping"
@@ -23,6 +24,9 @@ type simInputs struct {
 	machine *machine.Machine
 	costs   *sim.Costs
 	mapping *graph.Mapping
+	// machineFrom says where the machine came from when it is not a file
+	// given with --machine (the calibrated model of this host).
+	machineFrom string
 }
 
 func loadSimInputs(graphFile, machineFile, mapFile, costsFile, profileFile string) (*simInputs, error) {
@@ -32,9 +36,12 @@ func loadSimInputs(graphFile, machineFile, mapFile, costsFile, profileFile strin
 		return nil, err
 	}
 	if machineFile == "" {
-		return nil, fmt.Errorf("--machine is required: a machine description such as examples/machines/two-cpus.yaml")
-	}
-	if in.machine, err = machine.Load(machineFile); err != nil {
+		m, path, err := calibrate.Cached()
+		if err != nil {
+			return nil, fmt.Errorf("no --machine given and no calibrated model of this host (%v): give a machine description such as examples/machines/two-cpus.yaml, or run sluice calibrate once", err)
+		}
+		in.machine, in.machineFrom = m, "calibrated model "+path
+	} else if in.machine, err = machine.Load(machineFile); err != nil {
 		return nil, err
 	}
 	if costsFile != "" {
@@ -73,11 +80,13 @@ func newSimulate() *cobra.Command {
 		capacity                                                   map[string]int
 	)
 	cmd := &cobra.Command{
-		Use:   "simulate GRAPH --machine MACHINE",
+		Use:   "simulate GRAPH [--machine MACHINE]",
 		Short: "Predict throughput, latency and utilization of a mapped graph on a machine model",
 		Long: `simulate runs the cost-model simulator: the graph, mapped onto the processors of an
-Abstract Streaming Machine (--machine), with per-firing costs from the graph's cost: keys,
-a cost file (--costs) or a profile written by sluice run --profile (--profile).
+Abstract Streaming Machine (--machine; without it, this host's model measured by
+sluice calibrate), with per-firing costs from the graph's cost: keys,
+a cost file (--costs) or a profile written by sluice run --profile (--profile); with a
+profile and declared costs, both predictions are printed.
 Without --mapping, actors are mapped by HEFT. Control variables of conditional actors
 (attrs: {if: c} or {while: n}) come from a control file (--controls, trace-driven mode)
 or from the cost file's probabilities and loops (statistical mode, --seed).
@@ -99,6 +108,11 @@ Times are reported in seconds. See docs/simulate.md.`,
 			prog, err := sim.Build(in.graph, in.mapping, in.machine, in.costs, sim.Options{Capacity: capacity})
 			if err != nil {
 				return err
+			}
+			if n := sim.SteadyIterations(prog); !cmd.Flags().Changed("iterations") && n > iterations {
+				// A pool processor's rounds span many iterations: simulate
+				// enough of them to reach the steady state.
+				iterations = n
 			}
 			cfg := sim.Config{Iterations: iterations, Seed: seed, Trace: traceFile != "" || paraverFile != ""}
 			if in.costs != nil {
@@ -128,21 +142,41 @@ Times are reported in seconds. See docs/simulate.md.`,
 			for _, t := range prog.Tasks {
 				placement[t.Name] = in.machine.Processors[t.Processor].Name
 			}
-			if asJSON {
-				return writeSimJSON(cmd.OutOrStdout(), in, res, placement)
+			declared := math.NaN()
+			if profileFile != "" && declaresCosts(in.graph) {
+				// Both predictions: from the profile and from the declared costs.
+				dc := &sim.Costs{}
+				if in.costs != nil {
+					*dc = *in.costs
+					dc.Profile = nil
+				}
+				dprog, err := sim.Build(in.graph, in.mapping, in.machine, dc, sim.Options{Capacity: capacity})
+				if err != nil {
+					return err
+				}
+				dcfg := cfg
+				dcfg.Trace = false
+				dres, err := sim.Run(dprog, dcfg)
+				if err != nil {
+					return fmt.Errorf("prediction from the declared costs: %w", err)
+				}
+				declared = dres.Throughput
 			}
-			writeSimText(cmd.OutOrStdout(), in, res, placement, how)
+			if asJSON {
+				return writeSimJSON(cmd.OutOrStdout(), in, res, placement, declared)
+			}
+			writeSimText(cmd.OutOrStdout(), in, res, placement, how, declared)
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&machineFile, "machine", "", "machine description (YAML, required)")
+	f.StringVar(&machineFile, "machine", "", "machine description (YAML; default: this host's model from sluice calibrate)")
 	f.StringVar(&mapFile, "mapping", "", "mapping file (default: HEFT's mapping)")
 	alias(f, "map", "mapping")
 	f.StringVar(&costsFile, "costs", "", "cost file: per-actor, per-processor firing costs, control nodes, probabilities")
 	f.StringVar(&profileFile, "profile", "", "profile written by sluice run --profile (actor → mean_ns)")
 	f.StringVar(&controlsFile, "controls", "", "control variables for the trace-driven mode (YAML: name → list of outcomes)")
-	f.Int64Var(&iterations, "iterations", 100, "graph iterations to simulate")
+	f.Int64VarP(&iterations, "iterations", "n", 100, "graph iterations to simulate (by default more on a pool processor: 20 of its longest rounds)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the statistical model")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.StringToIntVar(&capacity, "capacity", nil, "channel capacities in tokens overriding the graph's, e.g. 'a.o->b.i=16,b.o->c.i=8' (as sluice map suggests)")
@@ -159,7 +193,17 @@ func finite(v float64) any {
 	return v
 }
 
-func writeSimJSON(w io.Writer, in *simInputs, r *sim.Result, placement map[string]string) error {
+// declaresCosts reports whether some actor of g declares a cost.
+func declaresCosts(g *graph.Graph) bool {
+	for _, a := range g.Actors {
+		if a.Cost > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func writeSimJSON(w io.Writer, in *simInputs, r *sim.Result, placement map[string]string, declared float64) error {
 	util := map[string]float64{}
 	for k, v := range r.Utilization {
 		util[k] = v
@@ -173,13 +217,22 @@ func writeSimJSON(w io.Writer, in *simInputs, r *sim.Result, placement map[strin
 	if len(r.Notes) > 0 {
 		out["notes"] = r.Notes
 	}
+	if !math.IsNaN(declared) {
+		out["declared_throughput"] = finite(declared)
+	}
+	if in.machineFrom != "" {
+		out["machine_from"] = in.machineFrom
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
 
-func writeSimText(w io.Writer, in *simInputs, r *sim.Result, placement map[string]string, how string) {
+func writeSimText(w io.Writer, in *simInputs, r *sim.Result, placement map[string]string, how string, declared float64) {
 	fmt.Fprintf(w, "%s on %s, mapping: %s\n", in.graph.Name, in.machine.Name, how)
+	if in.machineFrom != "" {
+		fmt.Fprintf(w, "machine: %s\n", in.machineFrom)
+	}
 	names := make([]string, 0, len(placement))
 	for n := range placement {
 		names = append(names, n)
@@ -193,6 +246,9 @@ func writeSimText(w io.Writer, in *simInputs, r *sim.Result, placement map[strin
 		fmt.Fprintf(w, "  throughput  unbounded (period 0: every cost is zero)\n")
 	} else {
 		fmt.Fprintf(w, "  throughput  %.6g iterations/s\n", r.Throughput)
+	}
+	if !math.IsNaN(declared) {
+		fmt.Fprintf(w, "  throughput  %.6g iterations/s from the declared costs (the line above: from the profile)\n", declared)
 	}
 	fmt.Fprintf(w, "  period      %.6g s\n  latency     %.6g s (first iteration)\n  makespan    %.6g s\n", r.Period, r.Latency, r.Makespan)
 	fmt.Fprintln(w, "utilization:")

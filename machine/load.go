@@ -41,10 +41,10 @@ func Load(path string) (*Machine, error) {
 
 // field names accepted, with the ASM's Figure 14 spellings as aliases.
 var (
-	topKeys  = []string{"kind", "name", "processors", "memories", "interconnects"}
+	topKeys  = []string{"kind", "name", "processors", "memories", "interconnects", "calibration"}
 	procKeys = []string{"kind", "clock", "units", "io", "address_space", "push_acquire_cost", "push_send_fixed_cost",
 		"push_send_unit", "push_send_unit_cost", "pop_acquire_fixed_cost", "pop_acquire_unit", "pop_acquire_unit_cost", "pop_discard_cost",
-		"wake_latency"}
+		"wake_latency", "pool", "firing_cost", "round_cost", "spin_time", "time_slice"}
 	memKeys = []string{"clock", "size", "latency", "bandwidth"}
 	icKeys  = []string{"elements", "clock", "duplex", "routing", "start_latency", "start_cost", "bandwidth", "finish_cost",
 		"channels", "multiplexable"}
@@ -137,6 +137,13 @@ func Parse(file string, data []byte) (*Machine, error) {
 			for _, e := range p.Fields(f.V, "interconnects", nil) {
 				m.Interconnects = append(m.Interconnects, p.interconnect(e))
 			}
+		case "calibration":
+			m.Calibration = map[string]string{}
+			for _, e := range p.Fields(f.V, "calibration", nil) {
+				if v, ok := p.Str(e.V, "calibration: "+e.K.Value); ok {
+					m.Calibration[e.K.Value] = v
+				}
+			}
 		}
 	}
 	if m.Name == "" {
@@ -198,6 +205,16 @@ func (p *parser) processor(e yamlpos.Field) *Processor {
 			pr.PopDisc, _ = p.count(f.V, w)
 		case "wake_latency":
 			pr.WakeLatency, _ = p.count(f.V, w)
+		case "pool":
+			pr.Pool, _ = p.Bool(f.V, w)
+		case "firing_cost":
+			pr.FiringCost, _ = p.count(f.V, w)
+		case "round_cost":
+			pr.RoundCost, _ = p.count(f.V, w)
+		case "spin_time":
+			pr.SpinTime, _ = p.count(f.V, w)
+		case "time_slice":
+			pr.TimeSlice, _ = p.count(f.V, w)
 		}
 	}
 	return pr

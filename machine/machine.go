@@ -101,6 +101,31 @@ type Processor struct {
 	// ready work at once. 0 (the ASM's processor) means no latency. An
 	// extension of Figure 14.
 	WakeLatency int64
+	// Pool says the processor's units are a pool of workers that run firings
+	// the way sluice's CPU runtime does: an actor taken by a unit fires a
+	// round of every firing it is ready for (up to half of the smallest
+	// capacity of its channels, in firings), its outputs committed and its
+	// inputs released when the round ends; the unit keeps the actor for
+	// further rounds while it stays ready, up to TimeSlice when other work
+	// waits; a unit with nothing to do polls for SpinTime, then parks and
+	// takes WakeLatency to start work readied later. The port costs are then
+	// charged once per round and port. An extension of Figure 14.
+	Pool bool
+	// FiringCost is the processor's own cost per firing in cycles (a pool
+	// worker's clock read and call; a GPU's kernel launch), on top of the
+	// actor's cost. An extension of Figure 14.
+	FiringCost int64
+	// RoundCost is a pool's cost per round in cycles (taking the unit from a
+	// run queue, checking readiness, notifying the neighbours). An
+	// extension of Figure 14.
+	RoundCost int64
+	// SpinTime is how long, in cycles, an idle pool unit polls for work
+	// before it parks (0: it parks at once). An extension of Figure 14.
+	SpinTime int64
+	// TimeSlice is how long, in cycles, a pool unit keeps running rounds of
+	// one actor while other work waits (0: one round per turn). An
+	// extension of Figure 14.
+	TimeSlice int64
 	// Origin says where the processor was declared, if known.
 	Origin string
 }
@@ -217,6 +242,10 @@ type Machine struct {
 	Processors    []*Processor
 	Memories      []*Memory
 	Interconnects []*Interconnect
+	// Calibration holds what a calibration measured to derive the model
+	// (host, CPU model, devices, raw figures), as strings keyed by name;
+	// it does not enter the cost model.
+	Calibration map[string]string
 	// Origin is the file the machine came from, if any.
 	Origin string
 }
@@ -262,14 +291,31 @@ func (m *Machine) Interconnect(name string) *Interconnect {
 }
 
 // Resolve finds the processor a mapping's device names: a processor of that
-// name, else the first processor whose kind is the device name or its
-// prefix before ':' ("cpu", "gpu:0" → kind gpu, "cuda:0" → kind gpu,
-// "opencl:0:1" → first gpu). It returns nil when nothing fits.
+// name, else of that name without its colons ("cuda:1" → "cuda1", as a
+// calibrated model names its GPUs), else for "cuda…" or "opencl…" the first
+// gpu-kind processor whose name starts with the backend's, else the first
+// processor whose kind is the device name or its prefix before ':' ("cpu",
+// "gpu:0" → kind gpu, "cuda:0" → kind gpu, "opencl:0:1" → first gpu). It
+// returns nil when nothing fits.
 func (m *Machine) Resolve(device string) *Processor {
 	if p := m.Processor(device); p != nil {
 		return p
 	}
+	// A device ID without its colons names a processor of a calibrated
+	// model ("cuda:1" → "cuda1").
+	if p := m.Processor(strings.ReplaceAll(device, ":", "")); p != nil {
+		return p
+	}
 	kind, _, _ := strings.Cut(device, ":")
+	if kind == "cuda" || kind == "opencl" {
+		// A calibrated model names its GPUs by device ID ("cuda0",
+		// "opencl10"): the backend's first one.
+		for _, p := range m.Processors {
+			if p.Kind == "gpu" && strings.HasPrefix(p.Name, kind) {
+				return p
+			}
+		}
+	}
 	switch kind {
 	case "cuda", "opencl":
 		kind = "gpu"
@@ -387,6 +433,10 @@ func (m *Machine) Validate() error {
 		nonNeg(p.Origin, p.Name, "push acquire cost", p.PushAcq)
 		nonNeg(p.Origin, p.Name, "pop discard cost", p.PopDisc)
 		nonNeg(p.Origin, p.Name, "wake latency", p.WakeLatency)
+		nonNeg(p.Origin, p.Name, "firing cost", p.FiringCost)
+		nonNeg(p.Origin, p.Name, "round cost", p.RoundCost)
+		nonNeg(p.Origin, p.Name, "spin time", p.SpinTime)
+		nonNeg(p.Origin, p.Name, "time slice", p.TimeSlice)
 		stair(p.Origin, p.Name, "push send", p.PushSend)
 		stair(p.Origin, p.Name, "pop acquire", p.PopAcq)
 		for _, a := range p.AddressSpace {

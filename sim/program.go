@@ -101,6 +101,18 @@ type Task struct {
 	Tree []Node
 	// Passes is the number of tree passes per graph iteration.
 	Passes int64
+	// RoundLimit is the most firings one round may take on a pool
+	// processor (machine.Processor.Pool): half of the smallest capacity of
+	// the task's streams in firings, at least 1, as the CPU runtime's
+	// rounds (0 counts as 1).
+	RoundLimit int64
+	// Batch is the number of firings one kernel invocation runs (the
+	// mapping's work-groups, G) for an SDF actor on a gpu-kind processor:
+	// it fires G firings at once — when all G are ready, fewer only for
+	// the last — with one launch (the processor's firing cost), one
+	// acquire and release per stream, and one message per stream carrying
+	// the G firings' tokens. 0 or 1: firing by firing.
+	Batch int64
 
 	controls int // number of control nodes
 }
@@ -170,6 +182,9 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 				}
 				t.Replicas = max(1, pl.Replicas)
 				t.Priority = pl.Priority
+				if pl.WorkGroups > 1 && proc.Kind == "gpu" && a.Phases() == 1 {
+					t.Batch = int64(pl.WorkGroups)
+				}
 			}
 		}
 		if a.Stateful && t.Replicas > 1 {
@@ -210,6 +225,9 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 		if err != nil {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
+		if ct.If != "" || ct.While != "" || a.Pattern != nil {
+			t.Batch = 0 // invocations of a conditional actor are not batched here
+		}
 		switch {
 		case ct.If != "":
 			t.Tree = []Node{{Kind: IfNode, Cond: ct.If, Invert: ct.Invert, Body: t.Tree}}
@@ -238,7 +256,15 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 			capTokens = int64(v)
 		}
 		if capTokens == 0 {
-			capTokens = DefaultCapacity(c)
+			pp, cp := mach.Processors[p.Tasks[taskOf[c.From.Actor]].Processor], mach.Processors[p.Tasks[taskOf[c.To.Actor]].Processor]
+			pt, ct := p.Tasks[taskOf[c.From.Actor]], p.Tasks[taskOf[c.To.Actor]]
+			if pt.Batch > 1 || ct.Batch > 1 {
+				capTokens = kernelCapacity(c, pt, ct)
+			} else if pp.Pool || cp.Pool {
+				capTokens = RuntimeCapacity(c, max(pt.Replicas, ct.Replicas))
+			} else {
+				capTokens = DefaultCapacity(c)
+			}
 		}
 		if capTokens < prodMax || capTokens < consMax || capTokens < s.PreQueue {
 			return nil, fmt.Errorf("sim: channel %s has capacity %d: expected at least %d (the largest rate at either end, and the initial tokens)", c.Name, capTokens, max(prodMax, consMax, s.PreQueue))
@@ -269,7 +295,122 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 	if err := mach.CheckRoutes(uses); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
+	setRoundLimits(p)
 	return p, nil
+}
+
+// pageBytes is the floor of the CPU runtime's default channel capacity in
+// bytes (runtime.Options' documented default).
+const pageBytes = 64 << 10
+
+// RuntimeCapacity is the capacity the CPU runtime gives a channel between
+// pooled actors that has none: the initial tokens plus twice the larger
+// rate times the larger team (replicas), and at least 64 KiB worth of
+// tokens, so that cheap actors fire in long rounds (docs/runtime.md,
+// "Capacities"). The runtime also raises it to the analysis' minimal
+// buffer, which on the graphs the simulator takes (consistent SDF/CSDF) is
+// never above the 2 × rate term for a chain; a graph whose minimal buffer
+// is larger should give the channel its capacity.
+func RuntimeCapacity(c *graph.Channel, replicas int) int64 {
+	n := int64(c.Initial) + 2*int64(max(c.From.Rate.Max(), c.To.Rate.Max(), 1))*int64(max(replicas, 1))
+	if ts := c.From.Type.Size; ts > 0 {
+		n = max(n, int64(pageBytes/ts))
+	}
+	return n
+}
+
+// kernelCapacity is the CPU runtime's default capacity of a channel with a
+// kernel actor (a batched task) on one end at least (runtime's kernelFIFO):
+// room for twice the tokens the larger end holds in flight — a kernel
+// actor G firings × its depth of invocations (16 up to 64 KiB of one
+// port's invocation, 8 up to 1 MiB, else 4), a Go actor one firing per
+// replica — or, next to a Go actor whose invocations move more than 1 MiB,
+// half the kernel end's plus twice the Go end's into a kernel actor and
+// 1¼ of the kernel end's plus twice the Go end's out of one; at least
+// 64 KiB worth of tokens. The depth the runtime picks for CUDA lanes may
+// be larger (docs/runtime.md, "Lanes").
+func kernelCapacity(c *graph.Channel, pt, ct *Task) int64 {
+	size := int64(max(1, c.From.Type.Size))
+	var kin, goin, slot int64
+	for _, e := range []struct {
+		t    *Task
+		rate int64
+	}{{pt, int64(c.From.Rate.Max())}, {ct, int64(c.To.Rate.Max())}} {
+		if e.t.Batch <= 1 {
+			goin = max(goin, e.rate*int64(e.t.Replicas))
+			continue
+		}
+		s := e.t.Batch * e.rate * size
+		slot = max(slot, s)
+		depth := int64(4)
+		switch {
+		case s <= 64<<10:
+			depth = 16
+		case s <= 1<<20:
+			depth = 8
+		}
+		kin = max(kin, e.rate*e.t.Batch*depth)
+	}
+	var n int64
+	switch {
+	case slot <= 1<<20 || goin == 0:
+		n = 2 * max(kin, goin)
+	case ct.Batch > 1:
+		n = kin/2 + 2*goin
+	default:
+		n = kin + kin/4 + 2*goin
+	}
+	return max(int64(c.Initial)+n, int64(pageBytes)/size)
+}
+
+// setRoundLimits sets each task's RoundLimit as the CPU runtime's
+// roundLimit does: for every stream, half its capacity over the task's
+// tokens per firing there (rounded up over the phases), at least 1.
+func setRoundLimits(p *Program) {
+	for ti, t := range p.Tasks {
+		k := int64(1 << 20)
+		lim := func(capTok int64, tokens []int64) {
+			var sum int64
+			for _, v := range tokens {
+				sum += v
+			}
+			if sum == 0 {
+				return
+			}
+			per := (sum + int64(len(tokens)) - 1) / int64(len(tokens))
+			k = min(k, max(1, capTok/2/max(per, 1)))
+		}
+		for si, s := range p.Streams {
+			if s.Producer != ti && s.Consumer != ti {
+				continue
+			}
+			if s.Consumer == ti {
+				lim(s.ConsumerQueue, accessCounts(t, si, false))
+			}
+			if s.Producer == ti {
+				lim(s.ProducerQueue, accessCounts(t, si, true))
+			}
+		}
+		t.RoundLimit = k
+	}
+}
+
+// accessCounts lists the tokens each subtask of t pops (push: pushes) on
+// stream si.
+func accessCounts(t *Task, si int, push bool) []int64 {
+	out := make([]int64, len(t.Subtasks))
+	for k, st := range t.Subtasks {
+		as := st.Pops
+		if push {
+			as = st.Pushes
+		}
+		for _, a := range as {
+			if a.Stream == si {
+				out[k] += a.Count
+			}
+		}
+	}
+	return out
 }
 
 // DefaultCapacity is the capacity the simulator gives a channel that has

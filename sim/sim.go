@@ -199,6 +199,7 @@ type taskState struct {
 	cursors  []int64
 	firings  int64
 	ctlNodes []*Node
+	inRound  bool // a pool round is being laid out: passes wait for its end
 }
 
 type streamState struct {
@@ -228,22 +229,31 @@ type message struct {
 }
 
 type procState struct {
-	units    []bool
-	free     int
-	wake     float64   // wake latency in seconds (0: every free unit is awake)
-	freeAt   []float64 // per unit: when it last became free (awake until time moves on)
-	wakeAt   []float64 // per unit: when a pending wake ends, -1 when none
-	tasks    []int
-	rot      int
-	busy     float64
-	dirty    bool
-	name     string
-	pushAcq  int64
-	popDisc  int64
-	clock    float64
-	procIdx  int
-	maxPrio  int
-	samePrio bool
+	units  []bool
+	free   int
+	wake   float64   // wake latency in seconds (0: every free unit is awake)
+	freeAt []float64 // per unit: when it last became free (awake until time moves on)
+	wakeAt []float64 // per unit: when a pending wake ends, -1 when none
+	// A pool processor (machine.Processor.Pool): rounds, spinning, slices.
+	pool      bool
+	spin      float64   // seconds a free unit polls before it parks
+	slice     float64   // seconds a unit keeps one task while others wait
+	spinners  int       // most units polling at once
+	firingT   float64   // per-firing cost, seconds
+	roundT    float64   // per-round cost, seconds
+	lastTask  []int     // per unit: the task of its last round, -1 none
+	turnStart []float64 // per unit: when its turn with lastTask began
+	tasks     []int
+	rot       int
+	busy      float64
+	dirty     bool
+	name      string
+	pushAcq   int64
+	popDisc   int64
+	clock     float64
+	procIdx   int
+	maxPrio   int
+	samePrio  bool
 }
 
 type busState struct {
@@ -277,10 +287,12 @@ type engine struct {
 	dirtyP  []int
 	dirtyB  []int
 	iterT   []float64
-	res     *Result
-	ctl     map[string]*ctlSeq
-	events  int64
-	err     error
+	// roundPasses are the iterations completed by the round being laid out.
+	roundPasses []int64
+	res         *Result
+	ctl         map[string]*ctlSeq
+	events      int64
+	err         error
 }
 
 type ctlSeq struct {
@@ -327,7 +339,19 @@ func newEngine(p *Program, cfg Config) (*engine, error) {
 	e.iterT = make([]float64, cfg.Iterations)
 	for _, pr := range m.Processors {
 		ps := procState{units: make([]bool, pr.Units), free: pr.Units, name: pr.Name, clock: pr.ClockHz}
-		if pr.WakeLatency > 0 {
+		ps.firingT = pr.Seconds(pr.FiringCost)
+		if pr.Pool {
+			ps.pool = true
+			ps.spin, ps.slice = pr.Seconds(pr.SpinTime), pr.Seconds(pr.TimeSlice)
+			ps.spinners = max(1, pr.Units/2)
+			ps.roundT = pr.Seconds(pr.RoundCost)
+			ps.lastTask = make([]int, pr.Units)
+			ps.turnStart = make([]float64, pr.Units)
+			for k := range ps.lastTask {
+				ps.lastTask[k] = -1
+			}
+		}
+		if pr.WakeLatency > 0 || pr.Pool {
 			ps.wake = pr.Seconds(pr.WakeLatency)
 			ps.freeAt = make([]float64, pr.Units)
 			ps.wakeAt = make([]float64, pr.Units)
@@ -524,7 +548,7 @@ func (e *engine) run() (*Result, error) {
 			ps := &e.procs[ev.a]
 			ps.units[ev.b] = false
 			ps.free++
-			if ps.wake > 0 {
+			if ps.freeAt != nil {
 				ps.freeAt[ev.b] = e.now
 			}
 			e.markProc(int(ev.a))
@@ -533,7 +557,9 @@ func (e *engine) run() (*Result, error) {
 			ps.freeAt[ev.b], ps.wakeAt[ev.b] = e.now, -1
 			e.markProc(int(ev.a))
 		case evRelease:
-			e.release(int(ev.a))
+			for range max(1, ev.c) { // a pool round releases its firings at once
+				e.release(int(ev.a))
+			}
 		case evMsgReady:
 			e.msgReady(int(ev.a), ev.b)
 		case evTransferEnd:
@@ -631,6 +657,10 @@ func (e *engine) passDone(ts *taskState) {
 		return
 	}
 	it := ts.passes/ts.t.Passes - 1
+	if ts.inRound {
+		e.roundPasses = append(e.roundPasses, it)
+		return
+	}
 	if it < int64(len(e.iterT)) && ts.lastRel > e.iterT[it] {
 		e.iterT[it] = ts.lastRel
 	}
@@ -641,6 +671,13 @@ func (e *engine) ready(ti int) bool {
 	if ts.running >= ts.t.Replicas {
 		return false
 	}
+	return e.readyTokens(ti)
+}
+
+// readyTokens reports whether the task's next subtask has its input
+// tokens and output room, whatever runs.
+func (e *engine) readyTokens(ti int) bool {
+	ts := &e.tasks[ti]
 	if ts.next == -2 {
 		ts.next = e.nextSubtask(ti)
 	}
@@ -648,6 +685,20 @@ func (e *engine) ready(ti int) bool {
 		return false
 	}
 	st := &ts.t.Subtasks[ts.next]
+	if k := e.batchSize(ts); k > 1 && ts.running == 0 {
+		// A kernel invocation waits for all of its firings.
+		for _, a := range st.Pops {
+			if e.streams[a.Stream].avail < k*a.Count {
+				return false
+			}
+		}
+		for _, a := range st.Pushes {
+			if e.streams[a.Stream].space < k*a.Count {
+				return false
+			}
+		}
+		return true
+	}
 	for _, a := range st.Pops {
 		if e.streams[a.Stream].avail < a.Count {
 			return false
@@ -663,6 +714,10 @@ func (e *engine) ready(ti int) bool {
 
 func (e *engine) dispatch(pi int) {
 	ps := &e.procs[pi]
+	if ps.pool {
+		e.dispatchPool(pi)
+		return
+	}
 	for ps.free > 0 {
 		n := len(ps.tasks)
 		pick, best := -1, 0
@@ -689,6 +744,10 @@ func (e *engine) dispatch(pi int) {
 			return
 		}
 		ps.rot = (pick + 1) % n
+		if e.tasks[ps.tasks[pick]].t.Batch > 1 {
+			e.startRound(ps.tasks[pick], pi, lane, false)
+			continue
+		}
 		e.start(ps.tasks[pick], pi, lane)
 	}
 }
@@ -699,9 +758,12 @@ func (e *engine) dispatch(pi int) {
 // that it is parked.
 func (e *engine) awakeUnit(ps *procState) int {
 	for l, busy := range ps.units {
-		if !busy && (ps.wake == 0 || ps.freeAt[l] == e.now) {
+		if !busy && (ps.freeAt == nil || ps.freeAt[l] == e.now || (ps.wake == 0 && !ps.pool)) {
 			return l
 		}
+	}
+	if ps.pool {
+		return e.spinningUnit(ps)
 	}
 	return -1
 }
@@ -752,7 +814,7 @@ func (e *engine) start(ti, pi, lane int) {
 		e.streams[a.Stream].space -= a.Count
 		acq += pr.PushAcq
 	}
-	procEnd := e.now + pr.Seconds(acq) + st.Time
+	procEnd := e.now + pr.Seconds(acq) + st.Time + ps.firingT
 	sendAt := procEnd
 	for _, a := range st.Pushes {
 		ss := &e.streams[a.Stream]

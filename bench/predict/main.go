@@ -1,42 +1,38 @@
 // Command predict holds the simulator's predicted throughput against the
 // CPU runtime's measured throughput on this host, for the graphs of
-// examples/predict (a pipeline, a multirate decimator, a fork-join):
+// examples/predict (a pipeline, a multirate decimator, a fork-join) and
+// examples/cd2dat.yaml (actors that only declare a cost, run as synthetic
+// actors that keep a core busy for it):
 //
-//	go run ./bench/predict [-json]
+//	go run ./bench/predict [-json] [-machine FILE] [-graphs pipeline,multirate,forkjoin,cd2dat]
 //
-// For each graph and each of -reps repetitions it
+// The machine model is calibrated now (package calibrate, as `sluice
+// calibrate` does; -machine FILE reads one instead): one pool processor
+// "cpu" of GOMAXPROCS units that runs firings the way the runtime does
+// (rounds, time slices, spinning and parked workers, per-firing, per-round
+// and per-port costs). For each graph and each of -reps repetitions it
 //
-//  1. measures the host's effective parallelism (a CPU-bound loop on one
-//     goroutine, then on GOMAXPROCS at once): on a shared machine the
-//     cores nproc reports are not all there, and the machine model's
-//     processor gets units = min(workers, round(parallelism));
-//  2. runs the graph with runtime.Run for -warmup iterations (discarded),
+//  1. runs the graph with runtime.Run for -warmup iterations (discarded),
 //     then for -iterations iterations, and takes the run's profile
 //     (Stats.WriteProfile, read back with sim.ParseProfile: per-actor mean
-//     firing time) and its channel capacities;
-//  3. simulates the same graph with package sim on the host machine model
-//     (-machine, default examples/machines/host2.yaml: one processor
-//     "cpu" whose communication costs are the runtime's measured overhead
-//     per port access; see -calibrate), every actor placed on "cpu", the
-//     profile's means as firing costs and the runtime's capacities;
-//  4. measures the real throughput with a fresh run of -iterations
+//     firing time);
+//  2. simulates the graph on the model, every actor on "cpu", with the
+//     profile's means as firing costs ("profile"), and, when the graph
+//     declares costs, with the declared costs ("declared");
+//  3. measures the real throughput with a fresh run of -iterations
 //     iterations (iterations per second of Stats.Elapsed).
 //
 // It prints, per graph, the medians over the repetitions of the predicted
-// and measured throughput and the relative error (predicted − measured) /
-// measured; -json prints one JSON object per graph instead.
-//
-// -calibrate measures the runtime's overhead per port access on a chain of
-// empty actors (the same token size and rate as the graphs) and uses it in
-// place of the machine file's constants; it prints the values to put in
-// the machine file.
+// and measured throughputs and the relative errors (predicted − measured)
+// / measured; -json prints one JSON object per graph instead. Run it under
+// taskset to choose the cores: `taskset -c 0,1 go run ./bench/predict`
+// (GOMAXPROCS follows the CPUs the process may use).
 package main
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-
 	"flag"
 	"fmt"
 	"io"
@@ -45,11 +41,13 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	_ "github.com/sluicehq/sluice/actors" // built-in actors
+	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/calibrate"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/runtime"
@@ -61,22 +59,18 @@ import (
 type Config struct {
 	// Graphs are the graph files.
 	Graphs []string
-	// Machine is the machine model file; its processor "cpu" (or its first
-	// cpu-kind processor) runs every actor.
-	Machine string
+	// Machine is the machine model; nil: calibrate this host now.
+	Machine *machine.Machine
 	// Warmup and Iterations are the iterations of the discarded warm-up
 	// run and of the profiled and measured runs.
 	Warmup, Iterations int64
 	// Reps is the number of repetitions whose medians are reported.
 	Reps int
-	// Units forces the processor's units (0: min(workers, measured
-	// effective parallelism)).
-	Units int
-	// Workers is the runtime's CPU pool (0: GOMAXPROCS).
+	// Workers is the runtime's CPU pool (0: GOMAXPROCS); the model's pool
+	// processor gets as many units unless Units is set.
 	Workers int
-	// Calibrate replaces the machine file's per-port costs with ones
-	// measured now (OverheadNs).
-	Calibrate bool
+	// Units forces the model's units (0: Workers).
+	Units int
 	// Log receives progress lines (nil: none).
 	Log io.Writer
 }
@@ -90,30 +84,49 @@ type Result struct {
 	Iterations int64  `json:"iterations"`
 	Reps       int    `json:"reps"`
 	Workers    int    `json:"workers"`
-	// Units is the processor's units in the model (median over reps);
-	// Parallelism the measured effective parallelism (median).
-	Units       int     `json:"units"`
+	Units      int    `json:"units"`
+	// Parallelism is the host's effective parallelism for Workers
+	// goroutines measured before each repetition (median): below Workers
+	// where other jobs share the cores.
 	Parallelism float64 `json:"parallelism"`
-	// PortNs is the cost per port access the model charged and WakeNs
-	// its wake latency (ns).
-	PortNs float64 `json:"port_ns"`
-	WakeNs float64 `json:"wake_ns"`
-	// Predicted and Measured are medians over the repetitions.
-	// PredictedNoWake is the prediction without the wake latency, and
-	// PredictedFiringsOnly without the port costs either (firing times
-	// only), to show what each part of the model adds.
-	Predicted            float64 `json:"predicted_iter_per_s"`
-	PredictedNoWake      float64 `json:"predicted_no_wake_iter_per_s"`
-	PredictedFiringsOnly float64 `json:"predicted_firings_only_iter_per_s"`
-	Measured             float64 `json:"measured_iter_per_s"`
-	// ErrorPct is 100 × (Predicted − Measured) / Measured.
-	ErrorPct float64 `json:"error_pct"`
+	// Availability is the share of the time Workers goroutines spinning on
+	// the clock really ran, measured before each repetition (median): 1 on
+	// an idle host.
+	Availability float64 `json:"availability"`
+	// Predicted is the prediction from the profile, Declared from the
+	// graph's declared costs (0 when it declares none); medians over the
+	// repetitions.
+	Predicted float64 `json:"predicted_iter_per_s"`
+	Declared  float64 `json:"declared_iter_per_s,omitempty"`
+	Measured  float64 `json:"measured_iter_per_s"`
+	// SameRun is the throughput of the profiled run itself (median), and
+	// SameRunErrorPct the profile's prediction against it: the profile and
+	// the measurement then share the host's load, which on a shared host
+	// moves between runs.
+	SameRun         float64 `json:"same_run_iter_per_s"`
+	SameRunErrorPct float64 `json:"same_run_error_pct"`
+	// ErrorPct is 100 × (Predicted − Measured) / Measured; DeclaredErrorPct
+	// the same for Declared.
+	ErrorPct         float64 `json:"error_pct"`
+	DeclaredErrorPct float64 `json:"declared_error_pct,omitempty"`
 	// Per-repetition figures.
 	PredictedRuns []float64 `json:"predicted_runs"`
+	DeclaredRuns  []float64 `json:"declared_runs,omitempty"`
 	MeasuredRuns  []float64 `json:"measured_runs"`
+	SameRuns      []float64 `json:"same_runs"`
+	// BurnExtraNs is what the model adds to every declared cost: a
+	// synthetic actor's busy loop lasts that much longer than asked.
+	BurnExtraNs float64 `json:"burn_extra_ns,omitempty"`
+	// BusyCores is the profiled run's firing time over its elapsed time (how
+	// many workers were firing on average), PredictedBusyCores the
+	// simulated pool's (utilization × units); medians.
+	BusyCores          float64 `json:"busy_cores"`
+	PredictedBusyCores float64 `json:"predicted_busy_cores"`
 	// BusyNs is the profile's firing time per iteration (Σ repetitions ×
 	// mean firing time, ns; median over reps).
 	BusyNs float64 `json:"busy_ns_per_iter"`
+	// Synthetic lists the actors run as synthetic ones (declared cost only).
+	Synthetic []string `json:"synthetic,omitempty"`
 	// CPU is the host's CPU model; NumCPU what Go sees.
 	CPU    string `json:"cpu"`
 	NumCPU int    `json:"num_cpu"`
@@ -122,53 +135,79 @@ type Result struct {
 
 func main() {
 	var (
-		asJSON = flag.Bool("json", false, "print one JSON object per graph")
-		dir    = flag.String("dir", filepath.Join("examples", "predict"), "directory of the graphs")
-		only   = flag.String("graphs", "pipeline,multirate,forkjoin", "graphs of -dir to run (comma-separated, without .yaml)")
-		mach   = flag.String("machine", filepath.Join("examples", "machines", "host2.yaml"), "machine model")
-		iters  = flag.Int64("iterations", 20000, "iterations of the profiled and the measured runs")
-		warm   = flag.Int64("warmup", 2000, "iterations of the discarded warm-up run")
-		reps   = flag.Int("reps", 5, "repetitions (medians are reported)")
-		units  = flag.Int("units", 0, "processor units in the model (0: min(workers, measured effective parallelism))")
-		work   = flag.Int("workers", 0, "runtime CPU workers (0: GOMAXPROCS)")
-		calib  = flag.Bool("calibrate", false, "measure the per-port overhead now instead of using the machine file's")
-		quiet  = flag.Bool("q", false, "no progress lines on standard error")
+		asJSON  = flag.Bool("json", false, "print one JSON object per graph")
+		dir     = flag.String("dir", filepath.Join("examples", "predict"), "directory of the graphs")
+		only    = flag.String("graphs", "pipeline,multirate,forkjoin,cd2dat", "graphs to run, comma-separated: names in -dir without .yaml, or paths of YAML files (cd2dat: examples/cd2dat.yaml)")
+		mach    = flag.String("machine", "", "machine model file (default: calibrate this host now)")
+		iters   = flag.Int64("iterations", 20000, "iterations of the profiled and the measured runs (cd2dat: a twentieth)")
+		warm    = flag.Int64("warmup", 2000, "iterations of the discarded warm-up run (cd2dat: a twentieth)")
+		reps    = flag.Int("reps", 3, "repetitions (medians are reported)")
+		work    = flag.Int("workers", 0, "runtime CPU workers and model units (0: GOMAXPROCS)")
+		units   = flag.Int("units", 0, "units of the model's pool processor (0: as many as workers)")
+		outFile = flag.String("out", "", "also write the JSON lines to this file")
+		quiet   = flag.Bool("q", false, "no progress lines on standard error")
 	)
 	flag.Parse()
-	cfg := Config{Machine: *mach, Warmup: *warm, Iterations: *iters, Reps: *reps, Units: *units,
-		Workers: *work, Calibrate: *calib, Log: os.Stderr}
+	cfg := Config{Warmup: *warm, Iterations: *iters, Reps: *reps, Workers: *work, Units: *units, Log: os.Stderr}
 	if *quiet {
 		cfg.Log = nil
 	}
+	if *mach != "" {
+		m, err := machine.Load(*mach)
+		if err != nil {
+			fail(err)
+		}
+		cfg.Machine = m
+	}
 	for _, n := range strings.Split(*only, ",") {
-		if n = strings.TrimSpace(n); n != "" {
+		switch n = strings.TrimSpace(n); {
+		case n == "":
+		case n == "cd2dat":
+			cfg.Graphs = append(cfg.Graphs, filepath.Join(filepath.Dir(filepath.Clean(*dir)), "cd2dat.yaml"))
+		case strings.HasSuffix(n, ".yaml"):
+			cfg.Graphs = append(cfg.Graphs, n)
+		default:
 			cfg.Graphs = append(cfg.Graphs, filepath.Join(*dir, n+".yaml"))
 		}
 	}
 	res, err := Compare(context.Background(), cfg)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "predict:", err)
-		os.Exit(1)
+		fail(err)
+	}
+	var lines bytes.Buffer
+	enc := json.NewEncoder(&lines)
+	for _, r := range res {
+		if err := enc.Encode(r); err != nil {
+			fail(err)
+		}
+	}
+	if *outFile != "" {
+		if err := os.WriteFile(*outFile, lines.Bytes(), 0o644); err != nil {
+			fail(err)
+		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		for _, r := range res {
-			if err := enc.Encode(r); err != nil {
-				fmt.Fprintln(os.Stderr, "predict:", err)
-				os.Exit(1)
-			}
-		}
+		os.Stdout.Write(lines.Bytes())
 		return
 	}
 	if len(res) > 0 {
 		r := res[0]
-		fmt.Printf("host: %s, NumCPU %d, %s, %d workers; model: units %d (effective parallelism %.2f), %.0f ns per port access, wake latency %.1f µs; medians of %d runs of %d iterations\n",
-			r.CPU, r.NumCPU, r.Go, r.Workers, r.Units, r.Parallelism, r.PortNs, r.WakeNs/1e3, r.Reps, r.Iterations)
+		fmt.Printf("host: %s, NumCPU %d, %s, %d workers (effective parallelism %.2f, running %.0f%% of the time); model %s; medians of %d runs\n",
+			r.CPU, r.NumCPU, r.Go, r.Workers, r.Parallelism, 100*r.Availability, r.Machine, r.Reps)
 	}
-	fmt.Printf("%-18s %15s %15s %8s %16s %16s\n", "graph", "predicted it/s", "measured it/s", "error", "(no wake it/s)", "(firings only)")
+	fmt.Printf("%-18s %14s %14s %8s %14s %8s %14s %8s\n", "graph", "measured it/s", "profile it/s", "error", "declared it/s", "error", "same run it/s", "error")
 	for _, r := range res {
-		fmt.Printf("%-18s %15.0f %15.0f %+7.1f%% %16.0f %16.0f\n", r.Graph, r.Predicted, r.Measured, r.ErrorPct, r.PredictedNoWake, r.PredictedFiringsOnly)
+		decl, derr := "-", "-"
+		if r.Declared > 0 {
+			decl, derr = fmt.Sprintf("%.0f", r.Declared), fmt.Sprintf("%+.1f%%", r.DeclaredErrorPct)
+		}
+		fmt.Printf("%-18s %14.0f %14.0f %+7.1f%% %14s %8s %14.0f %+7.1f%%\n", r.Graph, r.Measured, r.Predicted, r.ErrorPct, decl, derr, r.SameRun, r.SameRunErrorPct)
 	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "predict:", err)
+	os.Exit(1)
 }
 
 // Compare runs the comparison for every graph of cfg.
@@ -176,187 +215,267 @@ func Compare(ctx context.Context, cfg Config) ([]Result, error) {
 	if cfg.Iterations <= 0 || cfg.Reps <= 0 || cfg.Warmup < 0 {
 		return nil, fmt.Errorf("iterations %d, reps %d, warm-up %d: expected iterations and reps > 0, warm-up ≥ 0", cfg.Iterations, cfg.Reps, cfg.Warmup)
 	}
-	base, err := machine.Load(cfg.Machine)
-	if err != nil {
-		return nil, err
-	}
-	cpu := cpuOf(base)
-	if cpu == nil {
-		return nil, fmt.Errorf("machine %s has no cpu-kind processor", base.Name)
-	}
-	workers := cfg.Workers
-	if workers <= 0 {
-		workers = goruntime.GOMAXPROCS(0)
-	}
 	logf := func(format string, args ...any) {
 		if cfg.Log != nil {
 			fmt.Fprintf(cfg.Log, format+"\n", args...)
 		}
 	}
-	if cfg.Calibrate {
-		port, wake, err := Calibrate(ctx)
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = goruntime.GOMAXPROCS(0)
+	}
+	base := cfg.Machine
+	if base == nil {
+		cal, err := calibrate.Run(ctx, calibrate.Options{Workers: workers, NoGPU: true, Log: logf})
 		if err != nil {
 			return nil, err
 		}
-		setPortCost(cpu, port)
-		cpu.WakeLatency = int64(math.Round(wake))
-		h := cpu.PushAcq
-		logf("calibrated: %.0f ns per port access, wake latency %.0f ns; in the machine file (clock 1GHz): push_acquire_cost: %d, push_send_fixed_cost: %d, pop_acquire_fixed_cost: %d, pop_discard_cost: %d, wake_latency: %d",
-			port, wake, h, h, h, h, cpu.WakeLatency)
+		base = cal.Model()
 	}
-	portNs, wakeNs := portCost(cpu), cpu.Seconds(cpu.WakeLatency)*1e9
+	cpu := CPUOf(base)
+	if cpu == nil {
+		return nil, fmt.Errorf("machine %s has no cpu-kind processor", base.Name)
+	}
+	cpu.Units = workers
+	if cfg.Units > 0 {
+		cpu.Units = cfg.Units
+	}
 	var out []Result
 	for _, file := range cfg.Graphs {
-		r := Result{File: filepath.ToSlash(file), Machine: base.Name, Iterations: cfg.Iterations, Reps: cfg.Reps,
-			Workers: workers, PortNs: portNs, WakeNs: wakeNs, CPU: cpuModel(), NumCPU: goruntime.NumCPU(), Go: goruntime.Version()}
-		var nooh, nowake, busy, pars []float64
-		var unitsL []int
+		r := Result{File: filepath.ToSlash(file), Machine: base.Name, Reps: cfg.Reps, Workers: workers, Units: cpu.Units,
+			CPU: calibrate.CPUModel(), NumCPU: goruntime.NumCPU(), Go: goruntime.Version()}
+		var busy, pars, bc, sbc, avs []float64
 		for rep := 0; rep < cfg.Reps; rep++ {
-			par := Parallelism(workers)
-			units := cfg.Units
-			if units <= 0 {
-				units = max(1, min(workers, int(math.Round(par))))
-			}
-			p, err := predictOnce(ctx, file, base, cpu, units, workers, cfg)
+			par := calibrate.Parallelism(workers)
+			av := calibrate.Availability(workers, 50*time.Millisecond)
+			avs = append(avs, av)
+			c, err := compareOnce(ctx, file, base, cpu, workers, cfg)
 			if err != nil {
 				return nil, err
 			}
-			m, err := measure(ctx, file, workers, cfg.Iterations)
-			if err != nil {
-				return nil, err
+			r.Graph, r.Iterations, r.Synthetic = c.graph, c.iters, c.synthetic
+			r.PredictedRuns = append(r.PredictedRuns, c.profile)
+			if c.declared > 0 {
+				r.DeclaredRuns = append(r.DeclaredRuns, c.declared)
 			}
-			r.Graph = p.graph
-			r.PredictedRuns = append(r.PredictedRuns, p.withOverhead)
-			r.MeasuredRuns = append(r.MeasuredRuns, m)
-			nooh = append(nooh, p.noOverhead)
-			nowake = append(nowake, p.noWake)
-			busy = append(busy, p.busyNs)
+			r.MeasuredRuns = append(r.MeasuredRuns, c.measured)
+			r.SameRuns = append(r.SameRuns, c.sameRun)
+			busy = append(busy, c.busyNs)
+			bc = append(bc, c.busyCores)
+			sbc = append(sbc, c.simBusyCores)
 			pars = append(pars, par)
-			unitsL = append(unitsL, units)
-			logf("%s rep %d: parallelism %.2f, units %d: predicted %.0f it/s (no wake %.0f, firings only %.0f), measured %.0f it/s (%+.1f%%)",
-				p.graph, rep+1, par, units, p.withOverhead, p.noWake, p.noOverhead, m, 100*(p.withOverhead-m)/m)
+			logf("%s rep %d: parallelism %.2f, availability %.2f, busy cores %.2f (simulated %.2f): measured %.0f it/s (profiled run %.0f); predicted from the profile %.0f it/s (%+.1f%%; %+.1f%% of the profiled run), from declared costs %.0f it/s",
+				c.graph, rep+1, par, av, c.busyCores, c.simBusyCores, c.measured, c.sameRun, c.profile, pct(c.profile, c.measured), pct(c.profile, c.sameRun), c.declared)
 		}
+		r.BurnExtraNs = burnExtra(base) * 1e9
 		r.Predicted = median(r.PredictedRuns)
 		r.Measured = median(r.MeasuredRuns)
-		r.PredictedFiringsOnly = median(nooh)
-		r.PredictedNoWake = median(nowake)
 		r.BusyNs = median(busy)
+		r.BusyCores, r.PredictedBusyCores = median(bc), median(sbc)
 		r.Parallelism = median(pars)
-		slices.Sort(unitsL)
-		r.Units = unitsL[len(unitsL)/2]
-		r.ErrorPct = 100 * (r.Predicted - r.Measured) / r.Measured
+		r.Availability = median(avs)
+		r.ErrorPct = pct(r.Predicted, r.Measured)
+		r.SameRun = median(r.SameRuns)
+		r.SameRunErrorPct = pct(r.Predicted, r.SameRun)
+		if len(r.DeclaredRuns) > 0 {
+			r.Declared = median(r.DeclaredRuns)
+			r.DeclaredErrorPct = pct(r.Declared, r.Measured)
+		}
 		out = append(out, r)
 	}
 	return out, nil
 }
 
-type prediction struct {
-	graph                    string
-	withOverhead, noOverhead float64
-	noWake                   float64
-	busyNs                   float64
+func pct(p, m float64) float64 { return 100 * (p - m) / m }
+
+type comparison struct {
+	graph                       string
+	iters                       int64
+	profile, declared, measured float64
+	sameRun                     float64
+	busyCores, simBusyCores     float64
+	busyNs                      float64
+	synthetic                   []string
 }
 
-// load reads a graph file; every run gets a fresh graph.
-func load(file string) (*graph.Graph, error) {
-	return spec.Load(file)
+// Load reads a graph file and gives every actor without an implementation
+// a synthetic one that keeps its core busy for the actor's declared cost
+// (as `sluice run` does for design-only graphs such as cd2dat). It returns
+// the graph and the names of those actors.
+func Load(file string) (*graph.Graph, []string, error) {
+	g, err := spec.Load(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, synthesize(g), nil
 }
 
-func runOpts(workers int, iters int64) runtime.Options {
-	return runtime.Options{Iterations: iters, Workers: workers}
-}
-
-// predictOnce warms up, profiles one run and simulates the graph with the
-// profile on the machine (units set on its cpu processor), with and
-// without the communication costs.
-func predictOnce(ctx context.Context, file string, base *machine.Machine, cpu *machine.Processor, units, workers int, cfg Config) (prediction, error) {
-	var p prediction
-	if cfg.Warmup > 0 {
-		g, err := load(file)
-		if err != nil {
-			return p, err
+// synthesize gives every actor of g without an implementation a Go one
+// that writes zeros to its outputs and keeps the core busy for its cost.
+func synthesize(g *graph.Graph) []string {
+	var names []string
+	for _, a := range g.Actors {
+		if len(a.Impls) > 0 || a.Sub != nil {
+			continue
 		}
-		if _, err := runtime.Run(ctx, g, runOpts(workers, cfg.Warmup)); err != nil {
-			return p, fmt.Errorf("%s: warm-up run: %w", file, err)
+		a.Impls = append(a.Impls, graph.Impl{Kind: graph.ImplGo, Func: runtime.FireFunc(func(f *runtime.Firing) error {
+			for i := range f.NumOut() {
+				clear(f.Out(i))
+			}
+			burn(f.Actor().Cost)
+			return nil
+		})})
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// burn keeps the core busy for d (a busy loop on the monotonic clock).
+func burn(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+// declaresCosts reports whether some actor of g declares a cost.
+func declaresCosts(g *graph.Graph) bool {
+	for _, a := range g.Actors {
+		if a.Cost > 0 {
+			return true
 		}
 	}
-	g, err := load(file)
-	if err != nil {
-		return p, err
+	return false
+}
+
+// iterationsFor scales the iterations to the graph: a graph whose
+// iteration declares more than 100 µs of work runs a twentieth of them.
+func iterationsFor(g *graph.Graph, n int64) int64 {
+	var declared time.Duration
+	if rv, err := analysis.RepetitionVector(g); err == nil {
+		for _, a := range g.Actors {
+			declared += a.Cost * time.Duration(rv.Firings[a.Name])
+		}
 	}
-	p.graph = g.Name
-	st, err := runtime.Run(ctx, g, runOpts(workers, cfg.Iterations))
+	if declared > 100*time.Microsecond {
+		return max(1, n/20)
+	}
+	return n
+}
+
+// compareOnce warms up, profiles one run, simulates the graph with the
+// profile (and with the declared costs), and measures a fresh run.
+func compareOnce(ctx context.Context, file string, base *machine.Machine, cpu *machine.Processor, workers int, cfg Config) (comparison, error) {
+	var c comparison
+	g, synth, err := Load(file)
 	if err != nil {
-		return p, fmt.Errorf("%s: profiled run: %w", file, err)
+		return c, err
+	}
+	iters, warm := iterationsFor(g, cfg.Iterations), iterationsFor(g, cfg.Warmup)
+	c.graph, c.iters, c.synthetic = g.Name, iters, synth
+	if warm > 0 {
+		if _, err := runtime.Run(ctx, g, runtime.Options{Iterations: warm, Workers: workers}); err != nil {
+			return c, fmt.Errorf("%s: warm-up run: %w", file, err)
+		}
+	}
+	if g, _, err = Load(file); err != nil {
+		return c, err
+	}
+	st, err := runtime.Run(ctx, g, runtime.Options{Iterations: iters, Workers: workers})
+	if err != nil {
+		return c, fmt.Errorf("%s: profiled run: %w", file, err)
 	}
 	var buf bytes.Buffer
 	if err := st.WriteProfile(&buf); err != nil {
-		return p, err
+		return c, err
 	}
 	prof, err := sim.ParseProfile(file+" (profile)", buf.Bytes())
 	if err != nil {
-		return p, err
+		return c, err
 	}
-	capacity := map[string]int{}
-	for _, c := range st.Channels {
-		capacity[c.Name] = c.Capacity
-	}
+	c.sameRun = float64(iters) / st.Elapsed.Seconds()
+	var busy time.Duration
 	for _, a := range st.Actors {
-		p.busyNs += float64(a.Mean.Nanoseconds()) * float64(a.Firings) / float64(cfg.Iterations)
+		c.busyNs += float64(a.Mean.Nanoseconds()) * float64(a.Firings) / float64(iters)
+		busy += a.Busy
 	}
-	mapping := &graph.Mapping{Name: "all-on-cpu", Actors: map[string]*graph.Placement{}}
+	c.busyCores = busy.Seconds() / st.Elapsed.Seconds()
+	var res *sim.Result
+	if c.profile, res, err = simulate(g, base, cpu.Name, &sim.Costs{Profile: prof}, iters); err != nil {
+		return c, fmt.Errorf("%s: %w", file, err)
+	}
+	c.simBusyCores = res.Utilization[cpu.Name] * float64(cpu.Units)
+	if declaresCosts(g) {
+		if c.declared, err = Predict(g, base, cpu.Name, DeclaredCosts(g, burnExtra(base)), iters); err != nil {
+			return c, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if g, _, err = Load(file); err != nil {
+		return c, err
+	}
+	st, err = runtime.Run(ctx, g, runtime.Options{Iterations: iters, Workers: workers})
+	if err != nil {
+		return c, fmt.Errorf("%s: measured run: %w", file, err)
+	}
+	c.measured = float64(iters) / st.Elapsed.Seconds()
+	return c, nil
+}
+
+// Predict simulates iters iterations of g with every actor on processor
+// proc of m, the runtime's default capacities (those of the graph where it
+// sets them) and the given costs (nil: the declared ones), and returns
+// iters over the simulated makespan: iterations per second counted as the
+// runtime's are (filling and draining the pipeline included).
+func Predict(g *graph.Graph, m *machine.Machine, proc string, costs *sim.Costs, iters int64) (float64, error) {
+	tp, _, err := simulate(g, m, proc, costs, iters)
+	return tp, err
+}
+
+func simulate(g *graph.Graph, m *machine.Machine, proc string, costs *sim.Costs, iters int64) (float64, *sim.Result, error) {
+	mapping := &graph.Mapping{Name: "all-on-" + proc, Actors: map[string]*graph.Placement{}}
 	for _, a := range g.Actors {
-		mapping.Actors[a.Name] = &graph.Placement{Device: cpu.Name}
+		mapping.Actors[a.Name] = &graph.Placement{Device: proc}
 	}
-	simulate := func(c *machine.Processor) (float64, error) {
-		saved := *cpu
-		*cpu = *c
-		cpu.Units = units
-		defer func() { *cpu = saved }()
-		prog, err := sim.Build(g, mapping, base, &sim.Costs{Profile: prof}, sim.Options{Capacity: capacity})
-		if err != nil {
-			return 0, err
-		}
-		res, err := sim.Run(prog, sim.Config{Iterations: cfg.Iterations})
-		if err != nil {
-			return 0, err
-		}
-		if res.Throughput <= 0 || math.IsInf(res.Throughput, 0) || math.IsNaN(res.Throughput) {
-			return 0, fmt.Errorf("%s: simulated throughput %g: expected a positive finite number", file, res.Throughput)
-		}
-		return res.Throughput, nil
+	prog, err := sim.Build(g, mapping, m, costs, sim.Options{})
+	if err != nil {
+		return 0, nil, err
 	}
-	if p.withOverhead, err = simulate(cpu); err != nil {
-		return p, err
+	res, err := sim.Run(prog, sim.Config{Iterations: iters})
+	if err != nil {
+		return 0, nil, err
 	}
-	nowake := *cpu
-	nowake.WakeLatency = 0
-	if p.noWake, err = simulate(&nowake); err != nil {
-		return p, err
+	tp := float64(iters) / res.Makespan
+	if tp <= 0 || math.IsInf(tp, 0) || math.IsNaN(tp) {
+		return 0, nil, fmt.Errorf("simulated makespan %g s for %d iterations: expected a positive time", res.Makespan, iters)
 	}
-	bare := nowake
-	setPortCost(&bare, 0)
-	if p.noOverhead, err = simulate(&bare); err != nil {
-		return p, err
-	}
-	return p, nil
+	return tp, res, nil
 }
 
-// measure runs the graph afresh and returns iterations per second.
-func measure(ctx context.Context, file string, workers int, iters int64) (float64, error) {
-	g, err := load(file)
-	if err != nil {
-		return 0, err
+// DeclaredCosts charges every actor that declares a cost that cost plus
+// extra seconds (what a synthetic actor's busy loop lasts longer than
+// asked).
+func DeclaredCosts(g *graph.Graph, extra float64) *sim.Costs {
+	c := &sim.Costs{Actors: map[string]map[string]sim.Cost{}}
+	for _, a := range g.Actors {
+		if a.Cost > 0 {
+			c.Actors[a.Name] = map[string]sim.Cost{"*": {Seconds: a.Cost.Seconds() + extra}}
+		}
 	}
-	st, err := runtime.Run(ctx, g, runOpts(workers, iters))
-	if err != nil {
-		return 0, fmt.Errorf("%s: measured run: %w", file, err)
-	}
-	return float64(iters) / st.Elapsed.Seconds(), nil
+	return c
 }
 
-// cpuOf returns the processor named "cpu", else the first of kind cpu.
-func cpuOf(m *machine.Machine) *machine.Processor {
+// burnExtra reads the calibration's burn_extra_ns (seconds; 0 without).
+func burnExtra(m *machine.Machine) float64 {
+	v, err := strconv.ParseFloat(m.Calibration["burn_extra_ns"], 64)
+	if err != nil {
+		return 0
+	}
+	return v / 1e9
+}
+
+// CPUOf returns the processor named "cpu", else the first of kind cpu.
+func CPUOf(m *machine.Machine) *machine.Processor {
 	if p := m.Processor("cpu"); p != nil {
 		return p
 	}
@@ -366,158 +485,6 @@ func cpuOf(m *machine.Machine) *machine.Processor {
 		}
 	}
 	return nil
-}
-
-// portCost is the processor's cost per port access in ns: a firing pays
-// pushAcq + pushSend per output and popAcq + popDisc per input.
-func portCost(p *machine.Processor) float64 {
-	out := p.Seconds(p.PushAcq+p.PushSend.Fixed) * 1e9
-	in := p.Seconds(p.PopAcq.Fixed+p.PopDisc) * 1e9
-	return (out + in) / 2
-}
-
-// setPortCost charges ns per port access, half on acquire and half on
-// release, on a processor whose clock is then 1 GHz (one cycle = 1 ns).
-func setPortCost(p *machine.Processor, ns float64) {
-	p.ClockHz = 1e9
-	h := int64(math.Round(ns / 2))
-	p.PushAcq, p.PopDisc = h, h
-	p.PushSend = machine.Staircase{Fixed: h}
-	p.PopAcq = machine.Staircase{Fixed: h}
-}
-
-// Parallelism measures how many of the workers' goroutines really run at
-// once: a fixed CPU-bound loop alone (best of 3) against the same loop on
-// n goroutines at once (best of 3); the ratio n·t1/tn.
-func Parallelism(n int) float64 {
-	const work = 1 << 22 // about 5-10 ms
-	best := func(k int) time.Duration {
-		b := time.Duration(math.MaxInt64)
-		for range 3 {
-			t := time.Now()
-			done := make(chan float64, k)
-			for range k {
-				go func() { done <- spin(work) }()
-			}
-			for range k {
-				if <-done < 0 {
-					panic("unreachable")
-				}
-			}
-			b = min(b, time.Since(t))
-		}
-		return b
-	}
-	if n <= 1 {
-		return 1
-	}
-	t1 := best(1)
-	tn := best(n)
-	return float64(n) * float64(t1) / float64(tn)
-}
-
-func spin(n int) float64 {
-	x := 1.0
-	for i := 0; i < n; i++ {
-		x = x*1.0000001 + 1e-9
-	}
-	return x
-}
-
-// Calibrate measures the two runtime constants of the machine model.
-//
-// The overhead per port access is the runtime's time outside the firings
-// on a chain src → 3 × empty → sink of rate-1024 float32 ports (default
-// capacities, as in the graphs) whose firings do nothing, run by one
-// worker, so that no time is spent waiting for another: (elapsed − Σ
-// firing time) / port accesses (8 per iteration); the median of 5 runs.
-//
-// The wake latency is WakeLatency's median.
-func Calibrate(ctx context.Context) (portNs, wakeNs float64, err error) {
-	const iters = 50000
-	var costs []float64
-	for range 5 {
-		st, err := runtime.Run(ctx, emptyChain(3, 1024), runOpts(1, iters))
-		if err != nil {
-			return 0, 0, err
-		}
-		var busy time.Duration
-		for _, a := range st.Actors {
-			busy += a.Busy
-		}
-		costs = append(costs, max(0, float64((st.Elapsed-busy).Nanoseconds())/(8*iters)))
-	}
-	return median(costs), WakeLatency(), nil
-}
-
-// WakeLatency measures how long a parked pool worker takes to run after
-// it is signalled by a worker that goes on computing, as the runtime's
-// workers do (a sync.Cond, as in its queue): the median of 300 wakes, in
-// ns. A wake that is not over after 300 µs of the signaller's computing
-// counts as 300 µs.
-func WakeLatency() float64 {
-	var (
-		mu   sync.Mutex
-		cond = sync.NewCond(&mu)
-		sig  bool
-		quit bool
-		t0   int64
-		lat  = make(chan int64)
-	)
-	base := time.Now()
-	now := func() int64 { return int64(time.Since(base)) }
-	go func() {
-		for {
-			mu.Lock()
-			for !sig && !quit {
-				cond.Wait()
-			}
-			if quit {
-				mu.Unlock()
-				return
-			}
-			sig = false
-			d := now() - t0
-			mu.Unlock()
-			lat <- d
-		}
-	}()
-	spinFor := func(d int64) {
-		for t := now(); now()-t < d; {
-		}
-	}
-	var v []float64
-	for range 300 {
-		spinFor(20_000) // the worker parks
-		mu.Lock()
-		sig, t0 = true, now()
-		cond.Signal()
-		mu.Unlock()
-		spinFor(300_000) // the signaller goes on firing
-		v = append(v, float64(min(<-lat, 300_000)))
-	}
-	mu.Lock()
-	quit = true
-	cond.Signal()
-	mu.Unlock()
-	return median(v)
-}
-
-// emptyChain is src → stages × empty → sink over float32 ports of the given
-// rate, with firings that do nothing.
-func emptyChain(stages, rate int) *graph.Graph {
-	g := graph.New("empty-chain")
-	nop := runtime.FireFunc(func(*runtime.Firing) error { return nil })
-	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(nop))
-	prev := graph.AddOutput[float32](src, "out", graph.SDF(rate))
-	for i := range stages {
-		a := g.AddActor(fmt.Sprintf("e%d", i), graph.WithFunc(nop))
-		graph.Connect(g, prev, graph.AddInput[float32](a, "in", graph.SDF(rate)))
-		prev = graph.AddOutput[float32](a, "out", graph.SDF(rate))
-	}
-	sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(nop))
-	graph.Connect(g, prev, graph.AddInput[float32](sink, "in", graph.SDF(rate)))
-	return g
 }
 
 func median(v []float64) float64 {
@@ -530,18 +497,4 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// cpuModel returns the "model name" of /proc/cpuinfo, or GOARCH.
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return goruntime.GOARCH
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return goruntime.GOARCH
 }

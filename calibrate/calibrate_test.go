@@ -1,0 +1,175 @@
+package calibrate
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/device"
+	_ "github.com/sluicehq/sluice/device/cuda"
+	_ "github.com/sluicehq/sluice/device/opencl"
+	"github.com/sluicehq/sluice/machine"
+)
+
+func positive(t *testing.T, what string, v float64) {
+	t.Helper()
+	if !(v > 0) || math.IsInf(v, 0) {
+		t.Errorf("%s = %g: expected a positive finite number", what, v)
+	}
+}
+
+// TestHostModel calibrates the host and checks the figures and the model:
+// a pool processor with the measured costs, which machine.Parse reads back
+// from the YAML written, calibration record included.
+func TestHostModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs microbenchmarks for seconds: skipped with -short")
+	}
+	r, err := Run(context.Background(), Options{Workers: 2, NoGPU: true, Log: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Host
+	positive(t, "parallelism", h.Parallelism)
+	positive(t, "empty firing", h.EmptyFiringNs)
+	positive(t, "wake latency", h.WakeNs)
+	positive(t, "FIFO hand-off", h.HandoffNs)
+	positive(t, "clock read", h.ClockNs)
+	positive(t, "memory bandwidth", h.MemBandwidth)
+	if h.Parallelism > 2 {
+		t.Errorf("parallelism %g of 2 workers: expected at most 2", h.Parallelism)
+	}
+	m, err := machine.Parse("calibrated.yaml", r.YAML())
+	if err != nil {
+		t.Fatalf("the model written does not parse: %v\n%s", err, r.YAML())
+	}
+	cpu := m.Processor("cpu")
+	if cpu == nil || !cpu.Pool || cpu.Units != 2 || cpu.SpinTime != spinTimeNs || cpu.TimeSlice != timeSliceNs || cpu.WakeLatency <= 0 {
+		t.Fatalf("cpu processor %+v: expected a pool of 2 units with the runtime's spin time and slice and a wake latency", cpu)
+	}
+	if m.Calibration["key"] != Key() || m.Calibration["cpu_model"] != h.CPUModel {
+		t.Errorf("calibration record %v: expected key %s and the CPU model", m.Calibration, Key())
+	}
+}
+
+// TestDeviceFigures measures an OpenCL device as an accelerator (PoCL's
+// CPU device where no GPU is present: the same code path as a GPU's) and
+// checks the figures and the model's processor and link.
+func TestDeviceFigures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("copies hundreds of MiB: skipped with -short")
+	}
+	ctx := context.Background()
+	var id string
+	for _, d := range device.Devices(ctx) {
+		if d.Backend == "opencl" || d.Backend == "cuda" {
+			id = d.ID
+			if d.Kind == device.GPU {
+				break
+			}
+		}
+	}
+	if id == "" {
+		t.Skip("no OpenCL or CUDA device (install PoCL with scripts/install-pocl.sh, or run on a GPU host)")
+	}
+	var info device.Info
+	for _, d := range device.Devices(ctx) {
+		if d.ID == id {
+			info = d
+		}
+	}
+	g, err := measureGPU(ctx, info, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, v := range map[string]float64{"launch": g.LaunchNs, "launch gap": g.LaunchGapNs,
+		"H2D pinned latency": g.H2DPinnedNs, "D2H pinned latency": g.D2HPinnedNs,
+		"H2D pageable latency": g.H2DPageableNs, "D2H pageable latency": g.D2HPageableNs,
+		"H2D pinned bandwidth": g.H2DPinnedBW, "D2H pinned bandwidth": g.D2HPinnedBW,
+		"H2D pageable bandwidth": g.H2DPageableBW, "D2H pageable bandwidth": g.D2HPageableBW} {
+		positive(t, what, v)
+	}
+	if g.CopyEngines < 1 || g.CopyEngines > 2 {
+		t.Errorf("%d copy engines: expected 1 or 2", g.CopyEngines)
+	}
+	r := &Result{Host: &Host{Workers: 1, CPUModel: "test"}, GPUs: []*GPU{g}}
+	m, err := machine.Parse("with-gpu.yaml", r.YAML())
+	if err != nil {
+		t.Fatalf("the model written does not parse: %v\n%s", err, r.YAML())
+	}
+	name := strings.ReplaceAll(info.ID, ":", "")
+	gpu := m.Resolve(info.ID)
+	if gpu == nil || gpu.Name != name || gpu.Kind != "gpu" || gpu.FiringCost <= 0 {
+		t.Fatalf("processor for %s: %+v: expected a gpu processor %s whose firing cost is the launch time", info.ID, gpu, name)
+	}
+	if _, err := m.Route("cpu", name); err != nil {
+		t.Errorf("no route from cpu to %s: %v", name, err)
+	}
+	if m.Calibration[name+"_name"] != info.Name || m.Calibration[name+"_h2d_pinned_gb_s"] == "" {
+		t.Errorf("calibration record %v: expected %s's name and copy figures", m.Calibration, name)
+	}
+}
+
+// TestCache: the model saved at CachePath is what Cached returns, and
+// ForHost returns it without measuring again.
+func TestCache(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", dir)
+	t.Setenv("HOME", dir)
+	if _, _, err := Cached(); !os.IsNotExist(err) {
+		t.Fatalf("Cached in an empty cache: %v, want a not-exist error", err)
+	}
+	r := &Result{Host: &Host{Hostname: "h", CPUModel: "test", Workers: 3, WakeNs: 1000, FiringNs: 5, PortNs: 10}}
+	path, err := CachePath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(path, dir) || filepath.Ext(path) != ".yaml" {
+		t.Errorf("cache path %s: expected a .yaml file under %s", path, dir)
+	}
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	m, got, err := ForHost(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != path || m.Processor("cpu").Units != 3 || m.Processor("cpu").WakeLatency != 1000 {
+		t.Errorf("ForHost returned %s with cpu %+v: expected the cached model of 3 units at %s", got, m.Processor("cpu"), path)
+	}
+}
+
+// TestModelTwoGPUs: a calibration with two GPUs gives a processor per GPU
+// named by its device ID, which machine.Resolve finds from the ID, each
+// joined to the host by a link of its copy figures, and a route between
+// the GPUs through the host.
+func TestModelTwoGPUs(t *testing.T) {
+	gpu := func(id string, engines int) *GPU {
+		return &GPU{ID: id, Name: "test GPU", LaunchNs: 5000, LaunchGapNs: 2000, H2DPinnedNs: 8000,
+			H2DPinnedBW: 25e9, D2HPinnedBW: 26e9, CopyEngines: engines}
+	}
+	r := &Result{Host: &Host{Workers: 16, CPUModel: "test"}, GPUs: []*GPU{gpu("cuda:0", 2), gpu("cuda:1", 1)}}
+	m, err := machine.Parse("two.yaml", r.YAML())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r.YAML())
+	}
+	for id, name := range map[string]string{"cuda:0": "cuda0", "cuda:1": "cuda1", "cuda": "cuda0"} {
+		if p := m.Resolve(id); p == nil || p.Name != name || p.FiringCost != 2000 {
+			t.Errorf("Resolve(%q) = %+v, want %s with firing cost 2000", id, p, name)
+		}
+	}
+	ic := m.Interconnect("pcie-cuda0")
+	if ic == nil || ic.StartLatency != 8000 || ic.Bandwidth != 25 || ic.Channels != 2 || !ic.IsDuplex("cuda0") {
+		t.Errorf("pcie-cuda0 %+v: expected latency 8000 ns, 25 B/ns, 2 duplex channels", ic)
+	}
+	if ic := m.Interconnect("pcie-cuda1"); ic == nil || ic.Channels != 1 || ic.IsDuplex("cuda1") {
+		t.Errorf("pcie-cuda1 %+v: expected one channel, not duplex", ic)
+	}
+	hops, err := m.Route("cuda0", "cuda1")
+	if err != nil || len(hops) != 2 {
+		t.Errorf("route cuda0 → cuda1: %v hops, %v: expected two hops through cpu", len(hops), err)
+	}
+}

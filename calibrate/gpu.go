@@ -1,0 +1,217 @@
+package calibrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/sluicehq/sluice/device"
+)
+
+// GPU is what the microbenchmarks measured on one GPU. Times are in
+// nanoseconds, bandwidths in bytes/s.
+type GPU struct {
+	// ID and Name identify the device ("cuda:0", the driver's name).
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// LaunchNs is the round trip of one empty kernel (launch, then wait for
+	// its event), median; LaunchGapNs the time per launch of 1000 empty
+	// kernels enqueued back to back on one queue.
+	LaunchNs    float64 `json:"launch_ns"`
+	LaunchGapNs float64 `json:"launch_gap_ns"`
+	// Copy latencies of 4 bytes (enqueue to completion, median) and
+	// bandwidths of 64 MiB (best of 3), host to device (H2D) and device to
+	// host (D2H), from pinned and from pageable host memory.
+	H2DPinnedNs, D2HPinnedNs     float64 `json:"-"`
+	H2DPageableNs, D2HPageableNs float64 `json:"-"`
+	H2DPinnedBW, D2HPinnedBW     float64 `json:"-"`
+	H2DPageableBW, D2HPageableBW float64 `json:"-"`
+	// CopyEngines is 2 when a host-to-device and a device-to-host copy on
+	// two queues overlap (they take less than 0.75 of their sum), else 1.
+	CopyEngines int `json:"copy_engines"`
+	// Overlap is the concurrent copies' time over the sum of their times
+	// alone.
+	Overlap float64 `json:"overlap"`
+}
+
+// emptyKernel is a kernel that does nothing, per backend.
+func emptyKernel(backend string) (device.Source, error) {
+	switch backend {
+	case "cuda":
+		return device.Source{Name: "calibrate.cu", Text: "extern \"C\" __global__ void empty() {}\n"}, nil
+	case "opencl":
+		return device.Source{Name: "calibrate.cl", Text: "__kernel void empty() {}\n"}, nil
+	}
+	return device.Source{}, fmt.Errorf("calibrate: backend %q: expected cuda or opencl", backend)
+}
+
+// measureGPU runs the GPU microbenchmarks on the device info describes.
+func measureGPU(ctx context.Context, info device.Info, logf func(string, ...any)) (g *GPU, err error) {
+	g = &GPU{ID: info.ID, Name: info.Name}
+	d, err := device.Open(ctx, info.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, d.Close()) }()
+	q1, err := d.NewQueue()
+	if err != nil {
+		return nil, err
+	}
+	defer q1.Release()
+	q2, err := d.NewQueue()
+	if err != nil {
+		return nil, err
+	}
+	defer q2.Release()
+	const n = 64 << 20
+	size := int64(n)
+	if info.MaxAlloc > 0 {
+		size = min(size, info.MaxAlloc/2)
+	}
+	b1, err := d.Alloc(size, device.ReadWrite)
+	if err != nil {
+		return nil, err
+	}
+	defer b1.Release()
+	b2, err := d.Alloc(size, device.ReadWrite)
+	if err != nil {
+		return nil, err
+	}
+	defer b2.Release()
+	pin, err := d.AllocHost(size)
+	if err != nil {
+		return nil, err
+	}
+	defer pin.Release()
+	pin2, err := d.AllocHost(size)
+	if err != nil {
+		return nil, err
+	}
+	defer pin2.Release()
+	page := make([]byte, size)
+	wait := func(ev device.Event, err error) error {
+		if err != nil {
+			return err
+		}
+		defer ev.Release()
+		return ev.Wait(ctx)
+	}
+	timeIt := func(f func() error) (time.Duration, error) {
+		t := time.Now()
+		err := f()
+		return time.Since(t), err
+	}
+	h2d := func(src []byte) func() error {
+		return func() error { return wait(q1.Write(b1, 0, src)) }
+	}
+	d2h := func(dst []byte) func() error {
+		return func() error { return wait(q1.Read(dst, b1, 0)) }
+	}
+	lat := func(f func() error) (float64, error) {
+		var v []float64
+		for range 50 {
+			t, err := timeIt(f)
+			if err != nil {
+				return 0, err
+			}
+			v = append(v, float64(t.Nanoseconds()))
+		}
+		return median(v[5:]), nil
+	}
+	bw := func(f func() error) (float64, error) {
+		best := time.Duration(math.MaxInt64)
+		for range 3 {
+			t, err := timeIt(f)
+			if err != nil {
+				return 0, err
+			}
+			best = min(best, t)
+		}
+		return float64(size) / best.Seconds(), nil
+	}
+	pb := pin.Bytes()[:size]
+	for _, m := range []struct {
+		dst *float64
+		f   func() (float64, error)
+	}{
+		{&g.H2DPinnedNs, func() (float64, error) { return lat(h2d(pb[:4])) }},
+		{&g.D2HPinnedNs, func() (float64, error) { return lat(d2h(pb[:4])) }},
+		{&g.H2DPageableNs, func() (float64, error) { return lat(h2d(page[:4])) }},
+		{&g.D2HPageableNs, func() (float64, error) { return lat(d2h(page[:4])) }},
+		{&g.H2DPinnedBW, func() (float64, error) { return bw(h2d(pb)) }},
+		{&g.D2HPinnedBW, func() (float64, error) { return bw(d2h(pb)) }},
+		{&g.H2DPageableBW, func() (float64, error) { return bw(h2d(page)) }},
+		{&g.D2HPageableBW, func() (float64, error) { return bw(d2h(page)) }},
+	} {
+		if *m.dst, err = m.f(); err != nil {
+			return nil, fmt.Errorf("calibrate: %s: copies: %w", info.ID, err)
+		}
+	}
+	// Copy engines: a host-to-device copy on one queue and a device-to-host
+	// copy on another, at once, against their times alone.
+	p2 := pin2.Bytes()[:size]
+	alone := float64(size)/g.H2DPinnedBW + float64(size)/g.D2HPinnedBW
+	best := math.Inf(1)
+	for range 3 {
+		t := time.Now()
+		e1, err := q1.Write(b1, 0, pb)
+		if err != nil {
+			return nil, err
+		}
+		e2, err := q2.Read(p2, b2, 0)
+		if err != nil {
+			e1.Release()
+			return nil, err
+		}
+		err = errors.Join(e1.Wait(ctx), e2.Wait(ctx))
+		e1.Release()
+		e2.Release()
+		if err != nil {
+			return nil, err
+		}
+		best = min(best, time.Since(t).Seconds())
+	}
+	g.Overlap = best / alone
+	g.CopyEngines = 1
+	if g.Overlap < 0.75 {
+		g.CopyEngines = 2
+	}
+	// Kernel launches.
+	src, err := emptyKernel(info.Backend)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := d.Build(ctx, src, "")
+	if err != nil {
+		return nil, err
+	}
+	defer prog.Release()
+	k, err := prog.Kernel("empty")
+	if err != nil {
+		return nil, err
+	}
+	defer k.Release()
+	r := device.Groups(1, 1)
+	if g.LaunchNs, err = lat(func() error { return wait(q1.Launch(k, r)) }); err != nil {
+		return nil, fmt.Errorf("calibrate: %s: launches: %w", info.ID, err)
+	}
+	const burst = 1000
+	t := time.Now()
+	for range burst {
+		ev, err := q1.Launch(k, r)
+		if err != nil {
+			return nil, err
+		}
+		ev.Release()
+	}
+	if err := q1.Finish(); err != nil {
+		return nil, err
+	}
+	g.LaunchGapNs = float64(time.Since(t).Nanoseconds()) / burst
+	logf("%s (%s): launch %.1f µs (%.1f µs back to back); H2D %.1f µs / %.1f GB/s pinned, %.1f µs / %.1f GB/s pageable; D2H %.1f µs / %.1f GB/s pinned, %.1f µs / %.1f GB/s pageable; %d copy engine(s) (overlap %.2f)",
+		g.ID, g.Name, g.LaunchNs/1e3, g.LaunchGapNs/1e3, g.H2DPinnedNs/1e3, g.H2DPinnedBW/1e9, g.H2DPageableNs/1e3, g.H2DPageableBW/1e9,
+		g.D2HPinnedNs/1e3, g.D2HPinnedBW/1e9, g.D2HPageableNs/1e3, g.D2HPageableBW/1e9, g.CopyEngines, g.Overlap)
+	return g, nil
+}

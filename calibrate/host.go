@@ -1,0 +1,433 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/fifo"
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+// Host is what the host's microbenchmarks measured. Times are in
+// nanoseconds.
+type Host struct {
+	// Hostname, CPUModel and NumCPU identify the host (NumCPU: the CPUs
+	// this process may run on, as Go sees them).
+	Hostname string `json:"hostname"`
+	CPUModel string `json:"cpu_model"`
+	NumCPU   int    `json:"num_cpu"`
+	// Workers is the runtime's CPU pool size the model is for (GOMAXPROCS).
+	Workers int `json:"workers"`
+	// Parallelism is the effective parallelism of Workers goroutines
+	// running CPU-bound loops at once (Workers on an idle host; less where
+	// other jobs share the cores).
+	Parallelism float64 `json:"parallelism"`
+	// Availability is the share of the time Workers goroutines that want
+	// the CPU all along really run (1 on an idle host; less where other
+	// jobs preempt them).
+	Availability float64 `json:"availability"`
+	// FiringNs is the runtime's cost per firing outside the firing's own
+	// time (what a profile's mean firing time does not hold), RoundNs its
+	// cost per round and PortNs per port and round (acquire and commit or
+	// release of one window), all from one-worker runs of empty actors.
+	FiringNs float64 `json:"firing_ns"`
+	RoundNs  float64 `json:"round_ns"`
+	PortNs   float64 `json:"port_ns"`
+	// EmptyFiringNs is the mean firing time a profile reports for an actor
+	// whose firing does nothing (the runtime's share inside the timed
+	// region).
+	EmptyFiringNs float64 `json:"empty_firing_ns"`
+	// WakeNs is how long a parked pool worker takes to run after a worker
+	// that goes on computing wakes it (mean).
+	WakeNs float64 `json:"wake_ns"`
+	// HandoffNs is the one-way latency of a token between two goroutines
+	// through a FIFO of capacity 1 (half a ping-pong round trip, median).
+	HandoffNs float64 `json:"fifo_handoff_ns"`
+	// ClockNs is the cost of one read of the clock (time.Now; median of
+	// blocks of reads).
+	ClockNs float64 `json:"clock_ns"`
+	// BurnExtraNs is how much longer than asked a busy loop on the clock
+	// (Burn, what synthetic actors run for their declared cost) keeps the
+	// core: the median over blocks of 1 µs burns of their mean excess.
+	BurnExtraNs float64 `json:"burn_extra_ns"`
+	// MemBandwidth is the memory copy bandwidth of one core in bytes/s
+	// (copying 64 MiB, best of 5).
+	MemBandwidth float64 `json:"mem_bandwidth_bytes_per_s"`
+}
+
+// measureHost runs the host's microbenchmarks for a pool of workers.
+func measureHost(ctx context.Context, workers int, logf func(string, ...any)) (*Host, error) {
+	h := &Host{CPUModel: CPUModel(), NumCPU: goruntime.NumCPU(), Workers: workers}
+	h.Hostname, _ = os.Hostname()
+	h.Parallelism = Parallelism(workers)
+	h.Availability = Availability(workers, 100*time.Millisecond)
+	logf("effective parallelism of %d workers: %.2f; they ran %.0f%% of the time", workers, h.Parallelism, 100*h.Availability)
+	var err error
+	if err = measureRuntime(ctx, h); err != nil {
+		return nil, err
+	}
+	logf("runtime: %.0f ns per firing (+%.0f ns timed), %.0f ns per round, %.0f ns per port", h.FiringNs, h.EmptyFiringNs, h.RoundNs, h.PortNs)
+	h.WakeNs = WakeLatency()
+	logf("wake-up latency of a parked worker: %.1f µs", h.WakeNs/1e3)
+	if h.HandoffNs, err = Handoff(ctx); err != nil {
+		return nil, err
+	}
+	logf("FIFO hand-off: %.0f ns", h.HandoffNs)
+	h.ClockNs, h.BurnExtraNs = Clock()
+	logf("clock read: %.0f ns; a 1 µs busy loop on the clock lasts %.0f ns more", h.ClockNs, h.BurnExtraNs)
+	h.MemBandwidth = MemBandwidth()
+	logf("memory copy bandwidth: %.1f GB/s", h.MemBandwidth/1e9)
+	return h, nil
+}
+
+// Parallelism measures how many of n goroutines running a CPU-bound loop
+// really run at once: the loop alone (best of 3) against the same loop on
+// n goroutines at once (best of 3), n·t1/tn.
+func Parallelism(n int) float64 {
+	if n <= 1 {
+		return 1
+	}
+	const work = 1 << 22 // about 5-10 ms
+	best := func(k int) time.Duration {
+		b := time.Duration(math.MaxInt64)
+		for range 3 {
+			t := time.Now()
+			done := make(chan float64, k)
+			for range k {
+				go func() { done <- spin(work) }()
+			}
+			for range k {
+				if <-done < 0 {
+					panic("unreachable: spin returns a positive number")
+				}
+			}
+			b = min(b, time.Since(t))
+		}
+		return b
+	}
+	t1 := best(1)
+	tn := best(n)
+	return min(float64(n), float64(n)*float64(t1)/float64(tn))
+}
+
+// Availability measures the share of the time n goroutines that spin on
+// the clock for d really run: each records the gaps of more than 100 µs
+// between its clock reads (the time it was descheduled: other jobs, other
+// goroutines); the result is 1 − Σ gaps / (n × d).
+func Availability(n int, d time.Duration) float64 {
+	n = max(1, n)
+	const gap = int64(100 * time.Microsecond)
+	lost := make(chan int64, n)
+	for range n {
+		go func() {
+			var sum int64
+			start := time.Now()
+			prev := int64(0)
+			for {
+				t := int64(time.Since(start))
+				if t-prev > gap {
+					sum += t - prev
+				}
+				prev = t
+				if t >= int64(d) {
+					break
+				}
+			}
+			lost <- sum
+		}()
+	}
+	var total int64
+	for range n {
+		total += <-lost
+	}
+	return max(0, 1-float64(total)/(float64(n)*float64(d)))
+}
+
+func spin(n int) float64 {
+	x := 1.0
+	for i := 0; i < n; i++ {
+		x = x*1.0000001 + 1e-9
+	}
+	return x
+}
+
+// measureRuntime derives the runtime's per-firing, per-round and per-port
+// costs from one-worker runs of a chain src → 4 × empty → sink of rate-1
+// float32 actors whose firings do nothing:
+//
+//   - with the default capacities (rounds of thousands of firings) the
+//     time per firing is the per-firing cost;
+//   - with capacity 2 (rounds of one firing) each firing also pays a round
+//     and its ports (one per channel end);
+//   - with three parallel channels between neighbours instead of one,
+//     capacity 2, each round pays twice as many more ports.
+//
+// Each figure is the median of 5 runs.
+func measureRuntime(ctx context.Context, h *Host) error {
+	const stages = 4
+	actors := float64(stages + 2)
+	ends := float64(2 * (stages + 1)) // channel ends per iteration with one channel between neighbours
+	run := func(iters int64, width, capacity int) (perIter, emptyMean float64, err error) {
+		var v, m []float64
+		for range 5 {
+			g := emptyChain(stages, width, capacity)
+			st, err := runtime.Run(ctx, g, runtime.Options{Iterations: iters, Workers: 1})
+			if err != nil {
+				return 0, 0, fmt.Errorf("calibrate: empty chain (%d channels between neighbours, capacity %d): %w", width, capacity, err)
+			}
+			var busy time.Duration
+			var fir int64
+			for _, a := range st.Actors {
+				busy += a.Busy
+				fir += a.Firings
+			}
+			v = append(v, float64(st.Elapsed.Nanoseconds())/float64(iters))
+			if fir > 0 {
+				m = append(m, float64(busy.Nanoseconds())/float64(fir))
+			}
+		}
+		return median(v), median(m), nil
+	}
+	big, mean, err := run(400_000, 1, 0)
+	if err != nil {
+		return err
+	}
+	one, _, err := run(40_000, 1, 2)
+	if err != nil {
+		return err
+	}
+	wide, _, err := run(40_000, 3, 2)
+	if err != nil {
+		return err
+	}
+	h.EmptyFiringNs = mean
+	h.FiringNs = max(0, big/actors-mean)
+	h.PortNs = max(0, (wide-one)/(2*ends))
+	h.RoundNs = max(0, (one-ends*h.PortNs)/actors-big/actors)
+	return nil
+}
+
+// emptyChain is src → stages × empty → sink over rate-1 float32 ports,
+// width parallel channels between neighbours, of the given capacity (0:
+// the runtime's default), with firings that do nothing.
+func emptyChain(stages, width, capacity int) *graph.Graph {
+	g := graph.New("calibrate-empty-chain")
+	nop := runtime.FireFunc(func(*runtime.Firing) error { return nil })
+	prev := g.AddActor("src", graph.Stateful(), graph.WithFunc(nop))
+	link := func(from, to *graph.Actor) {
+		for w := range width {
+			o := graph.AddOutput[float32](from, fmt.Sprintf("o%d", w), graph.SDF(1))
+			i := graph.AddInput[float32](to, fmt.Sprintf("i%d", w), graph.SDF(1))
+			c := graph.Connect(g, o, i)
+			c.Capacity = capacity
+		}
+	}
+	for s := range stages {
+		a := g.AddActor(fmt.Sprintf("e%d", s), graph.WithFunc(nop))
+		link(prev, a)
+		prev = a
+	}
+	sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(nop))
+	link(prev, sink)
+	return g
+}
+
+// WakeLatency measures how long a parked worker (blocked on a channel of
+// its own, as the runtime's pool workers park) takes to run after another
+// goroutine, which goes on computing, wakes it: the mean of 300 wakes, in
+// ns (the mean, not the median: the simulator charges every wake the same
+// latency, and the slow wakes are what costs throughput). A wake not over
+// after 1 ms of the waker's computing counts as 1 ms.
+func WakeLatency() float64 {
+	const limit = 1_000_000
+	var t0 int64
+	var mu sync.Mutex
+	wake := make(chan struct{}, 1)
+	lat := make(chan int64)
+	quit := make(chan struct{})
+	base := time.Now()
+	now := func() int64 { return int64(time.Since(base)) }
+	go func() {
+		for {
+			select {
+			case <-wake:
+			case <-quit:
+				return
+			}
+			mu.Lock()
+			d := now() - t0
+			mu.Unlock()
+			lat <- d
+		}
+	}()
+	spinFor := func(d int64) {
+		for t := now(); now()-t < d; {
+		}
+	}
+	var v []float64
+	for range 300 {
+		spinFor(50_000) // the worker parks
+		mu.Lock()
+		t0 = now()
+		mu.Unlock()
+		wake <- struct{}{}
+		done := false
+		var d int64
+		for t := now(); !done; {
+			select {
+			case d = <-lat:
+				done = true
+			default:
+				if now()-t > limit {
+					d, done = <-lat, true
+					d = min(d, limit)
+				}
+			}
+		}
+		v = append(v, float64(d))
+	}
+	close(quit)
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
+}
+
+// Handoff measures the one-way latency of a token between two goroutines
+// through FIFOs of capacity 1 (the default wait strategy): half the median
+// round trip of 2000 ping-pongs, in ns.
+func Handoff(ctx context.Context) (float64, error) {
+	mk := func(name string) (*fifo.FIFO, error) {
+		return fifo.New(fifo.Options{Name: name, TokenSize: 4, Capacity: 1})
+	}
+	ping, err := mk("calibrate.ping")
+	if err != nil {
+		return 0, err
+	}
+	defer ping.Free()
+	pong, err := mk("calibrate.pong")
+	if err != nil {
+		return 0, err
+	}
+	defer pong.Free()
+	const n = 2000
+	errc := make(chan error, 1)
+	go func() {
+		for range n {
+			if _, err := ping.Reader(0).Acquire(ctx, 1); err != nil {
+				errc <- err
+				return
+			}
+			ping.Reader(0).Release(1)
+			if _, err := pong.Writer().Acquire(ctx, 1); err != nil {
+				errc <- err
+				return
+			}
+			pong.Writer().Commit(1)
+		}
+		errc <- nil
+	}()
+	v := make([]float64, 0, n)
+	for range n {
+		t := time.Now()
+		if _, err := ping.Writer().Acquire(ctx, 1); err != nil {
+			return 0, err
+		}
+		ping.Writer().Commit(1)
+		if _, err := pong.Reader(0).Acquire(ctx, 1); err != nil {
+			return 0, err
+		}
+		pong.Reader(0).Release(1)
+		v = append(v, float64(time.Since(t).Nanoseconds()))
+	}
+	if err := <-errc; err != nil {
+		return 0, err
+	}
+	return median(v) / 2, nil
+}
+
+// Clock measures the cost of a clock read and the excess of a busy loop on
+// the clock (Burn) over the time it is asked to last: medians over 21
+// blocks, so that a block in which the goroutine was descheduled does not
+// count.
+func Clock() (readNs, burnExtraNs float64) {
+	var reads, extra []float64
+	for range 21 {
+		const n = 2000
+		t := time.Now()
+		for range n {
+			_ = time.Now()
+		}
+		reads = append(reads, float64(time.Since(t).Nanoseconds())/n)
+		const m = 200
+		t = time.Now()
+		for range m {
+			Burn(time.Microsecond)
+		}
+		extra = append(extra, float64(time.Since(t).Nanoseconds())/m-1000)
+	}
+	return median(reads), max(0, median(extra))
+}
+
+// Burn keeps the calling goroutine's core busy for d: a busy loop on the
+// monotonic clock, as synthetic actors burn their declared cost.
+func Burn(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+// MemBandwidth measures one core's memory copy bandwidth in bytes/s:
+// copying 64 MiB, best of 5 (bytes read plus bytes written).
+func MemBandwidth() float64 {
+	const n = 64 << 20
+	src, dst := make([]byte, n), make([]byte, n)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	copy(dst, src)
+	best := time.Duration(math.MaxInt64)
+	for range 5 {
+		t := time.Now()
+		copy(dst, src)
+		best = min(best, time.Since(t))
+	}
+	return 2 * n / best.Seconds()
+}
+
+// CPUModel returns the "model name" of /proc/cpuinfo, else GOARCH.
+func CPUModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return goruntime.GOARCH
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return goruntime.GOARCH
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

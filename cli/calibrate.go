@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/calibrate"
+)
+
+func newCalibrate() *cobra.Command {
+	var (
+		outFile string
+		workers int
+		noGPU   bool
+		show    bool
+		devices []string
+	)
+	cmd := &cobra.Command{
+		Use:   "calibrate [--out FILE]",
+		Short: "Measure this host and its GPUs and write the machine model simulate and map use",
+		Long: `calibrate runs microbenchmarks on this host — effective parallelism of the CPU pool,
+the runtime's costs per firing, per round and per port, a parked worker's wake-up
+latency, a FIFO hand-off, memory bandwidth — and on every GPU the device backends find
+(kernel launch time, copy latency and bandwidth each way from pinned and pageable
+memory, concurrent copy engines), and writes the machine model (kind: machine) that
+sluice simulate and sluice map read.
+
+The model is cached per machine (host name, CPU model, usable CPUs, GOMAXPROCS, GPU
+names) under the user's cache directory, and simulate and map use it when no
+--machine is given. --out also writes it to FILE. --show prints the cached model
+without measuring. It takes about 5 to 20 seconds. See docs/simulate.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			errw := cmd.ErrOrStderr()
+			if show {
+				_, path, err := calibrate.Cached()
+				if err != nil {
+					return fmt.Errorf("no calibrated model for this machine at %s: run sluice calibrate (%w)", path, err)
+				}
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(b)
+				return err
+			}
+			res, err := calibrate.Run(cmd.Context(), calibrate.Options{Workers: workers, NoGPU: noGPU, Devices: devices,
+				Log: func(format string, a ...any) { fmt.Fprintf(errw, format+"\n", a...) }})
+			if err != nil {
+				return err
+			}
+			path, err := calibrate.CachePath()
+			if err != nil {
+				return err
+			}
+			if err := res.Save(path); err != nil {
+				return err
+			}
+			fmt.Fprintf(errw, "machine model cached at %s (%.1f s)\n", path, res.Took.Seconds())
+			if outFile != "" {
+				if err := res.Save(outFile); err != nil {
+					return err
+				}
+				fmt.Fprintf(errw, "machine model written to %s\n", outFile)
+			} else {
+				_, err = cmd.OutOrStdout().Write(res.YAML())
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&outFile, "out", "o", "", "also write the machine model to this file (default: print it)")
+	f.IntVar(&workers, "workers", 0, "CPU pool size the model is for (0: one per core, as sluice run)")
+	f.BoolVar(&noGPU, "no-gpu", false, "measure the host only")
+	f.StringSliceVar(&devices, "device", nil, "measure these devices (IDs such as cuda:1 or opencl:0:0, whatever their kind) instead of every GPU")
+	f.BoolVar(&show, "show", false, "print the cached model of this machine without measuring")
+	return cmd
+}
