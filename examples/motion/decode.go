@@ -1,0 +1,41 @@
+package motion
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+)
+
+// DecodeGray decodes a JPEG image with image/jpeg into a W×H grey frame:
+// a grey image's pixels, a colour (YCbCr) image's luma plane, or for other
+// colour models (CMYK) image/color's grey conversion.
+func DecodeGray(jpg []byte, out []uint8) error {
+	img, err := jpeg.Decode(bytes.NewReader(jpg))
+	if err != nil {
+		return err
+	}
+	b := img.Bounds()
+	if b.Dx() != W || b.Dy() != H {
+		return fmt.Errorf("a %d×%d JPEG image: expected %d×%d", b.Dx(), b.Dy(), W, H)
+	}
+	out = out[:Pixels]
+	switch m := img.(type) {
+	case *image.Gray:
+		for y := 0; y < H; y++ {
+			copy(out[y*W:(y+1)*W], m.Pix[y*m.Stride:])
+		}
+	case *image.YCbCr:
+		for y := 0; y < H; y++ {
+			copy(out[y*W:(y+1)*W], m.Y[y*m.YStride:])
+		}
+	default:
+		for y := 0; y < H; y++ {
+			for x := 0; x < W; x++ {
+				out[y*W+x] = color.GrayModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.Gray).Y
+			}
+		}
+	}
+	return nil
+}

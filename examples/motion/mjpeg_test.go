@@ -1,0 +1,260 @@
+package motion
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"io"
+	"mime/multipart"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// testFrames returns n JPEG frames of the default scene.
+func testFrames(t *testing.T, n int) [][]byte {
+	t.Helper()
+	s := NewScene()
+	frame := make([]uint8, Pixels)
+	var out [][]byte
+	for i := 0; i < n; i++ {
+		s.Render(i, frame)
+		jpg, err := EncodeGray(frame, ClipQuality)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, jpg)
+	}
+	return out
+}
+
+func readAll(t *testing.T, r FrameReader) [][]byte {
+	t.Helper()
+	var got [][]byte
+	for {
+		b, err := r.Next()
+		if err == io.EOF {
+			return got
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, b)
+	}
+}
+
+func sameFrames(t *testing.T, got, want [][]byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("read %d frames, expected %d", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("frame %d: read %d bytes differing from the %d written", i, len(got[i]), len(want[i]))
+		}
+	}
+}
+
+// An AVI written by AVIWriter reads back frame for frame, with odd-sized
+// frames padded, and its header carries the frame count.
+func TestAVIRoundTrip(t *testing.T) {
+	frames := testFrames(t, 5)
+	frames[2] = append(append([]byte(nil), frames[2]...), 0) // an odd size
+	if len(frames[2])%2 == 0 {
+		frames[2] = append(frames[2], 0)
+	}
+	path := filepath.Join(t.TempDir(), "clip.avi")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aw, err := NewAVIWriter(f, W, H, 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range frames {
+		if err := aw.WriteFrame(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := aw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	data, _ := os.ReadFile(path)
+	if got := int(data[aviTotalFramesOff]); got != len(frames) {
+		t.Errorf("avih total frames %d, expected %d", got, len(frames))
+	}
+	if got := int(uint32(data[4]) | uint32(data[5])<<8 | uint32(data[6])<<16 | uint32(data[7])<<24); got != len(data)-8 {
+		t.Errorf("RIFF size %d, expected %d", got, len(data)-8)
+	}
+	r, c, err := OpenStream(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sameFrames(t, readAll(t, r), frames)
+}
+
+// A multipart/x-mixed-replace stream gives its JPEG parts, with or without
+// the HTTP response's headers in front, with and without Content-Length.
+func TestMultipartStream(t *testing.T) {
+	frames := testFrames(t, 4)
+	for _, c := range []struct {
+		name   string
+		header bool
+		length bool
+	}{{"bare", false, true}, {"http-header", true, true}, {"no-length", false, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			mw := multipart.NewWriter(&b)
+			if c.header {
+				b.Reset()
+				fmt.Fprintf(&b, "HTTP/1.0 200 OK\r\nContent-Type: multipart/x-mixed-replace; boundary=%s\r\n\r\n", mw.Boundary())
+			}
+			for _, f := range frames {
+				h := textproto.MIMEHeader{"Content-Type": {"image/jpeg"}}
+				if c.length {
+					h.Set("Content-Length", fmt.Sprint(len(f)))
+				}
+				w, err := mw.CreatePart(h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Write(f)
+			}
+			mw.Close()
+			r, err := NewStream(&b, c.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameFrames(t, readAll(t, r), frames)
+		})
+	}
+}
+
+// Concatenated JPEG images (ffmpeg's -f mjpeg) split at their EOI markers.
+func TestRawStream(t *testing.T) {
+	frames := testFrames(t, 3)
+	r, err := NewStream(bytes.NewReader(bytes.Join(frames, nil)), "raw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameFrames(t, readAll(t, r), frames)
+}
+
+// Errors name what was expected: a file in no known format, a truncated
+// AVI, a frame of the wrong size.
+func TestStreamErrors(t *testing.T) {
+	if _, err := NewStream(bytes.NewReader([]byte("hello world\n")), "x.txt"); err == nil {
+		t.Error("text file: expected an error")
+	} else {
+		t.Log(err)
+	}
+	path := filepath.Join(t.TempDir(), "clip.avi")
+	if err := WriteClip(path); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	r, err := NewStream(bytes.NewReader(data[:len(data)/2]), "cut.avi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	for last == nil {
+		_, last = r.Next()
+	}
+	if last == io.EOF {
+		t.Error("truncated AVI: expected an error, got a clean end")
+	} else {
+		t.Log(last)
+	}
+	img := image.NewGray(image.Rect(0, 0, 64, 48))
+	var b bytes.Buffer
+	jpeg.Encode(&b, img, nil)
+	if err := DecodeGray(b.Bytes(), make([]uint8, Pixels)); err == nil {
+		t.Error("64×48 frame: expected an error")
+	} else {
+		t.Log(err)
+	}
+}
+
+// DecodeGray gives image/jpeg's pixels for a grey JPEG and its luma plane
+// for a colour one.
+func TestDecodeGray(t *testing.T) {
+	jpg := testFrames(t, 1)[0]
+	got := make([]uint8, Pixels)
+	if err := DecodeGray(jpg, got); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := jpeg.Decode(bytes.NewReader(jpg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if want := ref.(*image.Gray).GrayAt(i%W, i/W).Y; got[i] != want {
+			t.Fatalf("pixel %d: %d, image/jpeg %d", i, got[i], want)
+		}
+	}
+	rgb := image.NewRGBA(image.Rect(0, 0, W, H))
+	for i := 0; i < Pixels; i++ {
+		rgb.Set(i%W, i/W, color.RGBA{uint8(i), uint8(i / W), got[i], 255})
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, rgb, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	if err := DecodeGray(b.Bytes(), got); err != nil {
+		t.Fatal(err)
+	}
+	ycc, _ := jpeg.Decode(bytes.NewReader(b.Bytes()))
+	for i := range got {
+		if want := ycc.(*image.YCbCr).Y[(i/W)*ycc.(*image.YCbCr).YStride+i%W]; got[i] != want {
+			t.Fatalf("colour pixel %d: %d, image/jpeg's luma %d", i, got[i], want)
+		}
+	}
+}
+
+// The default clip is the same file every time it is generated.
+func TestClipReproducible(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.avi"), filepath.Join(dir, "b.avi")
+	if err := WriteClip(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteClip(b); err != nil {
+		t.Fatal(err)
+	}
+	da, _ := os.ReadFile(a)
+	db, _ := os.ReadFile(b)
+	if !bytes.Equal(da, db) {
+		t.Fatal("two generations of the clip differ")
+	}
+	r, c, err := OpenStream(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if n := len(readAll(t, r)); n != ClipFrames {
+		t.Fatalf("clip has %d frames, expected %d", n, ClipFrames)
+	}
+	t.Logf("clip: %d bytes, %d frames", len(da), ClipFrames)
+}
+
+// BenchmarkDecode times image/jpeg decoding one 320×240 grey frame of
+// the default clip (the decoder actor's work).
+func BenchmarkDecode(b *testing.B) {
+	s := NewScene()
+	frame := make([]uint8, Pixels)
+	s.Render(10, frame)
+	jpg, _ := EncodeGray(frame, ClipQuality)
+	b.SetBytes(Pixels)
+	for b.Loop() {
+		if err := DecodeGray(jpg, frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
