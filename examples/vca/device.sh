@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The VCA measurements of docs/apps-vca.md on a GPU machine without Go:
+# The VCA measurements of docs/apps.md on a GPU machine without Go:
 # build the binaries where Go is, run them from the repository root there.
 #
 #   examples/vca/device.sh build DIR       # here: DIR/vcabench and DIR/vca.test (CGO_ENABLED=0)
