@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/doccmd"
 	"github.com/sluicehq/sluice/internal/filekind"
 )
 
@@ -123,12 +124,7 @@ func TestDocumentedCommands(t *testing.T) {
 	}
 	root, _ := filepath.Abs("..")
 	work := copyRepo(t, root)
-	bin := filepath.Join(t.TempDir(), "bin")
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "sluice"), "./cmd/sluice")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := doccmd.Sluice(t, root)
 	var files []string
 	files = append(files, filepath.Join(root, "README.md"))
 	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))

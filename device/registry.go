@@ -197,3 +197,14 @@ func Lookup(infos []Info, id string) (int, error) {
 	}
 	return -1, &NotFoundError{ID: id, Known: infos}
 }
+
+// Available reports whether the backend named backend ("opencl", "cuda",
+// …) finds at least one device on this machine.
+func Available(ctx context.Context, backend string) bool {
+	for _, r := range Discover(ctx) {
+		if r.Backend == backend && r.Available() {
+			return true
+		}
+	}
+	return false
+}

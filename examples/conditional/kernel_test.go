@@ -15,17 +15,6 @@ import (
 	"github.com/sluicehq/sluice/spec"
 )
 
-// hasDevices reports whether backend has an available device (one
-// discovery at a time: concurrent discovery can crash PoCL).
-func hasDevices(backend string) bool {
-	for _, r := range device.Discover(context.Background()) {
-		if r.Backend == backend && r.Available() && len(r.Devices) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // TestKernelBranch runs kernel.yaml with the darken branch in Go, then as
 // an OpenCL and a CUDA kernel actor where a device exists, and checks
 // every frame, in order.
@@ -36,7 +25,7 @@ func TestKernelBranch(t *testing.T) {
 		{"cuda", "kernel-cuda-map.yaml", "cuda", "SLUICE_REQUIRE_CUDA"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.backend != "" && !hasDevices(c.backend) {
+			if c.backend != "" && !device.Available(context.Background(), c.backend) {
 				if os.Getenv(c.require) == "1" {
 					t.Fatalf("%s=1 but no %s device", c.require, c.backend)
 				}

@@ -7,11 +7,12 @@ import (
 	"mime/multipart"
 	"net/textproto"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/doccmd"
 )
 
 // readmeCommands returns the command lines in README.md's code blocks that
@@ -74,26 +75,17 @@ func writeMultipart(clip, path string) error {
 
 // Every sluice and go command of README.md works as written, run in the
 // module's root with the files the README names (camera.avi, stream.mjpeg,
-// mask.avi) in a temporary directory. A `sluice run` is skipped when the
-// sluice command says it cannot build the graph's Go package in.
+// mask.avi) in a temporary directory.
 func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the sluice command")
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go command")
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	bin := filepath.Join(work, "bin")
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "sluice"), "./cmd/sluice")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/sluice: %v\n%s", err, out)
-	}
+	bin := doccmd.Sluice(t, root)
 	clip, err := clipPath()
 	if err != nil {
 		t.Fatal(err)
@@ -114,13 +106,7 @@ func TestREADMECommands(t *testing.T) {
 			if strings.HasPrefix(line, "go test") {
 				t.Skip("the package's tests: this test runs in them")
 			}
-			cmd := exec.CommandContext(ctx, "sh", "-c", files.Replace(line))
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "XDG_CACHE_HOME="+cache)
-			out, err := cmd.CombinedOutput()
-			if err != nil && strings.Contains(line, "sluice run") && strings.Contains(string(out), "is not registered") {
-				t.Skipf("%s: this sluice run cannot build the graph's Go actors in yet:\n%s", line, out)
-			}
+			out, err := doccmd.Run(ctx, root, bin, files.Replace(line), "XDG_CACHE_HOME="+cache)
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", line, err, out)
 			}

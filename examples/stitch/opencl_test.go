@@ -16,14 +16,7 @@ import (
 	"github.com/sluicehq/sluice/spec"
 )
 
-func hasOpenCL() bool {
-	for _, r := range device.Discover(context.Background()) {
-		if r.Backend == "opencl" && r.Available() && len(r.Devices) > 0 {
-			return true
-		}
-	}
-	return false
-}
+func hasOpenCL() bool { return device.Available(context.Background(), "opencl") }
 
 func needOpenCL(t *testing.T) {
 	if !hasOpenCL() {

@@ -201,16 +201,6 @@ func compare(t *testing.T, got, want []vca.Result, angTol, rmseTol float64) {
 	}
 }
 
-// hasDevices reports whether backend has an available device.
-func hasDevices(backend string) bool {
-	for _, r := range device.Discover(context.Background()) {
-		if r.Backend == backend && r.Available() && len(r.Devices) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // TestKernels runs the data-parallel steps as OpenCL and CUDA kernel actors
 // where a device exists and compares every cube with the Go run: the same
 // branch, the same endmembers and abundances within 0.05° and 0.005.
@@ -221,7 +211,7 @@ func TestKernels(t *testing.T) {
 		{"cuda", "cuda.yaml", "cuda", "SLUICE_REQUIRE_CUDA"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if !hasDevices(c.backend) {
+			if !device.Available(context.Background(), c.backend) {
 				if os.Getenv(c.require) == "1" {
 					t.Fatalf("%s=1 but no %s device", c.require, c.backend)
 				}

@@ -1,0 +1,81 @@
+// Package doccmd helps tests run the commands a user reads in sluice's
+// documentation as written: it lists the command lines of a markdown file's
+// ```sh blocks, builds the sluice command once per test binary, and runs a
+// line with a shell, the built sluice first on PATH.
+package doccmd
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// ShellBlockLines returns the non-empty, non-comment lines of the ```sh
+// blocks of a markdown file, in order.
+func ShellBlockLines(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lines []string
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(l, "```"):
+			in = l == "```sh"
+		case in && l != "" && !strings.HasPrefix(l, "#"):
+			lines = append(lines, l)
+		}
+	}
+	return lines, sc.Err()
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+	buildOut  []byte
+)
+
+// Sluice builds ./cmd/sluice of the module rooted at root, once per test
+// binary, and returns the directory holding the binary (to put first on
+// PATH). It skips the test when there is no Go toolchain and fails it when
+// the build fails.
+func Sluice(tb testing.TB, root string) string {
+	tb.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		tb.Skip("no go command on PATH: the documented commands need a built sluice")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sluice-doccmd-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		c := exec.Command("go", "build", "-o", filepath.Join(dir, "sluice"), "./cmd/sluice")
+		c.Dir = root
+		buildOut, buildErr = c.CombinedOutput()
+		buildDir = dir
+	})
+	if buildErr != nil {
+		tb.Fatalf("go build ./cmd/sluice: %v\n%s", buildErr, buildOut)
+	}
+	return buildDir
+}
+
+// Run runs line with sh -c in dir, binDir first on PATH and env added to
+// the environment, and returns its combined output.
+func Run(ctx context.Context, dir, binDir, line string, env ...string) ([]byte, error) {
+	c := exec.CommandContext(ctx, "sh", "-c", line)
+	c.Dir = dir
+	c.Env = append(append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH")), env...)
+	return c.CombinedOutput()
+}
