@@ -29,9 +29,12 @@ type Report struct {
 	Graph  string   `json:"graph"`
 	Valid  bool     `json:"valid"`
 	Errors []string `json:"errors"`
-	// Consistent is true when the balance equations have a solution.
-	Consistent  bool             `json:"consistent"`
-	Repetitions map[string]int64 `json:"repetitions"`
+	// Consistent is true when the balance equations have a solution;
+	// Inconsistency, when they have none, is the two paths (or the cycle)
+	// whose rates disagree.
+	Consistent    bool               `json:"consistent"`
+	Inconsistency *InconsistentError `json:"inconsistency,omitempty"`
+	Repetitions   map[string]int64   `json:"repetitions"`
 	// Skipped lists dynamic (KPN) actors left out of the analysis.
 	Skipped []string `json:"skipped,omitempty"`
 	// Deadlock is true when one iteration cannot complete with the given
@@ -42,6 +45,8 @@ type Report struct {
 	Initialize map[string]int `json:"initialize,omitempty"`
 	Enlarge    map[string]int `json:"enlarge,omitempty"`
 	Blocked    []string       `json:"blocked,omitempty"`
+	// BlockedActors is Blocked as data (actor, channel, state).
+	BlockedActors []BlockedActor `json:"blocked_actors,omitempty"`
 	// Buffers are locally minimal deadlock-free capacities (see
 	// MinimalBuffers). When the graph deadlocks for lack of initial tokens
 	// they are computed for the graph with Initialize applied (a warning
@@ -93,6 +98,10 @@ func Check(g *graph.Graph, opts CheckOptions) *Report {
 	rv, err := RepetitionVector(g)
 	if err != nil {
 		r.Errors = append(r.Errors, err.Error())
+		var ie *InconsistentError
+		if errors.As(err, &ie) {
+			r.Inconsistency = ie
+		}
 		return r
 	}
 	r.Consistent = true
@@ -117,6 +126,7 @@ func Check(g *graph.Graph, opts CheckOptions) *Report {
 		return r
 	}
 	r.Deadlock, r.Cycles, r.Initialize, r.Enlarge, r.Blocked = d.Deadlock, d.Cycles, d.Initialize, d.Enlarge, d.Blocked
+	r.BlockedActors = d.BlockedActors
 	add := make([]int64, len(m.chans))
 	if len(d.Initialize) > 0 {
 		for i, c := range m.chans {

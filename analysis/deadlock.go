@@ -35,6 +35,29 @@ type DeadlockResult struct {
 	// Blocked has one readable line per blocked actor: which channel it waits
 	// on, and whether that channel is empty or full.
 	Blocked []string
+	// BlockedActors is Blocked as data: per blocked actor, the channels it
+	// waits on and their state.
+	BlockedActors []BlockedActor
+}
+
+// BlockedActor is an actor that cannot finish the iteration: it fired
+// Fired of its Target firings and waits on Waits.
+type BlockedActor struct {
+	Actor  string        `json:"actor"`
+	Fired  int64         `json:"fired"`
+	Target int64         `json:"target"`
+	Waits  []ChannelWait `json:"waits"`
+}
+
+// ChannelWait is one channel a blocked actor waits on: State is "empty"
+// (it holds Tokens, the actor needs Need) or "full" (Tokens of Capacity,
+// the actor needs room for Need).
+type ChannelWait struct {
+	Channel  string `json:"channel"`
+	State    string `json:"state"`
+	Tokens   int64  `json:"tokens"`
+	Capacity int64  `json:"capacity"`
+	Need     int64  `json:"need"`
 }
 
 // DeadlockError is returned by analyses that need a deadlock-free graph.
@@ -84,7 +107,8 @@ func (m *model) deadlock(q []int64) (*DeadlockResult, error) {
 		return res, nil
 	}
 	res.Deadlock = true
-	res.Blocked = s.blocked()
+	res.BlockedActors = s.blockedActors()
+	res.Blocked = blockedLines(res.BlockedActors)
 	res.Cycles = s.waitCycles()
 	add, err := m.initialize(q)
 	if err != nil {

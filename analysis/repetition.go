@@ -33,20 +33,27 @@ type Repetitions struct {
 type InconsistentError struct {
 	// Cycle is true when the two paths form a cycle from Base back to Base
 	// (PathB is the cycle, PathA is just Base).
-	Cycle bool
+	Cycle bool `json:"cycle"`
 	// Base is the actor both paths start from; Target the actor they reach.
-	Base, Target string
+	Base   string `json:"base"`
+	Target string `json:"target"`
 	// PathA and PathB are the two paths as actor names.
-	PathA, PathB []string
+	PathA []string `json:"path_a"`
+	PathB []string `json:"path_b"`
 	// RatioA and RatioB are Target's firings per Base firing along each path
 	// ("3/2").
-	RatioA, RatioB string
+	RatioA string `json:"ratio_a"`
+	RatioB string `json:"ratio_b"`
 	// Channels describes the channels on both paths with their rates
 	// ("B.o->D.i 3:2").
-	Channels []string
+	Channels []string `json:"channel_rates"`
 	// Detail replaces the message for a local inconsistency (a zero rate
 	// facing a non-zero one, or a self-loop whose rates differ).
-	Detail string
+	Detail string `json:"detail,omitempty"`
+	// Actors and ChannelNames list the actors and the channels (by name) on
+	// both paths, each once, for tools that draw them.
+	Actors       []string `json:"actors,omitempty"`
+	ChannelNames []string `json:"channels,omitempty"`
 }
 
 // Error names the two paths (or the cycle) and the rates they imply.
@@ -278,6 +285,14 @@ func (m *model) inconsistency(r []rat, parent []treeEdge, depth []int, u, v, ci 
 		seen[c] = true
 		mc := m.chans[c]
 		e.Channels = append(e.Channels, fmt.Sprintf("%s %s:%s", mc.name, mc.prod, mc.cons))
+		e.ChannelNames = append(e.ChannelNames, mc.name)
+	}
+	onPath := map[int]bool{}
+	for _, a := range append(append([]int(nil), pathA...), pathB...) {
+		if !onPath[a] {
+			onPath[a] = true
+			e.Actors = append(e.Actors, m.actors[a].Name)
+		}
 	}
 	return e
 }

@@ -206,24 +206,41 @@ func (s *sim) waits(a int) []wait {
 	return ws
 }
 
-// blocked renders, for each unfinished actor, what it waits on.
-func (s *sim) blocked() []string {
+// blockedActors lists each unfinished actor with the channels it waits on.
+func (s *sim) blockedActors() []BlockedActor {
 	m := s.m
-	var out []string
+	var out []BlockedActor
 	for a := range m.actors {
 		if s.fired[a] >= s.q[a] {
 			continue
 		}
-		var parts []string
+		b := BlockedActor{Actor: m.actors[a].Name, Fired: s.fired[a], Target: s.q[a]}
 		for _, w := range s.waits(a) {
-			c := m.chans[w.ch]
+			st := "empty"
 			if w.full {
-				parts = append(parts, fmt.Sprintf("channel %s is full (%d of capacity %d tokens, needs room for %d)", c.name, s.tok[w.ch], s.cap[w.ch], w.need))
+				st = "full"
+			}
+			b.Waits = append(b.Waits, ChannelWait{Channel: m.chans[w.ch].name, State: st,
+				Tokens: s.tok[w.ch], Capacity: s.cap[w.ch], Need: w.need})
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// blockedLines renders blocked actors as readable lines: what each waits on.
+func blockedLines(bs []BlockedActor) []string {
+	var out []string
+	for _, b := range bs {
+		var parts []string
+		for _, w := range b.Waits {
+			if w.State == "full" {
+				parts = append(parts, fmt.Sprintf("channel %s is full (%d of capacity %d tokens, needs room for %d)", w.Channel, w.Tokens, w.Capacity, w.Need))
 			} else {
-				parts = append(parts, fmt.Sprintf("channel %s is empty (%d tokens, needs %d)", c.name, s.tok[w.ch], w.need))
+				parts = append(parts, fmt.Sprintf("channel %s is empty (%d tokens, needs %d)", w.Channel, w.Tokens, w.Need))
 			}
 		}
-		out = append(out, fmt.Sprintf("%s (fired %d of %d) waits: %s", m.actors[a].Name, s.fired[a], s.q[a], strings.Join(parts, "; ")))
+		out = append(out, fmt.Sprintf("%s (fired %d of %d) waits: %s", b.Actor, b.Fired, b.Target, strings.Join(parts, "; ")))
 	}
 	return out
 }

@@ -42,6 +42,7 @@ type runFlags struct {
 	deviceRound  int
 	deviceLanes  int
 	fuse         bool
+	noFuseCPU    bool
 	broker       string
 	cred         credFlags
 	metrics      string
@@ -84,6 +85,7 @@ the graph there with the same flags.`,
 	fl.StringVar(&f.deviceMode, "device-mode", "enqueue-ahead", "how kernel actors are enqueued on devices: enqueue-ahead or callback (baseline)")
 	fl.StringVar(&f.swapMode, "swap-mode", "swap", "how iterated kernel actors pass swap pairs: swap, copy-device or copy-host (baselines)")
 	fl.BoolVar(&f.fuse, "fuse", false, "merge each chain of element-wise kernel actors mapped onto one device into one scenario-driven kernel actor")
+	fl.BoolVar(&f.noFuseCPU, "no-fuse-cpu", false, "run every CPU actor as its own scheduling unit (no fused chains of stateless actors)")
 	fl.BoolVar(&f.noGraphs, "no-graphs", false, "launch GPU-resident chains kernel by kernel instead of replaying each iteration as a CUDA Graph")
 	fl.IntVar(&f.deviceDepth, "device-depth", 0, "invocations of each kernel actor in flight (0: by the size of an invocation's tokens)")
 	fl.IntVar(&f.deviceRound, "device-round", 0, "most invocations of each kernel actor in one round, one CUDA Graph (0: a quarter or half of the depth)")
@@ -155,6 +157,7 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		Workers:     f.workers,
 		Watchdog:    f.watchdog,
 		CheckEmpty:  f.checkEmpty,
+		NoFuseCPU:   f.noFuseCPU,
 	}
 	if f.mapping != "" {
 		if opts.Mapping, err = loadMapping(f.mapping); err != nil {

@@ -61,7 +61,7 @@ func TestServeRunUI(t *testing.T) {
 		t.Fatalf("expected the ui address printed, found %q", out.String())
 	}
 	for path, want := range map[string]string{
-		"/api/run":   `{"name":"B","firings":9,"target":-1,"done":false}`,
+		"/api/run":   `{"name":"B","firings":9,"target":-1,"done":false,"busy_ns":0}`,
 		"/metrics":   `sluice_actor_firings_total{actor="B"} 9`,
 		"/api/graph": `"repetitions":{"A":147`,
 	} {

@@ -18,7 +18,7 @@ import (
 )
 
 func newUI() *cobra.Command {
-	var listen, token, broker, mapping string
+	var listen, token, broker, mapping, runStats, runTrace string
 	var cred credFlags
 	cmd := &cobra.Command{
 		Use:   "ui [FILE]",
@@ -29,7 +29,10 @@ drawing (actors, ports, channels, undo/redo) or as YAML checked as you type,
 composites expanded in place, save, Generate Go, runs with live firings,
 predicted vs measured throughput and a timeline, and with --broker the
 cluster's tree. --mapping places the actors: the graph shows each actor's
-device and replicas, and runs from the page use it.
+device and replicas, and runs from the page use it. --run-stats (and
+--run-trace) show a run recorded elsewhere, e.g. on a GPU machine, with
+` + "`sluice run FILE --stats-json S --trace T`" + `: its figures on the drawing and
+its timeline.
 A listener that is not on loopback requires a token: the one given by --token,
 or a generated one, printed. Requests send it as "Authorization: Bearer TOKEN"
 or ?token=TOKEN.`,
@@ -52,6 +55,9 @@ or ?token=TOKEN.`,
 					return err
 				}
 			}
+			if srv.Saved, err = savedRun(runStats, runTrace); err != nil {
+				return err
+			}
 			if broker != "" {
 				c, err := cluster.Connect(cmd.Context(), broker, cred.creds())
 				if err != nil {
@@ -70,6 +76,8 @@ or ?token=TOKEN.`,
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to serve on (host:port)")
 	cmd.Flags().StringVar(&token, "token", "", "token every request must send (generated when the listener is not on loopback and none is given)")
 	cmd.Flags().StringVar(&mapping, "mapping", "", "mapping file placing the actors: shown on the graph, used by runs from the page")
+	cmd.Flags().StringVar(&runStats, "run-stats", "", "show this run's statistics (written by `sluice run --stats-json`) as the last run")
+	cmd.Flags().StringVar(&runTrace, "run-trace", "", "with --run-stats: the run's trace (written by `sluice run --trace`), shown as its timeline")
 	cmd.Flags().StringVar(&broker, "broker", "", "broker URL (nats://host:port): serve its tree, workers and devices on GET /api/cluster")
 	addBrokerCreds(cmd.Flags(), &cred)
 	return cmd
@@ -86,6 +94,22 @@ func addBrokerCreds(fl *pflag.FlagSet, cred *credFlags) {
 		}
 		fl.AddFlag(f)
 	})
+}
+
+// savedRun loads the run given by --run-stats and --run-trace (nil when
+// neither is given).
+func savedRun(stats, trace string) (*ui.SavedRun, error) {
+	switch {
+	case stats != "":
+		r, err := ui.LoadSavedRun(stats, trace)
+		if err != nil {
+			return nil, fmt.Errorf("--run-stats: %w", err)
+		}
+		return r, nil
+	case trace != "":
+		return nil, errors.New("--run-trace: expected --run-stats with it (the run's statistics), found none")
+	}
+	return nil, nil
 }
 
 // uiToken returns the given token, or a new one when addr is reachable from

@@ -120,3 +120,17 @@ func TestUIBrokerFlag(t *testing.T) {
 		t.Fatalf("sluice ui after cancel: %v", err)
 	}
 }
+
+// TestUIRunStatsErrors: --run-trace needs --run-stats, and --run-stats must
+// name statistics written by `sluice run --stats-json`; each error says so
+// before the server starts.
+func TestUIRunStatsErrors(t *testing.T) {
+	_, errOut, code := sluice(t, "", "ui", "examples/cd2dat.yaml", "--listen", "127.0.0.1:0", "--run-trace", "x.json")
+	if code == 0 || !strings.Contains(errOut, "--run-trace: expected --run-stats") {
+		t.Fatalf("--run-trace alone: expected an error naming --run-stats, found %d %q", code, errOut)
+	}
+	_, errOut, code = sluice(t, "", "ui", "examples/cd2dat.yaml", "--listen", "127.0.0.1:0", "--run-stats", "examples/cd2dat.yaml")
+	if code == 0 || !strings.Contains(errOut, "expected the statistics JSON of `sluice run --stats-json`") {
+		t.Fatalf("--run-stats of a graph file: expected an error naming --stats-json, found %d %q", code, errOut)
+	}
+}

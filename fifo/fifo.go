@@ -498,6 +498,11 @@ func (ws *waiter) wants(pos uint64) bool {
 type waitStat struct {
 	spinning atomic.Bool
 	ns       atomic.Int64
+	// yieldSoon: the side's last spinning wait ended right after a
+	// yield, so the other side ran in its turn — the two share a
+	// processor — and the next wait yields after a few polls rather
+	// than spinCheck (see spin). Only the side's goroutine uses it.
+	yieldSoon bool
 }
 
 func (ws *waiter) signal() {
@@ -572,6 +577,17 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 // every 16th time by sched_yield, so that a spinner lets its partner's
 // thread run on an oversubscribed machine. The side says that it spins
 // (st.spinning) once it has yielded.
+//
+// Spinning pays only while both sides run on cores of their own. When the
+// other side answered right after one of this side's yields (it ran in
+// this side's turn: the two goroutines share a processor), the next wait
+// yields after yieldSoonPolls polls instead of spinCheck: a spinner then
+// hands its processor over as soon as a parking side would, instead of
+// spinning out its partner's turn, and goes back to spinning (st.yieldSoon
+// cleared) once an answer comes between its yields (the two are on two
+// cores again). And a Spin wait that has lasted spinFallback (the other
+// side's thread is off its core: an oversubscribed machine) stops spinning
+// (false) and parks like SpinPark's.
 func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func() bool) (bool, error) {
 	done := ctx.Done()
 	flagged := false
@@ -580,11 +596,18 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 			st.spinning.Store(false)
 		}
 	}()
+	every := spinCheck
+	if st.yieldSoon {
+		every = yieldSoonPolls
+	}
+	afterYield := false // the last poll followed a yield
 	for i := 1; ; i++ {
 		if ready() {
+			st.yieldSoon = afterYield
 			return true, nil
 		}
-		if i%spinCheck != 0 {
+		afterYield = false
+		if i%every != 0 {
 			continue
 		}
 		select {
@@ -592,8 +615,17 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 			return false, ctx.Err()
 		default:
 		}
-		if f.wait == SpinPark && nanotime()-start >= int64(f.spinTime) {
-			return false, nil
+		switch f.wait {
+		case SpinPark:
+			if nanotime()-start >= int64(f.spinTime) {
+				return false, nil
+			}
+		case Spin:
+			if start == 0 {
+				start = nanotime() // an untimed wait: from its first check
+			} else if nanotime()-start >= spinFallback {
+				return false, nil
+			}
 		}
 		if !flagged {
 			st.spinning.Store(true)
@@ -604,8 +636,18 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 		} else {
 			runtime.Gosched()
 		}
+		afterYield = true
 	}
 }
+
+// spinFallback is how long a Spin wait spins before it parks: far longer
+// than any hand-off between two running cores (hundreds of nanoseconds),
+// so it parks only when the other side is not running.
+const spinFallback = int64(50 * time.Microsecond)
+
+// yieldSoonPolls is how many polls a spinner whose partner shares its
+// processor makes between yields (see spin).
+const yieldSoonPolls = 4
 
 // park blocks on ws.wake until ready is true or the context ends; the
 // caller has published what it needs in ws.need. A cancellable context

@@ -93,6 +93,10 @@ type Options struct {
 	// StateIn gives, by actor name, the state copied in before the first
 	// firing of actors with graph.CopyInState.
 	StateIn map[string][]byte
+	// NoFuseCPU turns off the fusion of chains of stateless CPU actors
+	// (docs/runtime.md, "Fused chains"): every actor is then a scheduling
+	// unit of its own (`sluice run --no-fuse-cpu`).
+	NoFuseCPU bool
 	// Tags makes the run track stream tags (Firing.AddTag, Firing.Tags);
 	// it is also on when some actor has a "tags" attribute.
 	Tags bool
@@ -138,6 +142,7 @@ type run struct {
 	t0     int64 // nanotime() at start
 
 	units []*unit
+	fused []*unit // fused chains (fuse.go): scheduling units, not actors
 	fifos []*fifoRec
 	chans []*chanRec
 
@@ -307,7 +312,7 @@ func (r *run) freeFifos() {
 func (r *run) execute() {
 	r.start = time.Now()
 	r.t0 = nanotime()
-	r.live.Store(int64(len(r.units)))
+	r.live.Store(int64(len(r.units) + len(r.fused)))
 	if len(r.units) == 0 {
 		close(r.allDone)
 	}
@@ -319,7 +324,7 @@ func (r *run) execute() {
 	for _, e := range r.executors() {
 		e.launch(r)
 	}
-	for _, u := range r.units {
+	for _, u := range r.poolUnits() {
 		if u.mode == modePooled {
 			u.schedule()
 		}

@@ -460,6 +460,9 @@ type execCtx struct {
 	// lastTeamNs is how long this context's last firing of a team round
 	// took (awaitRound's patience).
 	lastTeamNs int64
+	// fuseBuf is the scratch of the fused chains this context runs: the
+	// windows between their stages (fuse.go).
+	fuseBuf []byte
 }
 
 func newExecCtx(r *run, id int, name string, nunits, traceCap int) *execCtx {

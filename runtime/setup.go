@@ -167,6 +167,7 @@ func (r *run) setup(ctx context.Context) error {
 		byActor[a] = u
 		r.units = append(r.units, u)
 	}
+	r.planFusion(byActor)
 	mins := minimalBuffers(r.g, rv)
 	for _, u := range r.units {
 		for oi := range u.outs {
@@ -179,6 +180,7 @@ func (r *run) setup(ctx context.Context) error {
 		return err
 	}
 	r.assignModes()
+	r.attachFusion()
 	return r.setupPools()
 }
 
@@ -510,7 +512,7 @@ func (r *run) setupPools() error {
 		ioWorkers = 4
 	}
 	ncpu, nio := 0, 0
-	for _, u := range r.units {
+	for _, u := range r.poolUnits() {
 		if u.mode == modeDedicated && u.replicas > 1 {
 			if u.team {
 				return fmt.Errorf("runtime: actor %s: a team with replicated state runs on the worker pool, but the actor runs on its own goroutine (next to a KPN process, or pinned to CPUs)", u.name)
@@ -529,7 +531,7 @@ func (r *run) setupPools() error {
 	}
 	r.cpu = newPool(min(workers, max(ncpu, 0)))
 	r.io = newPool(min(ioWorkers, nio))
-	for _, u := range r.units {
+	for _, u := range r.poolUnits() {
 		if u.mode == modePooled {
 			if u.a.IO {
 				u.pool = r.io
@@ -630,6 +632,7 @@ func (r *run) capacity(c *graph.Channel, by map[*graph.Actor]*unit, mins map[*gr
 	var n int
 	if pu.du == nil && cu.du == nil {
 		n = c.Initial + 2*max(prod, cons)*max(pu.replicas, cu.replicas)
+		n = max(n, fusedCapacity(c, pu, cu))
 	} else {
 		n = c.Initial + kernelFIFO(c, pu, cu, prod, cons)
 	}

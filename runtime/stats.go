@@ -77,6 +77,10 @@ type ActorStats struct {
 	// Branches, for a conditional pattern actor, counts the firings that
 	// ran each branch (indexed by control value).
 	Branches []int64 `json:"branches,omitempty"`
+	// Fused names the fused chain (one scheduling unit) that ran the
+	// actor, empty when it ran on its own (docs/runtime.md, "Fused
+	// chains").
+	Fused string `json:"fused"`
 }
 
 // ChannelStats are one channel's statistics. Channels fed by one output
@@ -262,6 +266,9 @@ func (r *run) stats() *Stats {
 		default:
 			as.BlockedIn, as.BlockedOut = fifoIn, fifoOut
 		}
+		if u.fusedBy != nil {
+			u.fusedStats(&as)
+		}
 		as.Busy = time.Duration(acc.busy)
 		if u.mode == modeProcess {
 			as.Busy = max(0, as.Busy-fifoIn-fifoOut)
@@ -316,11 +323,23 @@ func (s *Stats) Actor(name string) *ActorStats {
 // then channels).
 func (s *Stats) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "actor\tkind\tfirings\tmean\tbusy\tblocked in\tblocked out\ttokens in\ttokens out\tbytes in\tbytes out\treplicas\t\n")
+	fused := false
 	for _, a := range s.Actors {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%v\t%v\t%d\t%d\t%d\t%d\t%d\t\n", a.Name, a.Kind, a.Firings,
+		fused = fused || a.Fused != ""
+	}
+	head := "actor\tkind\tfirings\tmean\tbusy\tblocked in\tblocked out\ttokens in\ttokens out\tbytes in\tbytes out\treplicas\t"
+	if fused { // a column for the fused chains, when there are any
+		head += "fused\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, a := range s.Actors {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%v\t%v\t%d\t%d\t%d\t%d\t%d\t", a.Name, a.Kind, a.Firings,
 			a.Mean, a.Busy.Round(time.Microsecond), a.BlockedIn.Round(time.Microsecond), a.BlockedOut.Round(time.Microsecond),
 			a.TokensIn, a.TokensOut, a.BytesIn, a.BytesOut, a.Replicas)
+		if fused {
+			fmt.Fprintf(tw, "%s\t", a.Fused)
+		}
+		fmt.Fprintln(tw)
 	}
 	fmt.Fprintf(tw, "\t\t\t\t\t\t\t\t\t\t\t\t\n")
 	fmt.Fprintf(tw, "channel\tcapacity\tpeak fill\tcopied bytes\tleft\tin\t\n")

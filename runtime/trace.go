@@ -40,8 +40,12 @@ func (r *run) writeTrace(w io.Writer) error {
 		bw.Write(buf)
 	}
 	names := make([][]byte, len(r.units))
+	fused := make([][]byte, len(r.units)) // `,"fused":"NAME"` for a fused chain's stages
 	for i, u := range r.units {
 		names[i] = strconv.AppendQuote(nil, u.name)
+		if u.fusedBy != nil {
+			fused[i] = strconv.AppendQuote([]byte(`,"fused":`), u.fusedBy.name)
+		}
 	}
 	for _, c := range r.ctxs {
 		for _, e := range c.trace {
@@ -60,6 +64,7 @@ func (r *run) writeTrace(w io.Writer) error {
 			if e.firing >= 0 {
 				buf = append(buf, `,"args":{"firing":`...)
 				buf = strconv.AppendInt(buf, e.firing, 10)
+				buf = append(buf, fused[e.unit]...)
 				buf = append(buf, '}')
 			}
 			buf = append(buf, '}')

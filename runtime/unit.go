@@ -72,7 +72,11 @@ type unit struct {
 	maxPorts int
 	drv      *devRunner // kernel actors: the device's runtime-manager
 	du       *devUnit
-	_        [64]byte
+	// fz is a fused chain's plan (on its fused unit); fusedBy is the
+	// fused unit that runs this actor (on its stages). See fuse.go.
+	fz      *fusion
+	fusedBy *unit
+	_       [64]byte
 
 	state atomic.Int32
 	_     [60]byte
@@ -459,7 +463,12 @@ func (u *unit) runPooled(c *execCtx) {
 			if u.waitKind != whyNone {
 				u.endWait(t)
 			}
-			if u.team {
+			if u.fz != nil {
+				if !u.fusedRound(c, k) {
+					return
+				}
+				last = -1
+			} else if u.team {
 				if !u.replicateRound(c, k) {
 					return
 				}
@@ -633,6 +642,9 @@ func (u *unit) commit(base, done int64) {
 		}
 		u.next = base + done
 		u.firings.Add(done)
+		if u.fz != nil {
+			u.commitStages(done)
+		}
 	}
 	u.notify()
 }
@@ -641,6 +653,12 @@ func (u *unit) commit(base, done int64) {
 // finishes it, anything else fails the run.
 func (u *unit) stopWith(idx int64, err error) {
 	if errors.Is(err, ErrEndOfStream) {
+		u.finish()
+		return
+	}
+	var fe *fusedError
+	if errors.As(err, &fe) { // a stage of a fused chain
+		u.r.fail(fmt.Errorf("actor %s firing %d: %w", fe.stage.name, fe.idx, fe.err))
 		u.finish()
 		return
 	}
@@ -729,6 +747,9 @@ func (u *unit) startRound(k, helpers int64) uint64 {
 func (u *unit) claimLoop(c *execCtx, id uint64) bool {
 	if u.team {
 		return u.replicaClaimLoop(c, id)
+	}
+	if u.fz != nil {
+		return u.fusedClaimLoop(c, id)
 	}
 	const mask = 1<<claimBits - 1
 	for {
@@ -864,5 +885,8 @@ func (u *unit) finish() {
 		ch.fr.live.Add(-1)
 	}
 	u.notify()
+	if u.fz != nil {
+		u.finishStages()
+	}
 	u.r.unitDone()
 }

@@ -17,7 +17,7 @@ func (r *run) quiescent() bool {
 		return false
 	}
 	for _, u := range r.units {
-		if u.mode == modePooled || u.state.Load() == stateDone {
+		if u.mode == modePooled || u.mode == modeFused || u.state.Load() == stateDone {
 			continue
 		}
 		if u.mode == modeRemote { // the worker and the heartbeats watch it
@@ -67,8 +67,8 @@ func (r *run) progressCount() uint64 {
 // deadlockError says which live actors wait on which channels.
 func (r *run) deadlockError() error {
 	var parts []string
-	for _, u := range r.units {
-		if u.state.Load() == stateDone {
+	for _, u := range r.poolUnits() {
+		if u.state.Load() == stateDone || u.mode == modeFused {
 			continue
 		}
 		var why []string

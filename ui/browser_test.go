@@ -126,7 +126,10 @@ func TestPageInBrowser(t *testing.T) {
 		t.dispatchEvent(new Event("input")); return true })()`
 	eval[bool](t, ctx, edit)
 	eventually(t, "A=98 after C's rate 3 → 4", func() bool { return strings.Contains(text(t, ctx, "#findings"), "A=98") })
+	steps(t, ctx, chromedp.Click(chromedp.CSS("#yamltoggle")))
+	time.Sleep(300 * time.Millisecond) // the drawing refits to the narrower pane
 	shot(t, ctx, "edited")
+	steps(t, ctx, chromedp.Click(chromedp.CSS("#yamltoggle")))
 
 	// YAML that does not parse: the verdict says error, with file:line:col.
 	eval[bool](t, ctx, `(() => { const t = document.getElementById("yaml"); window.good = t.value;
@@ -182,6 +185,17 @@ func TestPageInBrowser(t *testing.T) {
 			t.Fatalf("F's firings went down: %v", seen)
 		}
 	}
+	// The figures on the drawing: F's firings/s and busy share, and the
+	// graph's throughput chart.
+	if f := text(t, ctx, `#graph g.node[data-actor="F"] .figure`); !regexp.MustCompile(`^[0-9.]+[kM]?/s · \d+ %$`).MatchString(f) {
+		t.Fatalf("after the run: expected F's firings/s and busy share on its box, found %q", f)
+	}
+	if count(t, ctx, "#chart .uplot") != 1 {
+		t.Fatal("after the run: expected the throughput chart")
+	}
+	eventually(t, "the throughput over the run from its trace", func() bool {
+		return eval[string](t, ctx, `document.getElementById("chart").dataset.source || ""`) == "trace:F"
+	})
 	eventually(t, "the timeline", func() bool {
 		return eval[bool](t, ctx, `getComputedStyle(document.getElementById("timeline")).display === "block"`)
 	})
@@ -206,6 +220,7 @@ func TestPageInBrowser(t *testing.T) {
 		all, _ := strconv.Atoi(whole)
 		return n > 0 && n < all
 	})
+	steps(t, ctx, chromedp.Click(chromedp.CSS(`#dock button[data-tab="timeline"]`)))
 	shot(t, ctx, "timeline")
 
 	// Predicted vs measured, per actor and for the graph.

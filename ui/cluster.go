@@ -18,8 +18,10 @@ type Cluster interface {
 }
 
 // ClusterJSON is the answer of GET /api/cluster: the broker tree (each
-// broker with its parent) and the workers with their devices and limits.
+// broker with its parent) and the workers with their devices and limits;
+// Broker is false (and the lists empty) when the server has no broker.
 type ClusterJSON struct {
+	Broker  bool                 `json:"broker"`
 	Brokers []cluster.BrokerInfo `json:"brokers"`
 	Workers []cluster.WorkerInfo `json:"workers"`
 }
@@ -28,13 +30,13 @@ type ClusterJSON struct {
 const clusterTimeout = 5 * time.Second
 
 func (s *Server) getCluster(w http.ResponseWriter, r *http.Request) {
-	if s.Cluster == nil {
-		writeErr(w, http.StatusNotFound, "no broker: start `sluice ui --broker URL`")
+	if s.Cluster == nil { // not an error: the page asks in every case
+		writeJSON(w, http.StatusOK, ClusterJSON{Brokers: []cluster.BrokerInfo{}, Workers: []cluster.WorkerInfo{}})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), clusterTimeout)
 	defer cancel()
-	var out ClusterJSON
+	out := ClusterJSON{Broker: true}
 	var err error
 	if out.Brokers, err = s.Cluster.Brokers(ctx); err == nil {
 		out.Workers, err = s.Cluster.Workers(ctx)

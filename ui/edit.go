@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,6 +102,11 @@ func (s *Server) applyEdits(data []byte, ops []OpJSON) ([]byte, error) {
 	for i, op := range ops {
 		if err := s.apply(d, op); err != nil {
 			return nil, fmt.Errorf("ops[%d] %s: %w", i, op.Op, err)
+		}
+	}
+	if orig, err := parseDoc(data, ""); err == nil && len(bytes.TrimSpace(data)) > 0 {
+		if out, ok := splice(data, orig.root, d.root); ok {
+			return out, nil
 		}
 	}
 	return d.bytes()

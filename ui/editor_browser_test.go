@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -57,7 +58,13 @@ func TestEditorInBrowser(t *testing.T) {
 	if y := yamlText(t, ctx); !strings.Contains(y, "i: {type: f32, rate: 4}") || !strings.Contains(y, "# resample 2/3: polyphase FIR") {
 		t.Fatalf("the YAML after the edit: expected C's rate 4 and the comments kept, found\n%s", y)
 	}
+	steps(t, ctx, chromedp.Click(chromedp.CSS("#yamltoggle")))
+	eventually(t, "the YAML panel open", func() bool { return count(t, ctx, "#editor-pane.collapsed") == 0 })
+	time.Sleep(300 * time.Millisecond) // the drawing refits to the narrower pane
 	shot(t, ctx, "edit-rate")
+	steps(t, ctx, chromedp.Click(chromedp.CSS("#yamltoggle")))
+	eventually(t, "the YAML panel closed", func() bool { return count(t, ctx, "#editor-pane.collapsed") == 1 })
+	time.Sleep(300 * time.Millisecond)
 
 	// Add G with one input and connect E.o → G.i by two clicks.
 	// A click on the drawing's background clears the selection.
@@ -126,7 +133,7 @@ func TestEditorInBrowser(t *testing.T) {
 	steps(t, ctx, chromedp.Click(chromedp.CSS(`#graph g.node[data-actor="C"] rect`)))
 	eventually(t, "C's panel", func() bool { return text(t, ctx, "#panel h2") == "actor C" })
 	setField(t, ctx, `#panel input[data-field="device"]`, "cpu")
-	eventually(t, "C on the CPU", func() bool { return strings.Contains(text(t, ctx, `#graph g.node[data-actor="C"]`), "cpu") })
+	eventually(t, "C placed on the CPU", func() bool { return count(t, ctx, `#graph g.node[data-actor="C"][data-mapped="cpu"]`) == 1 })
 	setField(t, ctx, `#panel input[data-field="replicas"]`, "2")
 	eventually(t, "C ×2", func() bool { return strings.Contains(text(t, ctx, `#graph g.node[data-actor="C"]`), "cpu ×2") })
 
@@ -188,7 +195,7 @@ func TestCompositeInBrowser(t *testing.T) {
 	if !ends {
 		t.Fatal("expanded rows: expected the channel into rows to end at rows/reorder.x")
 	}
-	steps(t, ctx, chromedp.Click(chromedp.CSS(`#graph text[data-toggle="irows"]`)))
+	steps(t, ctx, chromedp.Click(chromedp.CSS("#fit")), chromedp.Click(chromedp.CSS(`#graph text[data-toggle="irows"]`)))
 	eventually(t, "irows expanded", func() bool { return count(t, ctx, `#graph g.node[data-actor="irows/ifft"]`) == 1 })
 	shot(t, ctx, "composite")
 	steps(t, ctx, chromedp.Click(chromedp.CSS(`#graph g.cluster[data-composite="rows"] text`)))

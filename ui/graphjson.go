@@ -1,6 +1,11 @@
 package ui
 
-import "github.com/sluicehq/sluice/graph"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/graph"
+)
 
 // GraphJSON is the graph as the API sends it: actors with their ports and
 // channels with rates, capacities and initial tokens.
@@ -29,7 +34,12 @@ type ActorJSON struct {
 	Stateful bool       `json:"stateful,omitempty"`
 	CostNS   int64      `json:"cost_ns,omitempty"`
 	Origin   string     `json:"origin,omitempty"`
-	Sub      *GraphJSON `json:"sub,omitempty"`
+	// Kind is what runs the actor: "go", "builtin", "kernel",
+	// "composite", "conditional" or "synthetic" (a declared cost only).
+	Kind string `json:"kind"`
+	// Line is the line of the file where the actor is declared (0: unknown).
+	Line int        `json:"line,omitempty"`
+	Sub  *GraphJSON `json:"sub,omitempty"`
 }
 
 // PortJSON is one port; Rate is written as in the YAML ("3", "[1,2]", "*").
@@ -46,6 +56,8 @@ type ChannelJSON struct {
 	To       string `json:"to"`
 	Capacity int    `json:"capacity"`
 	Initial  int    `json:"initial"`
+	// Line is the line of the file where the channel is declared (0: unknown).
+	Line int `json:"line,omitempty"`
 }
 
 // EncodeGraph converts g (and its composites' subgraphs) to GraphJSON.
@@ -53,7 +65,8 @@ func EncodeGraph(g *graph.Graph) *GraphJSON {
 	out := &GraphJSON{Name: g.Name, Actors: []ActorJSON{}, Channels: []ChannelJSON{}}
 	for _, a := range g.Actors {
 		aj := ActorJSON{Name: a.Name, Inputs: ports(a.Inputs), Outputs: ports(a.Outputs),
-			Stateful: a.Stateful, CostNS: a.Cost.Nanoseconds(), Origin: a.Origin}
+			Stateful: a.Stateful, CostNS: a.Cost.Nanoseconds(), Origin: a.Origin,
+			Kind: actorKind(a), Line: originLine(a.Origin)}
 		if a.Sub != nil {
 			aj.Sub = EncodeGraph(a.Sub)
 		}
@@ -67,7 +80,7 @@ func EncodeGraph(g *graph.Graph) *GraphJSON {
 	}
 	for _, c := range g.Channels {
 		out.Channels = append(out.Channels, ChannelJSON{Name: c.Name, From: c.From.FullName(),
-			To: c.To.FullName(), Capacity: c.Capacity, Initial: c.Initial})
+			To: c.To.FullName(), Capacity: c.Capacity, Initial: c.Initial, Line: originLine(c.Origin)})
 	}
 	return out
 }
@@ -78,4 +91,39 @@ func ports(ps []*graph.Port) []PortJSON {
 		out[i] = PortJSON{Name: p.Name, Type: p.Type.String(), Rate: p.Rate.String()}
 	}
 	return out
+}
+
+// actorKind says what runs a: a composite's or a conditional pattern's
+// subgraph, a kernel, a built-in, a Go function, or nothing but its cost.
+func actorKind(a *graph.Actor) string {
+	switch {
+	case a.Sub != nil:
+		return "composite"
+	case a.Pattern != nil:
+		return "conditional"
+	}
+	kind := "synthetic"
+	for _, im := range a.Impls {
+		switch im.Kind {
+		case graph.ImplOpenCL, graph.ImplCUDA:
+			return "kernel"
+		case graph.ImplBuiltin:
+			kind = "builtin"
+		case graph.ImplGo:
+			if kind == "synthetic" {
+				kind = "go"
+			}
+		}
+	}
+	return kind
+}
+
+// originLine is the line of an origin "file:line:col" (0 when it has none).
+func originLine(origin string) int {
+	parts := strings.Split(origin, ":")
+	if len(parts) < 3 {
+		return 0
+	}
+	n, _ := strconv.Atoi(parts[len(parts)-2])
+	return n
 }

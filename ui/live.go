@@ -22,6 +22,16 @@ type Live struct {
 type RunJSON struct {
 	ElapsedNS int64          `json:"elapsed_ns"`
 	Actors    []ActorRunJSON `json:"actors"`
+	// Channels gives each channel's fill, in graph order.
+	Channels []ChannelRunJSON `json:"channels"`
+}
+
+// ChannelRunJSON is one channel's fill: the tokens it holds of its
+// capacity (Fill is -1 for a ring in device memory, unknown while it runs).
+type ChannelRunJSON struct {
+	Name     string `json:"name"`
+	Capacity int    `json:"capacity"`
+	Fill     int64  `json:"fill"`
 }
 
 // ActorRunJSON is one actor's progress; Target is -1 when the actor runs
@@ -31,14 +41,30 @@ type ActorRunJSON struct {
 	Firings int64  `json:"firings"`
 	Target  int64  `json:"target"`
 	Done    bool   `json:"done"`
+	// BusyNS is the time its firings took so far; Replicas the team size
+	// (the page's busy share is BusyNS / (elapsed × Replicas)).
+	BusyNS   int64 `json:"busy_ns"`
+	Replicas int   `json:"replicas,omitempty"`
+	// Fused names the fused chain the actor ran in, once the run ended
+	// (empty: it ran on its own; see runtime.ActorStats.Fused).
+	Fused string `json:"fused,omitempty"`
 }
 
 // Observe records s as the latest snapshot.
 func (l *Live) Observe(s runtime.Snapshot) {
-	r := &RunJSON{ElapsedNS: s.Elapsed.Nanoseconds(), Actors: make([]ActorRunJSON, len(s.Actors))}
+	r := &RunJSON{ElapsedNS: s.Elapsed.Nanoseconds(), Actors: make([]ActorRunJSON, len(s.Actors)),
+		Channels: make([]ChannelRunJSON, len(s.Channels))}
 	for i, a := range s.Actors {
-		r.Actors[i] = ActorRunJSON{Name: a.Name, Firings: a.Firings, Target: a.Target, Done: a.Done}
+		r.Actors[i] = ActorRunJSON{Name: a.Name, Firings: a.Firings, Target: a.Target, Done: a.Done, BusyNS: a.Busy.Nanoseconds()}
 	}
+	for i, c := range s.Channels {
+		r.Channels[i] = ChannelRunJSON{Name: c.Name, Capacity: c.Capacity, Fill: c.Fill}
+	}
+	l.set(r)
+}
+
+// set records r as the latest snapshot.
+func (l *Live) set(r *RunJSON) {
 	l.mu.Lock()
 	l.last = r
 	l.mu.Unlock()
@@ -53,7 +79,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	last := s.Live.last
 	s.Live.mu.Unlock()
 	if last == nil {
-		last = &RunJSON{Actors: []ActorRunJSON{}}
+		last = &RunJSON{Actors: []ActorRunJSON{}, Channels: []ChannelRunJSON{}}
 	}
 	writeJSON(w, http.StatusOK, last)
 }

@@ -26,6 +26,9 @@ func pageOr(api http.Handler) http.Handler {
 	}
 	files := http.FileServerFS(sub)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/favicon.ico" {
+			r.URL.Path = "/favicon.svg" // browsers ask for it whatever the page links
+		}
 		if r.Method == http.MethodGet && isPagePath(r.URL.Path) {
 			files.ServeHTTP(w, r)
 			return
@@ -36,7 +39,7 @@ func pageOr(api http.Handler) http.Handler {
 
 func isPagePath(p string) bool {
 	switch p {
-	case "/", "/index.html", "/app.js", "/style.css":
+	case "/", "/index.html", "/app.js", "/app.css", "/style.css", "/favicon.svg":
 		return true
 	}
 	return false

@@ -27,7 +27,7 @@ func tempExample(t *testing.T) string {
 
 func TestPageServed(t *testing.T) {
 	h := (&Server{File: example, Token: "s3cret"}).Handler()
-	for _, p := range []string{"/", "/app.js", "/style.css"} {
+	for _, p := range []string{"/", "/app.js", "/app.css", "/style.css", "/favicon.svg", "/favicon.ico"} {
 		rec := doRaw(t, h, "GET", p, "")
 		if rec.Code != 200 || rec.Body.Len() == 0 {
 			t.Fatalf("GET %s: expected the page's file, found status %d", p, rec.Code)

@@ -40,12 +40,15 @@ type RunStateJSON struct {
 	Runs    int    `json:"runs"`
 	Error   string `json:"error,omitempty"`
 	Trace   bool   `json:"trace"`
+	// Compare is true when GET /api/run/compare has a run to compare
+	// (a run started here, not a saved one).
+	Compare bool `json:"compare"`
 }
 
 func (c *runControl) state() RunStateJSON {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return RunStateJSON{Running: c.running, Runs: c.runs, Error: c.err, Trace: c.trace != nil}
+	return RunStateJSON{Running: c.running, Runs: c.runs, Error: c.err, Trace: c.trace != nil, Compare: c.graph != nil && !c.running}
 }
 
 // postRunStart runs FILE with the runtime for ?iterations=N (default 100)
@@ -96,7 +99,7 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		opts := runtime.Options{Iterations: n, Mapping: m, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond}
 		stats, err := runtime.Run(ctx, g, opts)
 		if stats != nil {
-			live.Observe(finalSnapshot(stats))
+			live.set(finalRun(stats))
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -129,7 +132,8 @@ func (s *Server) getRunState(w http.ResponseWriter, r *http.Request) {
 
 // getRunTrace answers the last finished run's Chrome Trace Event JSON or,
 // with ?px=N, its firings aggregated into N buckets per worker over
-// [?from, ?to] µs (BucketsJSON).
+// [?from, ?to] µs (BucketsJSON), or with ?counts=N each actor's firings
+// per bucket of N over the run (CountsJSON).
 func (s *Server) getRunTrace(w http.ResponseWriter, r *http.Request) {
 	s.ctl.mu.Lock()
 	tr, running, parsed := s.ctl.trace, s.ctl.running, s.ctl.parsed
@@ -141,6 +145,8 @@ func (s *Server) getRunTrace(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusNotFound, "no trace: start a run with POST /api/run/start")
 	case r.URL.Query().Has("px"):
 		s.writeBuckets(w, r, parsed)
+	case r.URL.Query().Has("counts"):
+		writeCounts(w, r, parsed)
 	default:
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(tr)
@@ -176,12 +182,18 @@ func (p *parsedTrace) get() (*traceSlices, error) {
 	return p.t, p.err
 }
 
-// finalSnapshot is the progress of a run that ended, from its statistics:
-// every actor done with its firings.
-func finalSnapshot(st *runtime.Stats) runtime.Snapshot {
-	s := runtime.Snapshot{Elapsed: st.Elapsed, Actors: make([]runtime.ActorProgress, len(st.Actors))}
+// finalRun is the progress of a run that ended, from its statistics:
+// every actor done with its firings and busy time, every channel with the
+// tokens left in it.
+func finalRun(st *runtime.Stats) *RunJSON {
+	r := &RunJSON{ElapsedNS: st.Elapsed.Nanoseconds(), Actors: make([]ActorRunJSON, len(st.Actors)),
+		Channels: make([]ChannelRunJSON, len(st.Channels))}
 	for i, a := range st.Actors {
-		s.Actors[i] = runtime.ActorProgress{Name: a.Name, Firings: a.Firings, Target: a.Firings, Done: true}
+		r.Actors[i] = ActorRunJSON{Name: a.Name, Firings: a.Firings, Target: a.Firings, Done: true,
+			BusyNS: a.Busy.Nanoseconds(), Replicas: a.Replicas, Fused: a.Fused}
 	}
-	return s
+	for i, c := range st.Channels {
+		r.Channels[i] = ChannelRunJSON{Name: c.Name, Capacity: c.Capacity, Fill: c.Left}
+	}
+	return r
 }

@@ -39,6 +39,8 @@ type Server struct {
 	Metrics http.Handler
 	// Cluster, when set, is the broker tree served on GET /api/cluster.
 	Cluster Cluster
+	// Saved, when set, is shown as the last run (see LoadSavedRun).
+	Saved *SavedRun
 
 	// Mapping, when set, places the graph's actors: the answers of GET
 	// /api/graph, POST /api/check and POST /api/save then carry each mapped
@@ -109,6 +111,7 @@ func (s *Server) Handler() http.Handler {
 	if s.File != "" && s.Live == nil {
 		s.Live = &Live{} // fed by POST /api/run/start
 	}
+	s.showSaved()
 	mux.HandleFunc("POST /api/run/start", s.postRunStart)
 	mux.HandleFunc("POST /api/run/stop", s.postRunStop)
 	mux.HandleFunc("GET /api/run/state", s.getRunState)

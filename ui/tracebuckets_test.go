@@ -63,3 +63,21 @@ func TestBigTraceBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceCounts: ?counts=N counts each actor's firings by the bucket
+// they end in, over the whole trace.
+func TestTraceCounts(t *testing.T) {
+	tr := []byte(`{"traceEvents": [
+		{"name": "a", "ph": "X", "ts": 0, "dur": 10, "tid": 1},
+		{"name": "a", "ph": "X", "ts": 10, "dur": 10, "tid": 1},
+		{"name": "b", "ph": "X", "ts": 20, "dur": 20, "tid": 2},
+		{"name": "a", "ph": "X", "ts": 30, "dur": 10, "tid": 1}]}`)
+	p, err := parseTrace(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.counts(4) // buckets of 10 µs over [0, 40]
+	if fmt.Sprint(c.Counts["a"]) != "[0 1 1 1]" || fmt.Sprint(c.Counts["b"]) != "[0 0 0 1]" || c.T0 != 0 || c.T1 != 40 {
+		t.Fatalf("expected a's firings ending at 10, 20, 40 and b's at 40 in 4 buckets, found %+v", c)
+	}
+}

@@ -8,7 +8,9 @@
 //
 // prints one JSON object (with -cpus, one per core count, each variant run
 // in a child process confined to that many CPUs) with sluice_samples_per_s, goroutines_samples_per_s,
-// ratio (sluice / goroutines), the per-sample-channel variant, each
+// ratio (sluice / goroutines), fused_samples_per_s and ratio_fused (sluice
+// / the hand-fused data-parallel loop: one goroutine per core, each taking
+// a batch and running every stage over it), the per-sample-channel variant, each
 // variant's peak RSS (each runs in its own child process), and, when
 // `python3 -c "import gnuradio"` works, gnuradio_samples_per_s and
 // ratio_gnuradio from gnuradio_chain.py.
@@ -25,6 +27,8 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,7 +48,8 @@ func main() {
 		stages  = flag.Int("stages", 16, "saxpy stages")
 		batch   = flag.Int("batch", 1024, "samples per firing / per channel message")
 		asJSON  = flag.Bool("json", false, "print one JSON object")
-		mode    = flag.String("mode", "", "internal: run one variant (sluice, goroutines, persample) and print its rate")
+		mode    = flag.String("mode", "", "internal: run one variant (sluice, goroutines, fused, persample) and print its rate")
+		noFuse  = flag.Bool("no-fuse-cpu", false, "run sluice with runtime.Options.NoFuseCPU (a goroutine-free scheduling unit per actor)")
 		perSamp = flag.Int64("n-per-sample", 1<<21, "samples for the per-sample-channel variant (it is slow)")
 		gr      = flag.String("gnuradio", "auto", "run the GNU Radio flowgraph: auto, yes or no")
 		cpuList = flag.String("cpus", "", "comma-separated core counts (GOMAXPROCS and affinity), one row each; empty: as started")
@@ -55,9 +60,11 @@ func main() {
 		var err error
 		switch *mode {
 		case "sluice":
-			rate, err = runSluice(*n, *stages, *batch)
+			rate, err = runSluice(*n, *stages, *batch, *noFuse)
 		case "goroutines":
 			rate = runGoroutines(*n, *stages, *batch)
+		case "fused":
+			rate = runFused(*n, *stages, *batch)
 		case "persample":
 			rate = runPerSample(*perSamp, *stages)
 		default:
@@ -75,13 +82,13 @@ func main() {
 		fail(err)
 	}
 	for _, nc := range counts {
-		row(nc, *cpuList != "", *n, *stages, *batch, *perSamp, *gr, *asJSON)
+		row(nc, *cpuList != "", *n, *stages, *batch, *perSamp, *gr, *asJSON, *noFuse)
 	}
 }
 
 // row measures every variant on nc CPUs and prints one JSON object or a
 // short table.
-func row(nc int, pin bool, n int64, stages, batch int, perSamp int64, gr string, asJSON bool) {
+func row(nc int, pin bool, n int64, stages, batch int, perSamp int64, gr string, asJSON, noFuse bool) {
 	res := map[string]any{
 		"samples": n, "stages": stages, "batch": batch,
 		"gomaxprocs": nc, "cpus": goruntime.NumCPU(),
@@ -92,7 +99,7 @@ func row(nc int, pin bool, n int64, stages, batch int, perSamp int64, gr string,
 			fail(err)
 		}
 		args := []string{"-mode", m, "-n", fmt.Sprint(n), "-stages", fmt.Sprint(stages),
-			"-batch", fmt.Sprint(batch), "-n-per-sample", fmt.Sprint(perSamp)}
+			"-batch", fmt.Sprint(batch), "-n-per-sample", fmt.Sprint(perSamp), fmt.Sprintf("-no-fuse-cpu=%v", noFuse)}
 		var out []byte
 		if pin {
 			out, err = cpus.Output(nc, exe, args...)
@@ -111,12 +118,17 @@ func row(nc int, pin bool, n int64, stages, batch int, perSamp int64, gr string,
 	}
 	sr, srss := child("sluice")
 	gr2, grss := child("goroutines")
+	fr, frss := child("fused")
 	pr, prss := child("persample")
 	res["sluice_samples_per_s"] = sr
 	res["sluice_peak_rss_bytes"] = srss
 	res["goroutines_samples_per_s"] = gr2
 	res["goroutines_peak_rss_bytes"] = grss
 	res["ratio"] = sr / gr2
+	res["fused_samples_per_s"] = fr
+	res["fused_peak_rss_bytes"] = frss
+	res["ratio_fused"] = sr / fr
+	res["no_fuse_cpu"] = noFuse
 	res["goroutines_per_sample_samples_per_s"] = pr
 	res["goroutines_per_sample_peak_rss_bytes"] = prss
 	res["ratio_per_sample"] = sr / pr
@@ -136,6 +148,7 @@ func row(nc int, pin bool, n int64, stages, batch int, perSamp int64, gr string,
 	fmt.Printf("%d cores, %d stages\n", nc, stages)
 	fmt.Printf("sluice:                 %12.4g samples/s  (peak RSS %d MiB)\n", sr, srss>>20)
 	fmt.Printf("goroutines (batches):   %12.4g samples/s  (peak RSS %d MiB)  ratio %.2f\n", gr2, grss>>20, sr/gr2)
+	fmt.Printf("hand-fused loop:        %12.4g samples/s  (peak RSS %d MiB)  ratio %.2f\n", fr, frss>>20, sr/fr)
 	fmt.Printf("goroutines (per sample):%12.4g samples/s  (peak RSS %d MiB)  ratio %.2f\n", pr, prss>>20, sr/pr)
 	if v, ok := res["gnuradio_samples_per_s"]; ok {
 		fmt.Printf("GNU Radio:              %12.4g samples/s  ratio %.2f\n", v, res["ratio_gnuradio"])
@@ -164,7 +177,7 @@ func saxpy(in, out []float32) {
 }
 
 // runSluice runs the chain as a sluice graph until the source ends.
-func runSluice(n int64, stages, batch int) (float64, error) {
+func runSluice(n int64, stages, batch int, noFuse bool) (float64, error) {
 	g := graph.New("chain")
 	var made int64
 	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
@@ -194,7 +207,7 @@ func runSluice(n int64, stages, batch int) (float64, error) {
 		return nil
 	})))
 	graph.Connect(g, prev, graph.AddInput[float32](sink, "in", graph.SDF(batch)))
-	st, err := runtime.Run(context.Background(), g, runtime.Options{})
+	st, err := runtime.Run(context.Background(), g, runtime.Options{NoFuseCPU: noFuse})
 	if err != nil {
 		return 0, err
 	}
@@ -246,6 +259,36 @@ func runGoroutines(n int64, stages, batch int) float64 {
 	}
 	_ = check
 	return float64(got) / time.Since(start).Seconds()
+}
+
+// runFused is the loop a Go programmer fuses by hand: one goroutine per
+// core (GOMAXPROCS), each taking the next batch of samples (an atomic
+// counter), filling it as the source does and running every stage over it
+// in place while it sits in L1, then summing it as the sink does.
+func runFused(n int64, stages, batch int) float64 {
+	workers := goruntime.GOMAXPROCS(0)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	sums := make([]float32, workers*16) // one cache line per worker
+	start := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := make([]float32, batch)
+			for next.Add(int64(batch)) <= n {
+				for i := range b {
+					b[i] = float32(i)
+				}
+				for range stages {
+					saxpy(b, b)
+				}
+				sums[w*16] += b[0]
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(n/int64(batch)*int64(batch)) / time.Since(start).Seconds()
 }
 
 // runPerSample is the naive pipeline: one goroutine per stage, one float32

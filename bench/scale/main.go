@@ -70,10 +70,11 @@ func main() {
 		seed    = flag.Uint64("seed", 1, "DAG seed")
 		profile = flag.String("cpuprofile", "", "with -mode: write a CPU profile of the measurement to this file")
 		memProf = flag.String("memprofile", "", "with -mode: write an allocation profile of the measurement to this file")
+		noFuse  = flag.Bool("no-fuse-cpu", false, "run sluice with runtime.Options.NoFuseCPU (each actor its own scheduling unit: no fused chains)")
 		cpuTime = flag.Bool("cpu-time", false, "with -mode: also print the process's CPU time per firing, in ns (less sensitive than the rate to other load on the machine)")
 	)
 	flag.Parse()
-	cfg := config{workUS: *workUS, dagUS: *dagUS, actors: *actors, rate: *rate, depth: *depth, seed: *seed}
+	cfg := config{workUS: *workUS, dagUS: *dagUS, actors: *actors, rate: *rate, depth: *depth, seed: *seed, noFuse: *noFuse}
 	if *mode != "" {
 		if *profile != "" {
 			stop, err := startProfile(*profile)
@@ -110,7 +111,8 @@ func main() {
 		fail(err)
 	}
 	common := []string{"-work-us", fmt.Sprint(*workUS), "-dag-us", fmt.Sprint(*dagUS), "-actors", fmt.Sprint(*actors),
-		"-rate", fmt.Sprint(*rate), "-depth", fmt.Sprint(*depth), "-seconds", fmt.Sprint(*secs), "-seed", fmt.Sprint(*seed)}
+		"-rate", fmt.Sprint(*rate), "-depth", fmt.Sprint(*depth), "-seconds", fmt.Sprint(*secs), "-seed", fmt.Sprint(*seed),
+		fmt.Sprintf("-no-fuse-cpu=%v", *noFuse)}
 	child := func(n int, m string, replicas int) float64 {
 		best := 0.0
 		for range *rounds {
@@ -149,7 +151,7 @@ func main() {
 			"replicas_1_firings_per_s": one, "replicas_n_firings_per_s": many, "replica_speedup": many / one,
 			"replica_speedup_per_core": many / one / float64(n),
 			"ceiling_speedup":          cn / c1, "ceiling_speedup_per_core": cn / c1 / float64(n),
-			"dag_sluice_firings_per_s": ds, "dag_goroutines_firings_per_s": dg, "dag_ratio": ds / dg,
+			"no_fuse_cpu": *noFuse, "dag_sluice_firings_per_s": ds, "dag_goroutines_firings_per_s": dg, "dag_ratio": ds / dg,
 		}
 		if dag1 > 0 {
 			row["dag_scaling"] = ds / dag1
@@ -176,6 +178,7 @@ type config struct {
 	actors        int
 	rate, depth   int
 	seed          uint64
+	noFuse        bool // runtime.Options.NoFuseCPU
 }
 
 // measure runs one variant for about secs seconds and returns its firings
@@ -353,7 +356,7 @@ func (c config) dagSluice(iters int64) (float64, time.Duration, error) {
 			next[src]++
 		}
 	}
-	st, err := runtime.Run(context.Background(), g, runtime.Options{Iterations: iters})
+	st, err := runtime.Run(context.Background(), g, runtime.Options{Iterations: iters, NoFuseCPU: c.noFuse})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -20,11 +20,13 @@
 //     min(255, SAD >> 3).
 //
 // The stats actor's per-frame sums (the bytes' sum and the count of bytes
-// ≥ MovingLevel) are a SWAR loop, eight bytes in a 64-bit word. Built with
-// GOEXPERIMENT=simd on amd64 they use the experimental simd/archsimd
-// package instead: 64-byte AVX-512 vectors where the CPU has them, else
-// 32-byte AVX2 vectors (chosen at start-up), about ten times the SWAR
-// loop's bytes per second; the results are the same. The image pipeline
+// ≥ MovingLevel) are, on amd64 CPUs with AVX2, an AVX2 loop in assembly
+// (sums_asm_amd64.s) in a default build, and a SWAR loop (eight bytes in a
+// 64-bit word) elsewhere. Built with GOEXPERIMENT=simd on amd64 they use
+// the experimental simd/archsimd package instead: 64-byte AVX-512 vectors
+// where the CPU has them, else 32-byte AVX2 vectors (chosen at start-up).
+// The vector loops move about ten times the SWAR loop's bytes per second;
+// the results are the same. The image pipeline
 // benchmark (bench/imagepipe) is built that way for the GPU machine:
 // there the host cores' per-frame work bounds the frame rate, and the
 // hand-written reference (bench/imagepipe/reference) compiles the same

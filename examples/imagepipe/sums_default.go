@@ -1,9 +1,9 @@
-//go:build !(goexperiment.simd && amd64)
+//go:build !amd64
 
 package imagepipe
 
 // frameSums returns the sum of a frame's bytes and the number of bytes ≥
-// MovingLevel. Without the simd experiment on amd64 it is the SWAR loop.
+// MovingLevel. Off amd64 it is the SWAR loop.
 func frameSums(b []uint8) (sum, moving uint64) {
 	return swarSums(b)
 }

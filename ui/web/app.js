@@ -1,223 +1,39 @@
-// sluice ui's page: the graph laid out with dagre and edited on the drawing
-// (POST /api/edit, undo/redo), composites expanded in place, check's
-// findings, a YAML editor kept in sync both ways, Go generation, runs with
-// live firings, predicted vs measured throughput and a bucketed timeline.
-// See docs/ui.md.
-const dagre = require("dagre");
-
-const token = new URLSearchParams(location.search).get("token");
-const $ = (id) => document.getElementById(id);
-const SVG = "http://www.w3.org/2000/svg";
-
-// api calls path on the server with the page's token, if any.
-async function api(method, path, body) {
-  const headers = {};
-  if (token) headers["Authorization"] = "Bearer " + token;
-  const r = await fetch(path, { method, headers, body });
-  let data = null;
-  try { data = await r.json(); } catch (e) { data = { errors: ["answer is not JSON"] }; }
-  return { status: r.status, data };
-}
-
-function el(name, attrs, text) {
-  const e = document.createElementNS(SVG, name);
-  for (const k in attrs) e.setAttribute(k, attrs[k]);
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-// html makes an HTML element with a class and text.
-function html(name, cls, text) {
-  const e = document.createElement(name);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function rates(ports) {
-  return ports.map((p) => p.name + ":" + p.rate).join(" ");
-}
-
-// The page's state: the last graph answered, its report and mapping, the
-// composites drawn expanded, the selection and a pending connection.
-const state = { graph: null, report: null, mapping: null, expanded: new Set(), selected: null, connectFrom: null };
+// sluice ui's page: the graph drawn large (pan, zoom, fit) and edited on
+// the drawing (POST /api/edit, undo/redo), composites expanded in place,
+// check's findings painted on it and listed, a YAML side panel kept in sync
+// both ways, Go generation, runs with figures on the drawing, a throughput
+// chart, predicted vs measured throughput and a timeline. See docs/ui.md.
+import { state, api, $, html, withToken, rate } from "./common.js";
+import { drawGraph, drawLegend, findActor } from "./draw.js";
+import { view, setBounds, wire, zoomTo, fit, refit } from "./view.js";
+import { showFigures, resetRun, redraw, throughputFromTrace } from "./live.js";
+import { startTimeline, wireTimeline } from "./timeline.js";
 
 // ---- drawing -------------------------------------------------------------
 
-// collect walks the graph and the expanded composites: the actors to draw
-// (path names, "comp/inner" inside composites), the clusters (expanded
-// composites with their parent) and the channels with both ends resolved
-// to drawn actors' ports.
-function collect(g) {
-  const nodes = [], clusters = [], edges = [];
-  const byPath = {};
-  const walk = (g, prefix, parent) => {
-    for (const a of g.actors) {
-      const path = prefix + a.name;
-      byPath[path] = a;
-      if (a.sub && state.expanded.has(path)) {
-        clusters.push({ path, actor: a, parent });
-        walk(a.sub, path + "/", path);
-      } else {
-        nodes.push({ path, actor: a, parent });
-      }
-    }
-    for (const c of g.channels) {
-      edges.push({ channel: c, prefix, from: resolve(prefix, c.from, "out"), to: resolve(prefix, c.to, "in") });
-    }
-  };
-  // resolve follows an end "a.p" into expanded composites: a composite's
-  // port is bound to its subgraph's input or output of the same name.
-  const resolve = (prefix, end, dir) => {
-    const dot = end.indexOf(".");
-    const path = prefix + end.slice(0, dot), port = end.slice(dot + 1);
-    const a = byPath[path] || findActor(g, path);
-    if (a && a.sub && state.expanded.has(path)) {
-      const b = (dir === "out" ? a.sub.outputs : a.sub.inputs) || [];
-      const inner = b.find((x) => x.name === port);
-      if (inner) return resolve(path + "/", inner.port, dir);
-    }
-    return { node: path, port };
-  };
-  walk(g, "", null);
-  return { nodes, clusters, edges };
-}
+// handlers are what the drawing's elements call.
+const handlers = { select: (s) => select(s), toggle: (p) => toggleComposite(p), connect: (a, b) => connect(a, b), port: (r, d) => portClick(r, d) };
 
-// findActor finds the actor at a path ("a/b/c") in g.
-function findActor(g, path) {
-  let a = null;
-  for (const name of path.split("/")) {
-    if (!g) return null;
-    a = g.actors.find((x) => x.name === name);
-    g = a && a.sub;
-  }
-  return a;
-}
-
-// nodeLines is the text of an actor's box.
-function nodeLines(path, a, report, mapping) {
-  const lines = [path];
-  if (a.inputs.length) lines.push("in " + rates(a.inputs));
-  if (a.outputs.length) lines.push("out " + rates(a.outputs));
-  const p = mapping && mapping[path];
-  if (p) lines.push((p.device || "cpu") + (p.replicas > 1 ? " ×" + p.replicas : ""));
-  if (a.sub) lines.push("composite: " + a.sub.actors.length + " actors (click ⊞)");
-  if (report && report.repetitions && report.repetitions[path] !== undefined) lines.push("q=" + report.repetitions[path]);
-  return lines;
-}
-
-// drawGraph lays the graph out with dagre and draws it: a box per actor
-// with its ports as dots (inputs left, outputs right), a cluster box per
-// expanded composite, an arrow per channel between the ports it joins.
-function drawGraph(g, report, mapping) {
-  const svg = $("graph");
-  svg.replaceChildren();
-  const { nodes, clusters, edges } = collect(g);
-  const lay = new dagre.graphlib.Graph({ multigraph: true, compound: true });
-  lay.setGraph({ rankdir: "LR", nodesep: 30, ranksep: 70 });
-  lay.setDefaultEdgeLabel(() => ({}));
-  for (const c of clusters) lay.setNode(c.path, { label: c.path, cluster: true });
-  for (const c of clusters) if (c.parent) lay.setParent(c.path, c.parent);
-  for (const n of nodes) {
-    const lines = nodeLines(n.path, n.actor, report, mapping);
-    const w = 24 + 7.5 * Math.max(...lines.map((l) => l.length));
-    const ports = Math.max(n.actor.inputs.length, n.actor.outputs.length);
-    lay.setNode(n.path, { width: w, height: Math.max(16 * lines.length + 10, 18 * ports + 8), lines, actor: n.actor });
-    if (n.parent) lay.setParent(n.path, n.parent);
-  }
-  const drawn = new Set(nodes.map((n) => n.path));
-  for (const e of edges) {
-    if (!drawn.has(e.from.node) || !drawn.has(e.to.node)) continue;
-    const c = e.channel;
-    const name = e.prefix + c.name;
-    const init = report && report.initialize && report.initialize[c.name];
-    const label = "cap " + (c.capacity || "∞") + " init " + c.initial + (init ? " (needs " + init + ")" : "");
-    lay.setEdge(e.from.node, e.to.node, { label, width: label.length * 7, height: 14, init: !!init, e }, name);
-  }
-  dagre.layout(lay);
-  for (const c of clusters) drawCluster(svg, c, lay.node(c.path));
-  const blocked = new Set((report && report.blocked) || []);
-  for (const e of lay.edges()) drawEdge(svg, lay, e);
-  for (const n of nodes) drawNode(svg, n, lay.node(n.path), blocked.has(n.path));
-  const defs = el("defs", {});
-  const m = el("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" });
-  m.appendChild(el("path", { d: "M0,0 L10,5 L0,10 z", fill: "#557" }));
-  defs.appendChild(m);
-  svg.appendChild(defs);
-  // Drawn at its natural size, shrunk to the pane's width down to 50 %
-  // (the pane scrolls beyond).
-  const gg = lay.graph();
-  const w = gg.width + 40, h = gg.height + 40;
-  const scale = Math.max(0.5, Math.min(1, (svg.parentElement.clientWidth - 20) / w));
-  svg.setAttribute("viewBox", "-10 -10 " + w + " " + h);
-  svg.style.width = w * scale + "px";
-  svg.style.height = Math.max(200, h * scale) + "px";
+// redrawGraph draws the graph held; keep says to keep the view (an edit).
+// The time it took (layout, drawing, the browser's layout of the SVG) is
+// kept in #graph's data-draw-ms.
+function redrawGraph(keep) {
+  if (!state.graph) return;
+  const t0 = performance.now();
+  const b = drawGraph(state.graph, state.report, handlers);
+  setBounds(b, keep && view.bounds.boxes.length > 0, b.boxes.length);
+  drawLegend(state.graph);
   markSelection();
-}
-
-// portXY is where a port's dot sits on its actor's box.
-function portXY(d, actor, port, dir) {
-  const list = dir === "in" ? actor.inputs : actor.outputs;
-  const i = Math.max(0, list.findIndex((p) => p.name === port));
-  const x = dir === "in" ? d.x - d.width / 2 : d.x + d.width / 2;
-  const y = d.y - d.height / 2 + (d.height * (i + 1)) / (list.length + 1);
-  return { x, y };
-}
-
-function drawCluster(svg, c, d) {
-  const grp = el("g", { class: "cluster", "data-composite": c.path });
-  grp.appendChild(el("rect", { x: d.x - d.width / 2, y: d.y - d.height / 2 - 14, width: d.width, height: d.height + 14, rx: 6 }));
-  grp.appendChild(el("text", { x: d.x - d.width / 2 + 6, y: d.y - d.height / 2 - 2 }, "⊟ " + c.path + " (" + (c.actor.sub.name || "") + ")"));
-  grp.addEventListener("click", (ev) => { ev.stopPropagation(); toggleComposite(c.path); });
-  svg.appendChild(grp);
-}
-
-function drawEdge(svg, lay, e) {
-  const d = lay.edge(e);
-  const { from, to, channel } = d.e;
-  const grp = el("g", { class: "edge" + (d.init ? " init" : ""), "data-channel": e.name, "data-from": channel.from, "data-to": channel.to });
-  const pts = d.points.slice();
-  const fn = lay.node(from.node), tn = lay.node(to.node);
-  pts[0] = portXY(fn, fn.actor, from.port, "out");
-  pts[pts.length - 1] = portXY(tn, tn.actor, to.port, "in");
-  const path = "M" + pts.map((p) => p.x + "," + p.y).join(" L");
-  grp.appendChild(el("path", { class: "hit", d: path }));
-  grp.appendChild(el("path", { d: path, "marker-end": "url(#arrow)" }));
-  grp.appendChild(el("text", { x: d.x - d.width / 2, y: d.y }, d.label));
-  grp.addEventListener("click", (ev) => { ev.stopPropagation(); select({ kind: "channel", prefix: d.e.prefix, channel }); });
-  svg.appendChild(grp);
-}
-
-function drawNode(svg, n, d, blocked) {
-  const a = n.actor;
-  const grp = el("g", { class: "node" + (blocked ? " blocked" : "") + (n.parent ? " inner" : ""), "data-actor": n.path });
-  grp.appendChild(el("rect", { x: d.x - d.width / 2, y: d.y - d.height / 2, width: d.width, height: d.height, rx: 4 }));
-  d.lines.forEach((l, i) => grp.appendChild(el("text", { x: d.x - d.width / 2 + 12, y: d.y - d.height / 2 + 17 + 16 * i }, l)));
-  if (a.sub) {
-    const t = el("text", { class: "toggle", x: d.x + d.width / 2 - 18, y: d.y - d.height / 2 + 16, "data-toggle": n.path }, "⊞");
-    t.addEventListener("click", (ev) => { ev.stopPropagation(); toggleComposite(n.path); });
-    grp.appendChild(t);
-  }
-  for (const [dir, list] of [["in", a.inputs], ["out", a.outputs]]) {
-    for (const p of list) {
-      const xy = portXY(d, a, p.name, dir);
-      const c = el("circle", { class: "port " + dir, cx: xy.x, cy: xy.y, r: 5, "data-port": n.path + "." + p.name, "data-dir": dir });
-      c.appendChild(el("title", {}, n.path + "." + p.name + " " + p.type + " rate " + p.rate));
-      c.addEventListener("mousedown", (ev) => { ev.stopPropagation(); if (dir === "out" && !n.parent) state.dragFrom = n.path + "." + p.name; });
-      c.addEventListener("mouseup", (ev) => { if (dir === "in" && state.dragFrom) { ev.stopPropagation(); connect(state.dragFrom, n.path + "." + p.name); } state.dragFrom = null; });
-      c.addEventListener("click", (ev) => { ev.stopPropagation(); if (!n.parent) portClick(n.path + "." + p.name, dir); });
-      grp.appendChild(c);
-    }
-  }
-  grp.addEventListener("click", (ev) => { ev.stopPropagation(); select({ kind: "actor", path: n.path }); });
-  svg.appendChild(grp);
+  if (state.run) showFigures(state.run);
+  $("viewport").getBBox();
+  $("graph").dataset.drawMs = (performance.now() - t0).toFixed(1);
 }
 
 function toggleComposite(path) {
   if (state.expanded.has(path)) {
     for (const p of [...state.expanded]) if (p === path || p.startsWith(path + "/")) state.expanded.delete(p);
   } else state.expanded.add(path);
-  if (state.graph) drawGraph(state.graph, state.report, state.mapping);
+  redrawGraph(true);
 }
 
 // ---- connecting ports ------------------------------------------------------
@@ -245,6 +61,34 @@ function select(sel) {
   state.selected = sel;
   markSelection();
   showPanel();
+  showLine(selectedLine(sel));
+}
+
+// selectedLine is the YAML line of the selected actor or channel (0: none).
+function selectedLine(sel) {
+  if (!sel || !state.graph) return 0;
+  if (sel.kind === "actor") { const a = findActor(state.graph, sel.path); return (a && !sel.path.includes("/") && a.line) || 0; }
+  return (!sel.prefix && sel.channel.line) || 0;
+}
+
+// showLine selects a line of the YAML text and scrolls to it.
+function showLine(line) {
+  if (!line) return;
+  const t = $("yaml"), lines = t.value.split("\n");
+  let at = 0;
+  for (let i = 0; i < line - 1 && i < lines.length; i++) at += lines[i].length + 1;
+  t.setSelectionRange(at, at + (lines[line - 1] || "").length);
+  t.scrollTop = Math.max(0, (line - 5) * 17.4);
+  t.dataset.line = line;
+}
+
+// selectionPaths are the actors to zoom to: the selected actor, or a
+// selected channel's two ends.
+function selectionPaths() {
+  const s = state.selected;
+  if (s && s.kind === "actor") return [s.path];
+  if (s && s.kind === "channel") return [s.channel.from, s.channel.to].map((e) => s.prefix + e.split(".")[0]);
+  return [];
 }
 
 function markSelection() {
@@ -441,7 +285,6 @@ async function edit(ops) {
   }
   show(r.status, r.data);
 }
-
 document.addEventListener("keydown", (e) => {
   if (e.target.tagName === "INPUT" || e.target.tagName === "TEXTAREA" || e.target.tagName === "SELECT") return;
   if ((e.ctrlKey || e.metaKey) && e.key === "z") { e.preventDefault(); undo(); }
@@ -452,14 +295,33 @@ document.addEventListener("keydown", (e) => {
     if (s && s.kind === "actor" && !s.path.includes("/")) removeActor(s.path);
     if (s && s.kind === "channel" && !s.prefix) { state.selected = null; edit([{ op: "remove_channel", from: s.channel.from, to: s.channel.to }]); }
   }
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.key === "f") fit();
+  if (e.key === "s") zoomTo(selectionPaths());
+  if (e.key === "y") toggleYAML();
+  if (e.key === "+" || e.key === "=") $("zoomin").click();
+  if (e.key === "-") $("zoomout").click();
 });
 $("graph").addEventListener("click", () => { state.connectFrom = null; $("hint").textContent = ""; select(null); });
 $("undo").addEventListener("click", undo);
 $("redo").addEventListener("click", redo);
 
+// toggleYAML shows or hides the YAML side panel (remembered).
+function toggleYAML(open) {
+  const p = $("editor-pane");
+  const show = open === undefined ? p.classList.contains("collapsed") : open;
+  p.classList.toggle("collapsed", !show);
+  $("yamltoggle").classList.toggle("on", show);
+  try { localStorage.setItem("sluice.yaml", show ? "1" : "0"); } catch (e) { /* private mode */ }
+  setTimeout(() => { if (view.bounds.boxes.length) refit(); }, 200);
+}
+$("yamltoggle").addEventListener("click", () => toggleYAML());
+try { if (localStorage.getItem("sluice.yaml") === "1") toggleYAML(true); } catch (e) { /* private mode */ }
+
 // ---- check's verdict -------------------------------------------------------
 
-// showReport writes check's verdict and findings.
+// showReport writes check's verdict and its findings as a list; each
+// finding selects what it is about on the drawing and in the YAML.
 function showReport(report) {
   const v = $("verdict");
   let text = "valid", cls = "ok";
@@ -468,13 +330,63 @@ function showReport(report) {
   else if (report.deadlock) { text = "deadlock"; cls = "bad"; }
   v.textContent = text;
   v.className = "verdict " + cls;
+  const box = $("findings");
+  box.replaceChildren(html("h2", "", "findings"));
+  const ul = html("ul");
+  for (const f of findings(report)) {
+    const li = html("li", f.cls, f.text);
+    if (f.actor) li.dataset.actor = f.actor;
+    if (f.channel) li.dataset.channel = f.channel;
+    if (f.pick) li.addEventListener("click", f.pick);
+    ul.appendChild(li);
+  }
+  box.appendChild(ul);
+  if (report.repetitions) box.appendChild(html("div", "reps", "repetitions: " + Object.entries(report.repetitions).map(([k, n]) => k + "=" + n).join(" ")));
+}
+
+// channelByName finds a top-level channel of the graph.
+function channelByName(name) {
+  return state.graph && state.graph.channels.find((c) => c.name === name);
+}
+
+function pickChannel(name) {
+  const c = channelByName(name);
+  return c ? () => select({ kind: "channel", prefix: "", channel: c }) : null;
+}
+
+function pickActor(name) {
+  return () => { select({ kind: "actor", path: name }); zoomTo([name]); };
+}
+
+// findings turns the report's structured results into list items.
+function findings(report) {
   const out = [];
-  if (report.errors && report.errors.length) out.push("errors:\n  " + report.errors.join("\n  "));
-  if (report.repetitions) out.push("repetitions: " + Object.entries(report.repetitions).map(([k, n]) => k + "=" + n).join(" "));
-  if (report.deadlock) out.push("deadlock; blocked: " + (report.blocked || []).join(" "));
-  if (report.initialize) out.push("initialise: " + Object.entries(report.initialize).map(([k, n]) => k + " with " + n).join(", "));
-  if (report.warnings && report.warnings.length) out.push("warnings:\n  " + report.warnings.join("\n  "));
-  $("findings").textContent = out.join("\n");
+  const inc = report.inconsistency;
+  for (const e of report.errors || []) {
+    const paths = inc && inc.actors && e.startsWith("inconsistent rates");
+    out.push({ cls: "bad", text: e, actor: paths ? inc.target : undefined,
+      pick: paths ? () => { select({ kind: "actor", path: inc.target }); zoomTo(inc.actors); } : lineOf(e) });
+  }
+  for (const b of report.blocked_actors || []) {
+    const w = (b.waits || []).map((w) => w.channel + " " + w.state + " (" + w.tokens + (w.state === "full" ? " of " + w.capacity : "") + " tokens, needs " + w.need + ")").join("; ");
+    out.push({ cls: "bad", actor: b.actor, text: b.actor + " blocked after " + b.fired + " of " + b.target + " firings: waits on " + w, pick: pickActor(b.actor) });
+  }
+  for (const cy of report.cycles || []) out.push({ cls: "bad", channel: cy[0], text: "deadlocked cycle: " + cy.join(" → "), pick: pickChannel(cy[0]) });
+  for (const [c, n] of Object.entries(report.initialize || {})) out.push({ cls: "warn", channel: c, text: "give " + c + " " + n + " initial token" + (n > 1 ? "s" : ""), pick: pickChannel(c) });
+  for (const [c, n] of Object.entries(report.enlarge || {})) out.push({ cls: "warn", channel: c, text: "enlarge " + c + " to capacity " + n, pick: pickChannel(c) });
+  if (report.critical && report.critical.length) {
+    const per = report.iterations_per_second ? " — " + rate(report.iterations_per_second) + "iterations/s predicted" : "";
+    out.push({ cls: "warn", actor: report.critical[0], text: "bottleneck (analysis): " + report.critical.join(", ") + per, pick: () => { select({ kind: "actor", path: report.critical[0] }); zoomTo(report.critical); } });
+  }
+  for (const w of report.warnings || []) out.push({ cls: "warn", text: w, pick: lineOf(w) });
+  if (!out.length && report.valid && report.consistent && !report.deadlock) out.push({ cls: "info", text: "consistent, no deadlock" });
+  return out;
+}
+
+// lineOf makes a message that names file:line:col select that YAML line.
+function lineOf(msg) {
+  const m = msg.match(/\.ya?ml:(\d+):\d+/);
+  return m ? () => { toggleYAML(true); showLine(parseInt(m[1], 10)); } : null;
 }
 
 function showErrors(errs) {
@@ -488,18 +400,20 @@ function show(status, data) {
   if (status === 200) {
     showErrors([]);
     $("title").textContent = "sluice: " + data.graph.name;
+    const first = !state.graph;
     state.graph = data.graph; state.report = data.report; state.mapping = data.mapping;
-    drawGraph(data.graph, data.report, data.mapping);
+    redrawGraph(!first);
     showReport(data.report);
   } else {
     showErrors(data.errors);
     const v = $("verdict");
     v.textContent = data.graph ? "invalid" : "error";
     v.className = "verdict bad";
-    $("findings").textContent = "";
+    $("findings").replaceChildren();
     if (data.graph) {
+      const first = !state.graph;
       state.graph = data.graph; state.report = null;
-      drawGraph(data.graph, null, state.mapping);
+      redrawGraph(!first);
     }
   }
   showPanel();
@@ -578,15 +492,16 @@ $("goclose").addEventListener("click", () => { $("gobox").style.display = "none"
 
 
 // loadCluster draws the broker tree, its workers and their devices when
-// the server was started with --broker (GET /api/cluster answers 404
-// otherwise, and the panel stays empty).
+// the server was started with --broker (otherwise GET /api/cluster answers
+// broker: false, and the panel stays empty).
 async function loadCluster() {
   const r = await api("GET", "/api/cluster");
   const box = $("cluster");
   if (r.status !== 200) {
-    if (r.status !== 404) box.textContent = "cluster: " + ((r.data.errors || []).join("; ") || r.status);
+    box.textContent = "cluster: " + ((r.data.errors || []).join("; ") || r.status);
     return;
   }
+  if (!r.data.broker) return;
   box.replaceChildren(html("h2", "", "cluster"));
   const brokers = r.data.brokers || [], workers = r.data.workers || [];
   const byParent = {};
@@ -617,6 +532,17 @@ async function loadCluster() {
   box.appendChild(tree);
 }
 
+// showRun puts a snapshot of the run on the drawing and in the table.
+// The longest it took is kept in #graph's data-figures-ms.
+function showRun(run) {
+  const first = !state.run, t0 = performance.now();
+  showFigures(run);
+  const g = $("graph"), ms = performance.now() - t0;
+  if (!(ms <= +g.dataset.figuresMs)) g.dataset.figuresMs = ms.toFixed(1);
+  if (first) drawLegend(state.graph);
+  showFirings(run);
+}
+
 // showFirings writes one row per actor of a run's progress.
 function showFirings(run) {
   const t = $("firings");
@@ -624,7 +550,8 @@ function showFirings(run) {
   for (const a of run.actors) {
     const tr = document.createElement("tr");
     tr.dataset.actor = a.name;
-    for (const v of [a.name, a.firings, a.done ? "done" : ""]) {
+    const share = a.busy_ns / Math.max(1, run.elapsed_ns * (a.replicas || 1));
+    for (const v of [a.name, a.firings, Math.round(100 * share) + " % busy", a.done ? "done" : ""]) {
       const td = document.createElement("td");
       td.textContent = v;
       tr.appendChild(td);
@@ -647,10 +574,13 @@ async function startRun() {
   }
   $("runstate").textContent = "running";
   $("timeline").style.display = "none";
+  $("tracedl").style.display = "none";
   $("compare").replaceChildren();
+  resetRun();
+  openDock("chart");
   if (events) events.close();
-  events = new EventSource("/api/run/events" + (token ? "?token=" + encodeURIComponent(token) : ""));
-  events.onmessage = (e) => showFirings(JSON.parse(e.data));
+  events = new EventSource(withToken("/api/run/events"));
+  events.onmessage = (e) => showRun(JSON.parse(e.data));
   waitRun();
 }
 
@@ -658,17 +588,50 @@ async function waitRun() {
   const st = await api("GET", "/api/run/state");
   if (st.data.running) { setTimeout(waitRun, 200); return; }
   const last = await api("GET", "/api/run");
-  if (last.status === 200) showFirings(last.data);
   if (events) { events.close(); events = null; }
+  if (last.status === 200) showRun(last.data);
   $("runstate").textContent = st.data.error ? "failed: " + st.data.error : "done";
-  const cmp = await api("GET", "/api/run/compare");
-  if (cmp.status === 200) showCompare(cmp.data);
-  if (st.data.trace) startTimeline();
+  await finishRun(st.data);
 }
 
-function rate(v) {
-  if (!v) return "–";
-  return v >= 1e6 ? (v / 1e6).toFixed(2) + " M" : v >= 1e3 ? (v / 1e3).toFixed(2) + " k" : v.toFixed(1) + " ";
+// finishRun shows what comes once a run ended: predicted vs measured, the
+// timeline and the trace's download.
+async function finishRun(st) {
+  if (st.compare) {
+    const cmp = await api("GET", "/api/run/compare");
+    if (cmp.status === 200) showCompare(cmp.data);
+  }
+  if (!st.trace) return;
+  const a = $("tracedl");
+  a.href = withToken("/api/run/trace");
+  a.style.display = "inline";
+  startTimeline();
+  throughputFromTrace();
+}
+
+// openDock shows the run panel at a tab.
+function openDock(tab) {
+  $("dock").classList.add("open");
+  for (const b of document.querySelectorAll("#dock .tabs button[data-tab]")) b.classList.toggle("on", b.dataset.tab === tab);
+  for (const t of document.querySelectorAll("#dock .tab")) t.classList.toggle("on", t.id === "tab-" + tab);
+  if (tab === "chart") redraw();
+  setTimeout(refit, 0);
+}
+
+for (const b of document.querySelectorAll("#dock .tabs button[data-tab]")) b.addEventListener("click", () => openDock(b.dataset.tab));
+$("dockclose").addEventListener("click", () => { $("dock").classList.remove("open"); refit(); });
+
+// loadLastRun shows the server's last run when it has one (a saved run
+// given to `sluice ui --run-stats`, or a run from before a reload).
+async function loadLastRun() {
+  const st = await api("GET", "/api/run/state");
+  if (st.status !== 200 || st.data.running || !st.data.runs) return;
+  const last = await api("GET", "/api/run");
+  if (last.status !== 200 || !last.data.actors.length) return;
+  openDock("chart");
+  showRun(last.data);
+  $("runstate").textContent = "last run: " + (last.data.elapsed_ns / 1e6).toFixed(1) + " ms";
+  await finishRun(st.data);
 }
 
 // showCompare writes the simulator's throughput beside the run's, for the
@@ -691,114 +654,10 @@ function showCompare(c) {
   if (c.notes && c.notes.length) t.appendChild(html("caption", "notes", c.notes.join("; ")));
 }
 
-// ---- timeline --------------------------------------------------------------
 
-// timeline is the drawn window of the last run's trace: the server
-// aggregates the firings into one bucket per pixel column and worker
-// (GET /api/run/trace?from=&to=&px=), so the page never holds the events.
-const timeline = { t0: 0, t1: 1, from: 0, to: 1, data: null, fetching: null };
-const LEFT = 110;
-
-function timelineWidth() {
-  const c = $("timeline");
-  return Math.max(10, c.width - LEFT - 10);
-}
-
-async function startTimeline() {
-  const c = $("timeline");
-  c.width = c.parentElement.clientWidth || 900;
-  const r = await api("GET", "/api/run/trace?px=" + timelineWidth());
-  if (r.status !== 200) return;
-  c.style.display = "block";
-  timeline.t0 = timeline.from = r.data.t0;
-  timeline.t1 = timeline.to = r.data.t1 > r.data.t0 ? r.data.t1 : r.data.t0 + 1;
-  showBuckets(r.data);
-}
-
-function showBuckets(d) {
-  timeline.data = d;
-  const c = $("timeline");
-  c.dataset.from = d.from;
-  c.dataset.to = d.to;
-  c.dataset.firings = d.firings;
-  c.height = 30 + 22 * d.rows.length;
-  drawTimeline();
-}
-
-// fetchWindow asks the server for the buckets of the current window, 120
-// ms after the last zoom; the newest answer wins.
-function fetchWindow() {
-  clearTimeout(timeline.fetching);
-  timeline.fetching = setTimeout(async () => {
-    const { from, to } = timeline;
-    const r = await api("GET", "/api/run/trace?px=" + timelineWidth() + "&from=" + from + "&to=" + to);
-    if (r.status === 200 && timeline.from === from && timeline.to === to) showBuckets(r.data);
-  }, 120);
-}
-
-// colour gives the i-th actor of the trace a hue of its own (golden-angle
-// steps, so neighbours differ).
-function colour(i) {
-  return "hsl(" + Math.round((i * 137.508) % 360) + ",60%,55%)";
-}
-
-// drawTimeline paints the buckets held, stretched to the current window
-// (they are the exact ones once the window's answer comes).
-function drawTimeline() {
-  const d = timeline.data;
-  if (!d) return;
-  const c = $("timeline"), ctx = c.getContext("2d");
-  const w = timelineWidth();
-  const { from, to } = timeline;
-  ctx.clearRect(0, 0, c.width, c.height);
-  ctx.font = "11px monospace";
-  const bw = (d.to - d.from) / d.px;
-  d.rows.forEach((r, i) => {
-    ctx.fillStyle = "#333";
-    ctx.fillText(r.name, 4, 34 + 22 * i);
-    for (let k = 0; k < r.busy.length; k++) {
-      if (!(r.busy[k] > 0)) continue;
-      const t = d.from + k * bw;
-      const x0 = LEFT + ((t - from) / (to - from)) * w;
-      const x1 = LEFT + ((t + bw - from) / (to - from)) * w;
-      if (x1 < LEFT || x0 > LEFT + w) continue;
-      ctx.fillStyle = r.actor[k] >= 0 ? colour(r.actor[k]) : "#999";
-      const h = Math.max(2, 18 * r.busy[k]);
-      ctx.fillRect(Math.max(x0, LEFT), 40 + 22 * i - h, Math.max(1, Math.min(x1, LEFT + w) - Math.max(x0, LEFT)), h);
-    }
-  });
-  ctx.fillStyle = "#333";
-  ctx.fillText(from.toFixed(1) + " µs", LEFT, 12);
-  ctx.fillText(to.toFixed(1) + " µs", LEFT + w - 90, 12);
-  ctx.fillText(d.firings + " firings in view", LEFT + w / 2 - 50, 12);
-  legend(d);
-}
-
-function legend(d) {
-  const box = $("legend");
-  box.replaceChildren();
-  for (const [i, a] of d.actors.entries()) {
-    const s = html("span", "key", a);
-    s.style.borderLeft = "10px solid " + colour(i);
-    box.appendChild(s);
-  }
-}
-
-// The wheel zooms the timeline around the pointer.
-$("timeline").addEventListener("wheel", (e) => {
-  e.preventDefault();
-  const w = timelineWidth();
-  const f = Math.min(1, Math.max(0, (e.offsetX - LEFT) / w));
-  const { from, to } = timeline;
-  const at = from + f * (to - from);
-  const k = e.deltaY < 0 ? 0.8 : 1.25;
-  timeline.from = Math.max(timeline.t0, at - (at - from) * k);
-  timeline.to = Math.min(timeline.t1, at + (to - at) * k);
-  if (!(timeline.to > timeline.from)) { timeline.from = from; timeline.to = to; }
-  drawTimeline();
-  fetchWindow();
-});
 $("run").addEventListener("click", startRun);
 $("stop").addEventListener("click", () => api("POST", "/api/run/stop"));
-load();
+wire(selectionPaths);
+wireTimeline();
+load().then(loadLastRun);
 loadCluster();

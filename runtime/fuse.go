@@ -1,0 +1,518 @@
+package runtime
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"time"
+
+	"github.com/sluicehq/sluice/graph"
+)
+
+// modeFused: an SDF actor that runs inside a fused chain (see fusion): it
+// is never queued itself; its fused unit fires it.
+const modeFused = 5
+
+// fuseBatchBytes is the most bytes of one port's window that a worker's
+// claimed batch of a fused chain moves (at least one firing): a batch's
+// input, output and two intermediate windows (32 KiB) then stay in a
+// core's L1 or L2 cache while every stage runs over it. Each stage's time
+// is read once per batch: on a virtual machine whose clock costs about
+// 50–100 ns a read, batches of 4 KiB (1024 float32, a hand-fused loop's)
+// spent 14 % of a 16-stage saxpy chain's CPU time reading it.
+const fuseBatchBytes = 8 << 10
+
+// fuseRoundBatches is how many batches per replica a round of a fused unit
+// holds (the boundary channels are sized for it): enough that the round's
+// last batches, which leave other replicas idle, are a small part of it.
+const fuseRoundBatches = 8
+
+// fusion is a chain of stateless CPU actors run as one scheduling unit:
+// a worker claims a batch of firings and runs it through every stage back
+// to back, the windows between stages in the worker's scratch buffer, and
+// the unit is a team of one replica per worker, so the chain runs data
+// parallel with its outputs committed in firing order (the team's ordered
+// merge).
+type fusion struct {
+	name   string
+	stages []*unit
+	// batch is the firings one claim takes; scratch the bytes of one
+	// intermediate buffer (batch × the largest window between stages).
+	batch   int64
+	scratch int
+	// inner lists the channels between stages (no token ever moves
+	// through their FIFOs).
+	inner []*chanRec
+}
+
+// fusable reports whether u may be a stage of a fused chain: a pooled,
+// stateless, single-phase CPU actor with a firing function, no state,
+// history, iteration, conditional pattern, I/O mark, affinity, mapped
+// replicas or firing cap, and no KPN process next to it.
+func (r *run) fusable(u *unit, byActor map[*graph.Actor]*unit) bool {
+	a := u.a
+	if u.mode != modePooled || u.fire == nil || u.team || u.replicas > 1 || len(u.affinity) > 0 {
+		return false
+	}
+	if a.Stateful || a.IO || a.StateDecl != nil || a.Pattern != nil || a.Iterations > 1 || hasHistory(a) || a.Dynamic() || a.Phases() != 1 {
+		return false
+	}
+	if _, capped := r.opts.Firings[a.Name]; capped {
+		return false
+	}
+	if len(u.ins) == 0 && len(u.outs) == 0 {
+		return false
+	}
+	for _, ps := range [][]*graph.Port{a.Inputs, a.Outputs} {
+		for _, p := range ps {
+			for _, c := range r.g.ChannelsOf(p) {
+				for _, n := range []*unit{byActor[c.From.Actor], byActor[c.To.Actor]} {
+					if n == nil || n.mode == modeProcess {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// fuseNext returns the stage after u in a fused chain: the consumer of
+// u's only output, over one channel without initial tokens, when that
+// consumer is fusable, has no other input, consumes what u produces per
+// firing and fires as often; nil otherwise.
+func (r *run) fuseNext(u *unit, ok map[*unit]bool, byActor map[*graph.Actor]*unit) *unit {
+	if len(u.outs) != 1 {
+		return nil
+	}
+	cs := r.g.ChannelsOf(u.outs[0].p)
+	if len(cs) != 1 || cs[0].Initial != 0 {
+		return nil
+	}
+	n := byActor[cs[0].To.Actor]
+	if n == nil || n == u || !ok[n] || len(n.ins) != 1 {
+		return nil
+	}
+	if n.ins[0].sum != u.outs[0].sum || n.ins[0].sum == 0 || n.target != u.target {
+		return nil
+	}
+	return n
+}
+
+// fuseWorkers is the replicas of every fused unit: the CPU pool's size.
+func (r *run) fuseWorkers() int {
+	if r.opts.Workers > 0 {
+		return r.opts.Workers
+	}
+	return defaultWorkers()
+}
+
+// planFusion finds the maximal chains of fusable actors (at least two)
+// and makes a fused unit for each, before the channels are made (their
+// capacities depend on it). Nothing is fused with Options.NoFuseCPU, or
+// when the run tracks stream tags or has shared variables (both follow
+// each firing of each actor through its channels).
+func (r *run) planFusion(byActor map[*graph.Actor]*unit) {
+	if r.opts.NoFuseCPU || r.opts.Tags || len(r.g.Shared) > 0 {
+		return
+	}
+	for _, a := range r.g.Actors {
+		if _, tagged := a.Attrs["tags"]; tagged {
+			return
+		}
+	}
+	ok := map[*unit]bool{}
+	for _, u := range r.units {
+		if r.fusable(u, byActor) {
+			ok[u] = true
+		}
+	}
+	next := map[*unit]*unit{}
+	hasPrev := map[*unit]bool{}
+	for _, u := range r.units {
+		if !ok[u] {
+			continue
+		}
+		if n := r.fuseNext(u, ok, byActor); n != nil {
+			next[u] = n
+			hasPrev[n] = true
+		}
+	}
+	workers := r.fuseWorkers()
+	for _, head := range r.units {
+		if !ok[head] || hasPrev[head] || next[head] == nil {
+			continue
+		}
+		stages := []*unit{head}
+		for n := next[head]; n != nil; n = next[n] {
+			stages = append(stages, n)
+		}
+		r.newFusion(stages, workers)
+	}
+}
+
+// newFusion makes the fused unit of stages (their ports are attached to
+// it later, by attachFusion).
+func (r *run) newFusion(stages []*unit, workers int) {
+	head, tail := stages[0], stages[len(stages)-1]
+	fz := &fusion{name: fmt.Sprintf("fused(%s..%s)", head.name, tail.name), stages: stages}
+	win, inner := 1, 1
+	for i, s := range stages {
+		for _, p := range s.ins {
+			win = max(win, int(p.sum)*p.tsize)
+		}
+		for _, p := range s.outs {
+			win = max(win, int(p.sum)*p.tsize)
+			if i < len(stages)-1 {
+				inner = max(inner, int(p.sum)*p.tsize)
+			}
+		}
+	}
+	fz.batch = int64(max(1, fuseBatchBytes/win))
+	fz.scratch = int(fz.batch) * inner
+	fu := &unit{r: r, idx: -1, a: head.a, name: fz.name, replicas: workers, target: head.target, phases: 1, fz: fz}
+	for _, s := range stages {
+		s.fusedBy = fu
+		fu.prio = max(fu.prio, s.prio)
+	}
+	r.fused = append(r.fused, fu)
+}
+
+// fusedCapacity is the least capacity of a channel into or out of a fused
+// chain: room for two rounds of fuseRoundBatches batches per replica, so
+// that the producer fills one round's inputs while the replicas run the
+// other. 0 for other channels (and those inside a chain).
+func fusedCapacity(c *graph.Channel, pu, cu *unit) int {
+	var fu *unit
+	rate := 0
+	switch {
+	case cu.fusedBy != nil && cu.fusedBy != pu.fusedBy && cu == cu.fusedBy.fz.stages[0]:
+		fu, rate = cu.fusedBy, c.To.Rate.Max()
+	case pu.fusedBy != nil && pu.fusedBy != cu.fusedBy:
+		fu, rate = pu.fusedBy, c.From.Rate.Max()
+	default:
+		return 0
+	}
+	return c.Initial + 2*fuseRoundBatches*int(fu.fz.batch)*fu.replicas*rate
+}
+
+// attachFusion gives each fused unit its head's inputs and its tail's
+// outputs, makes it the producer and consumer of record of those channels
+// and the neighbour of every unit that had a stage as neighbour, and
+// takes the stages off the pools. The channels inside a chain are marked
+// drained: nothing ever reads them.
+func (r *run) attachFusion() {
+	if len(r.fused) == 0 {
+		return
+	}
+	stageOf := map[*unit]*unit{}
+	for _, fu := range r.fused {
+		fz := fu.fz
+		head, tail := fz.stages[0], fz.stages[len(fz.stages)-1]
+		fu.ins = append([]uport(nil), head.ins...)
+		fu.outs = append([]uport(nil), tail.outs...)
+		for i := range fu.ins {
+			fu.ins[i].ch.consumer = fu
+		}
+		for i := range fu.outs {
+			if fr := fu.outs[i].fr; fr != nil {
+				fr.producer = fu
+			}
+		}
+		for i, s := range fz.stages {
+			stageOf[s] = fu
+			s.mode = modeFused
+			s.replicas = fu.replicas
+			if i > 0 {
+				ch := s.ins[0].ch
+				ch.leftSet.Store(true)
+				fz.inner = append(fz.inner, ch)
+			}
+		}
+	}
+	for _, fu := range r.fused {
+		for _, s := range fu.fz.stages {
+			for _, n := range s.neigh {
+				if stageOf[n] != fu {
+					fu.addNeighbour(n)
+				}
+			}
+		}
+	}
+	for _, u := range append(r.units[:len(r.units):len(r.units)], r.fused...) {
+		if u.mode == modeFused {
+			continue
+		}
+		neigh := u.neigh[:0:0]
+		for _, n := range u.neigh {
+			if fu := stageOf[n]; fu != nil {
+				n = fu
+			}
+			if n != u && !containsUnit(neigh, n) {
+				neigh = append(neigh, n)
+			}
+		}
+		u.neigh = neigh
+	}
+}
+
+func containsUnit(us []*unit, u *unit) bool {
+	for _, v := range us {
+		if v == u {
+			return true
+		}
+	}
+	return false
+}
+
+// poolUnits returns the units the pools may run: the actors' and the
+// fused chains'.
+func (r *run) poolUnits() []*unit {
+	if len(r.fused) == 0 {
+		return r.units
+	}
+	return append(r.units[:len(r.units):len(r.units)], r.fused...)
+}
+
+// fusedError is the error of one stage's firing inside a fused chain: the
+// run reports it under the stage's name and firing, as if unfused.
+type fusedError struct {
+	stage *unit
+	idx   int64
+	err   error
+}
+
+func (e *fusedError) Error() string {
+	return fmt.Sprintf("actor %s firing %d: %v", e.stage.name, e.idx, e.err)
+}
+
+func (e *fusedError) Unwrap() error { return e.err }
+
+// fusedRound runs k firings of fused unit u from its next firing: on this
+// worker alone when the pool has one worker or k is one batch, else as a
+// team round whose replicas claim batches. It reports whether this
+// worker goes on running the unit.
+func (u *unit) fusedRound(c *execCtx, k int64) bool {
+	b := u.fz.batch
+	if u.replicas <= 1 || k <= b {
+		base := u.next
+		var done int64
+		var err error
+		for done < k && err == nil {
+			var n int64
+			n, err = u.runFusedBatch(c, base, done, min(b, k-done))
+			done += n
+		}
+		u.commit(base, done)
+		if err != nil {
+			u.stopWith(base+done, err)
+			return false
+		}
+		return true
+	}
+	helpers := min(int64(u.replicas), (k+b-1)/b) - 1
+	// Work that waits on this worker (most often the chain's producer or
+	// consumer, readied by the last round's commit) runs now, beside the
+	// round, rather than after it: the round gets one helper more and
+	// this worker leaves it. A serial producer then refills the chain's
+	// input while the replicas run, instead of between rounds.
+	leave := c.wk != nil && c.wk.localWork()
+	if leave {
+		helpers++
+	}
+	id := u.startRound(k, helpers)
+	if leave {
+		return false
+	}
+	return u.fusedClaimLoop(c, id)
+}
+
+// fusedClaimLoop claims and runs batches of round id of fused unit u
+// until none is left, as claimLoop does firings; whoever completes the
+// round commits it and reports true.
+func (u *unit) fusedClaimLoop(c *execCtx, id uint64) bool {
+	const mask = 1<<claimBits - 1
+	for {
+		v := u.claim.Load()
+		if v>>claimBits != id {
+			return false
+		}
+		k := u.roundK.Load()
+		j := int64(v & mask)
+		if j >= k {
+			nid, ok := u.awaitFusedRound(c, id)
+			if !ok {
+				return false
+			}
+			id = nid
+			continue
+		}
+		n := min(u.fz.batch, k-j)
+		if !u.claim.CompareAndSwap(v, v+uint64(n)) {
+			continue
+		}
+		if j < u.stopAt.Load() {
+			t0 := c.now()
+			done, err := u.runFusedBatch(c, u.roundBase.Load(), j, n)
+			if err != nil {
+				u.failRound(j+done, err)
+			}
+			c.lastTeamNs = c.now() - t0
+		}
+		if u.doneN.Add(n) == k {
+			u.cur = c.wk
+			u.endRound()
+			return u.state.Load() != stateDone
+		}
+	}
+}
+
+// awaitFusedRound is awaitRound for a fused unit: it waits, spinning, for
+// the round after round id, and returns its number. Unlike a team's
+// helper it does not give up when other work is queued: that work is most
+// often what the round's end readied on the worker that committed it (the
+// chain's producer and consumer), which that worker runs itself beside
+// the next round (see fusedRound); leaving would cost a wake-up per
+// replica at every round. It gives up after about twice this worker's
+// last batch (at least 20 µs, at most 1 ms), or when the unit stops.
+func (u *unit) awaitFusedRound(c *execCtx, id uint64) (uint64, bool) {
+	p := u.pool
+	if c.wk == nil || p.spinning.Load() >= int32(len(p.ws)) {
+		return 0, false
+	}
+	wait := min(max(2*c.lastTeamNs, 20_000), 1_000_000)
+	p.spinning.Add(1)
+	u.waiters.Add(1)
+	defer func() {
+		u.waiters.Add(-1)
+		p.spinning.Add(-1)
+	}()
+	deadline := nanotime() + wait
+	for i := 1; ; i++ {
+		if nid := u.claim.Load() >> claimBits; nid != id {
+			return nid, true
+		}
+		if i%16 == 0 {
+			if p.done.Load() || u.r.stopped.Load() || u.state.Load() != stateBusy || nanotime() >= deadline {
+				return 0, false
+			}
+			if i%256 == 0 {
+				goruntime.Gosched()
+			}
+		}
+	}
+}
+
+// fuseScratch returns the context's scratch buffer of at least n bytes
+// (kept for the run: a worker's intermediate windows stay in its cache).
+func (c *execCtx) fuseScratch(n int) []byte {
+	if len(c.fuseBuf) < n {
+		c.fuseBuf = make([]byte, n)
+	}
+	return c.fuseBuf[:n]
+}
+
+// runFusedBatch runs firings [base+j, base+j+n) of fused unit u through
+// every stage, stage after stage, on the round's windows (offset j) and
+// the context's scratch buffers. It returns how many of the firings went
+// through every stage: all n, or those before the first that failed, with
+// that failure (a *fusedError naming the stage and its firing). Each
+// stage's time over the batch is recorded as its firings' (busy time
+// exact, one clock read per stage and batch).
+func (u *unit) runFusedBatch(c *execCtx, base, j, n int64) (int64, error) {
+	fz := u.fz
+	buf := c.fuseScratch(2 * fz.scratch)
+	cur, other := buf[:fz.scratch], buf[fz.scratch:]
+	idx0 := base + j
+	last := len(fz.stages) - 1
+	lim := n
+	var ferr error
+	t0 := c.now()
+	for s, st := range fz.stages {
+		f := c.firingFor(st)
+		f.replicas, f.phase = u.replicas, 0 // stages have one phase
+		for m := int64(0); m < lim; m++ {
+			idx := idx0 + m
+			for i := range st.ins {
+				w := int(st.ins[i].sum) * st.ins[i].tsize
+				if s == 0 {
+					o := int(j+m) * w
+					f.ins[i] = u.inWin[i][o : o+w : o+w]
+				} else {
+					o := int(m) * w
+					f.ins[i] = cur[o : o+w : o+w]
+				}
+			}
+			for i := range st.outs {
+				w := int(st.outs[i].sum) * st.outs[i].tsize
+				switch {
+				case s < last:
+					o := int(m) * w
+					f.outs[i] = other[o : o+w : o+w]
+				case u.outWin[i] == nil:
+					f.outs[i] = nil
+				default:
+					o := int(j+m) * w
+					f.outs[i] = u.outWin[i][o : o+w : o+w]
+				}
+			}
+			f.index = idx
+			f.replica = int(idx % int64(u.replicas))
+			if err := callFire(st.fire, f); err != nil {
+				lim, ferr = m, &fusedError{stage: st, idx: idx, err: err}
+				break
+			}
+		}
+		t1 := c.now()
+		if lim > 0 {
+			c.recordInvocation(st, idx0, lim, t0, t1)
+		}
+		t0 = t1
+		cur, other = other, cur
+		if lim == 0 {
+			break
+		}
+	}
+	return lim, ferr
+}
+
+// commitStages counts done firings of every stage of fused unit u.
+func (u *unit) commitStages(done int64) {
+	for _, s := range u.fz.stages {
+		s.firings.Add(done)
+	}
+}
+
+// finishStages ends the stages of fused unit u with it.
+func (u *unit) finishStages() {
+	for _, s := range u.fz.stages {
+		if s.state.Swap(stateDone) != stateDone {
+			u.r.unitDone()
+		}
+	}
+}
+
+// fusedStats corrects a stage's statistics: its tokens are its firings'
+// (the channels inside the chain move none), the chain's blocked time is
+// its head's (input) and its tail's (output), and Fused names the unit.
+func (u *unit) fusedStats(as *ActorStats) {
+	fu := u.fusedBy
+	as.Fused = fu.name
+	as.TokensIn, as.BytesIn, as.TokensOut, as.BytesOut = 0, 0, 0, 0
+	for i := range u.ins {
+		t := as.Firings * u.ins[i].sum
+		as.TokensIn += t
+		as.BytesIn += t * int64(u.ins[i].tsize)
+	}
+	for i := range u.outs {
+		t := as.Firings * u.outs[i].sum
+		as.TokensOut += t
+		as.BytesOut += t * int64(u.outs[i].tsize)
+	}
+	as.BlockedIn, as.BlockedOut = 0, 0
+	if u == fu.fz.stages[0] {
+		as.BlockedIn = time.Duration(fu.blockedIn)
+	}
+	if u == fu.fz.stages[len(fu.fz.stages)-1] {
+		as.BlockedOut = time.Duration(fu.blockedOu)
+	}
+}

@@ -1,0 +1,47 @@
+// Shared by the page's modules: the page's state, DOM and API helpers.
+
+export const token = new URLSearchParams(location.search).get("token");
+export const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+
+// state is the page's state: the last graph answered, its report and
+// mapping, the composites drawn expanded, the selection, a pending
+// connection, and the last run's figures.
+export const state = { graph: null, report: null, mapping: null, expanded: new Set(), selected: null, connectFrom: null, run: null };
+
+// api calls path on the server with the page's token, if any.
+export async function api(method, path, body) {
+  const headers = {};
+  if (token) headers["Authorization"] = "Bearer " + token;
+  const r = await fetch(path, { method, headers, body });
+  let data = null;
+  try { data = await r.json(); } catch (e) { data = { errors: ["answer is not JSON"] }; }
+  return { status: r.status, data };
+}
+
+// withToken adds the page's token to a URL the browser fetches by itself.
+export function withToken(path) {
+  return token ? path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : path;
+}
+
+// el makes an SVG element with attributes and text.
+export function el(name, attrs, text) {
+  const e = document.createElementNS(SVG, name);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// html makes an HTML element with a class and text.
+export function html(name, cls, text) {
+  const e = document.createElement(name);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// rate writes a figure per second with k / M.
+export function rate(v) {
+  if (!v) return "–";
+  return v >= 1e6 ? (v / 1e6).toFixed(2) + " M" : v >= 1e3 ? (v / 1e3).toFixed(2) + " k" : v.toFixed(1) + " ";
+}

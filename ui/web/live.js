@@ -1,0 +1,187 @@
+// A run's figures on the drawing (firings/s, busy share as heat, channel
+// fill bars, the measured bottleneck) and the graph's throughput over time
+// as a chart (uPlot).
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import { state, api, $, el, rate } from "./common.js";
+
+// prev holds the last snapshot seen, for rates over the last interval;
+// series the chart's points (seconds, iterations/s).
+let prev = null, chart = null;
+const series = [[], []];
+
+// resetRun clears the figures of the last run before a new one.
+export function resetRun() {
+  prev = null;
+  series[0].length = 0; series[1].length = 0;
+  if (chart) chart.setData(series);
+  for (const t of document.querySelectorAll("#graph .figure")) t.textContent = "";
+}
+
+// iterations is the graph iterations a snapshot has done: the least of
+// firings ÷ repetitions over the actors the analysis counts.
+function iterations(run) {
+  const q = (state.report && state.report.repetitions) || {};
+  let it = Infinity;
+  for (const a of run.actors) if (q[a.name] > 0) it = Math.min(it, a.firings / q[a.name]);
+  return it === Infinity ? 0 : it;
+}
+
+// showFigures puts a snapshot (GET /api/run or an event) on the drawing.
+export function showFigures(run) {
+  state.run = run;
+  const dt = prev ? (run.elapsed_ns - prev.elapsed_ns) / 1e9 : 0;
+  const before = prev ? new Map(prev.actors.map((a) => [a.name, a.firings])) : null;
+  const done = run.actors.length > 0 && run.actors.every((a) => a.done);
+  let hot = null, hotShare = 0;
+  for (const a of run.actors) {
+    const perS = dt > 0 && !done ? (a.firings - (before.get(a.name) || 0)) / dt : a.firings / Math.max(1e-9, run.elapsed_ns / 1e9);
+    const share = Math.min(1, a.busy_ns / Math.max(1, run.elapsed_ns * (a.replicas || 1)));
+    if (share > hotShare) { hot = a.name; hotShare = share; }
+    paintActor(a.name, perS, share);
+  }
+  markHot(hot, hotShare);
+  for (const c of run.channels || []) paintChannel(c);
+  if (done) drawFused(run);
+  if (run.elapsed_ns > 0) plot(run, dt, done);
+  prev = run;
+}
+
+// index maps actor and channel names to their drawn groups; it is rebuilt
+// when the drawing is (state.drawn counts the drawings).
+let index = { drawn: -1, nodes: new Map(), edges: new Map() };
+function drawnIndex() {
+  if (index.drawn === state.drawn) return index;
+  index = { drawn: state.drawn, nodes: new Map(), edges: new Map() };
+  for (const g of document.querySelectorAll("#graph g.node")) index.nodes.set(g.dataset.actor, g);
+  for (const g of document.querySelectorAll("#graph g.edge")) index.edges.set(g.dataset.channel, g);
+  return index;
+}
+
+// paintActor writes an actor's firings/s and busy share on its box and
+// heats the box by the share.
+function paintActor(name, perS, share) {
+  const g = drawnIndex().nodes.get(name);
+  if (!g) return;
+  g.querySelector(".figure").textContent = compact(perS) + " · " + Math.round(share * 100) + " %";
+  let tip = g.querySelector("title.fig");
+  if (!tip) { tip = el("title", { class: "fig" }); g.appendChild(tip); }
+  tip.textContent = name + ": " + rate(perS) + "firings/s, busy " + Math.round(share * 100) + " % of the run";
+  g.querySelector(".heat").style.opacity = (0.05 + 0.3 * share).toFixed(3);
+  const track = g.querySelector(".busytrack");
+  track.style.display = "";
+  g.querySelector(".busybar").setAttribute("width", (track.getAttribute("width") * share).toFixed(1));
+  g.dataset.rate = perS.toFixed(1);
+  g.dataset.busy = share.toFixed(3);
+}
+
+// compact writes firings/s in at most 6 characters and a unit.
+function compact(v) {
+  return v >= 1e6 ? (v / 1e6).toFixed(1) + "M/s" : v >= 1e3 ? (v / 1e3).toFixed(1) + "k/s" : v.toFixed(0) + "/s";
+}
+
+// markHot marks the actor busiest for its share of the run: the measured
+// bottleneck.
+function markHot(hot, share) {
+  for (const g of document.querySelectorAll("#graph g.node.hot")) {
+    g.classList.remove("hot");
+    if (!g.classList.contains("blocked") && !g.classList.contains("critical")) g.querySelector(".tag").textContent = "";
+  }
+  const g = hot && share > 0.05 && drawnIndex().nodes.get(hot);
+  if (!g) return;
+  g.classList.add("hot");
+  if (!g.classList.contains("blocked")) g.querySelector(".tag").textContent = "⚑ bottleneck (measured): " + Math.round(share * 100) + " % busy";
+}
+
+// drawFused outlines the actors that ran as one fused chain (one
+// scheduling unit), with the chain's name.
+function drawFused(run) {
+  for (const g of document.querySelectorAll("#graph g.fused")) g.remove();
+  const units = new Map();
+  for (const a of run.actors) if (a.fused) (units.get(a.fused) || units.set(a.fused, []).get(a.fused)).push(a.name);
+  const vp = $("viewport");
+  for (const [unit, names] of units) {
+    const boxes = names.map((n) => drawnIndex().nodes.get(n)).filter((g) => g).map((g) => g.querySelector(".box"));
+    if (boxes.length < 2) continue;
+    const bb = boxes.map((b) => b.getBBox());
+    const x0 = Math.min(...bb.map((b) => b.x)) - 10, y0 = Math.min(...bb.map((b) => b.y)) - 26;
+    const x1 = Math.max(...bb.map((b) => b.x + b.width)) + 10, y1 = Math.max(...bb.map((b) => b.y + b.height)) + 24;
+    const g = el("g", { class: "fused", "data-fused": unit });
+    g.appendChild(el("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 10 }));
+    g.appendChild(el("text", { x: x0 + 8, y: y1 - 7 }, unit));
+    vp.insertBefore(g, vp.firstChild);
+  }
+}
+
+// paintChannel draws a channel's fill as a bar under its label.
+function paintChannel(c) {
+  const g = drawnIndex().edges.get(c.name);
+  if (!g || !(c.capacity > 0) || c.fill < 0) return;
+  const track = g.querySelector(".filltrack");
+  if (!track) return; // a big graph's channels have no label
+  track.style.display = "";
+  const share = Math.min(1, c.fill / c.capacity);
+  const bar = g.querySelector(".fillbar");
+  bar.setAttribute("width", (track.getAttribute("width") * share).toFixed(1));
+  bar.style.fill = share > 0.9 ? "#d0312d" : share > 0.6 ? "#f08c00" : "#2f9e44";
+  g.dataset.fill = c.fill;
+}
+
+// plot adds the graph's iterations/s to the chart: over the last interval
+// while it runs, the mean for a run that ended with one snapshot.
+function plot(run, dt, done) {
+  const it = iterations(run);
+  const t = run.elapsed_ns / 1e9;
+  let v;
+  if (dt > 0) v = (it - iterations(prev)) / dt;
+  else v = it / t;
+  if (done && series[0].length > 0 && dt <= 0) return;
+  if (series[0].length === 0 && dt <= 0) { series[0].push(0); series[1].push(v); }
+  series[0].push(t); series[1].push(v);
+  draw();
+}
+
+function draw() {
+  const box = $("chart");
+  const w = Math.max(300, box.clientWidth - 10), h = Math.max(120, box.clientHeight - 10);
+  if (!chart) {
+    chart = new uPlot({
+      width: w, height: h,
+      scales: { x: { time: false } },
+      axes: [{ label: "seconds", size: 36 }, { label: "iterations/s", size: 70, values: (u, vs) => vs.map((v) => (v ? rate(v).trim() : "0")) }],
+      series: [{ label: "t (s)", value: (u, v) => (v == null ? "–" : v.toFixed(3)) },
+        { label: "graph iterations/s", stroke: "#1769d1", width: 2, fill: "#1769d11a", value: (u, v) => (v == null ? "–" : rate(v).trim()) }],
+      legend: { show: true },
+    }, series, box);
+  } else {
+    chart.setSize({ width: w, height: h });
+    chart.setData(series);
+  }
+}
+
+// throughputFromTrace replaces the chart's points by the graph's
+// iterations/s over the whole run, from its trace: a sink's firings per
+// bucket ÷ its repetitions.
+export async function throughputFromTrace() {
+  const sink = sinkOf();
+  const r = await api("GET", "/api/run/trace?counts=40");
+  if (!sink || r.status !== 200 || !r.data.counts[sink.name]) return;
+  const { t0, t1, counts } = r.data;
+  const dt = (t1 - t0) / 40 / 1e6, q = state.report.repetitions[sink.name];
+  series[0].length = 0; series[1].length = 0;
+  counts[sink.name].forEach((n, k) => { series[0].push((k + 0.5) * dt); series[1].push(n / q / dt); });
+  $("chart").dataset.source = "trace:" + sink.name;
+  draw();
+}
+
+// sinkOf is an actor without outputs that runs on the CPU (one trace slice
+// per firing) and that the analysis counts.
+function sinkOf() {
+  const q = (state.report && state.report.repetitions) || {};
+  const ok = (a) => q[a.name] > 0 && a.kind !== "kernel";
+  const as = (state.graph && state.graph.actors) || [];
+  return as.find((a) => ok(a) && a.outputs.length === 0) || [...as].reverse().find(ok);
+}
+
+// redraw sizes the chart to its tab (once the tab shows).
+export function redraw() { if (series[0].length) draw(); }
