@@ -199,7 +199,7 @@ func (s *textSink) Start(context.Context) error {
 	if err := s.open(os.O_RDWR | os.O_CREATE | os.O_TRUNC); err != nil { // as os.Create
 		return err
 	}
-	if s.header != "" {
+	if s.header != "" && !s.resumed {
 		if _, err := s.w.WriteString(s.header + "\n"); err != nil {
 			return fmt.Errorf("write %s: %w", s.name, err)
 		}

@@ -50,6 +50,9 @@ type fileSource struct {
 	file  *os.File
 	done  bool // the last (padded) window was produced
 	fired int64
+	// resume, when set, is the position to seek to at Start (a run
+	// resumed from a checkpoint, see checkpoint.go).
+	resume *sourcePos
 }
 
 // open opens the file, or returns stdin when there is no path.
@@ -144,7 +147,7 @@ func (s *byteSource) Start(context.Context) error {
 		return err
 	}
 	s.r = r
-	return nil
+	return s.seekResumed()
 }
 
 // Fire fills the output window with the next bytes of the file. The last
@@ -205,6 +208,16 @@ type fileSink struct {
 	file  *os.File
 	w     *bufio.Writer
 	flush bool // flush after every firing (stdout)
+	// resumeAt, when resumed, is the file's length at the checkpoint the
+	// run resumes from: open truncates the file to it (checkpoint.go).
+	resumed  bool
+	resumeAt int64
+	// On stdout (checkpoint.go): actor names the sink, written counts the
+	// bytes it wrote, skip those not to write again after a recovery in
+	// this process.
+	actor   string
+	written int64
+	skip    int64
 }
 
 // open opens the file with flags, or stdout when there is no path.
@@ -213,9 +226,18 @@ func (s *fileSink) open(flags int) error {
 		s.w = bufio.NewWriterSize(os.Stdout, 1<<16)
 		return nil
 	}
+	if s.resumed {
+		flags &^= os.O_TRUNC
+	}
 	f, err := os.OpenFile(s.path, flags, 0o666)
 	if err != nil {
 		return err
+	}
+	if s.resumed {
+		if err := s.rewind(f); err != nil {
+			_ = f.Close()
+			return err
+		}
 	}
 	s.file, s.w = f, bufio.NewWriterSize(f, 1<<16)
 	return nil
@@ -223,6 +245,15 @@ func (s *fileSink) open(flags int) error {
 
 // write writes b to the buffer.
 func (s *fileSink) write(b []byte) error {
+	s.written += int64(len(b))
+	if s.skip > 0 {
+		n := min(s.skip, int64(len(b)))
+		s.skip -= n
+		b = b[n:]
+	}
+	if s.path == "" {
+		noteStdout(s.actor, s.written)
+	}
 	if _, err := s.w.Write(b); err != nil {
 		return fmt.Errorf("write %s: %w", s.name, err)
 	}
@@ -341,7 +372,11 @@ func newStdout(a *graph.Actor, p runtime.Params) (any, error) {
 		if p.Has("header") {
 			return nil, fmt.Errorf("parameter \"header\" applies to format text only")
 		}
-		return &byteSink{fileSink: fileSink{name: "stdout", flush: true}}, nil
+		return &byteSink{fileSink: fileSink{name: "stdout", flush: true, actor: a.Name}}, nil
 	}
-	return newTextSink(a, p, "")
+	ts, err := newTextSink(a, p, "")
+	if t, ok := ts.(*textSink); ok {
+		t.actor = a.Name
+	}
+	return ts, err
 }

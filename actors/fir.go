@@ -154,19 +154,25 @@ func newFIR(a *graph.Actor, p runtime.Params) (any, error) {
 	return firFire(newFIRState[float64](taps, in.Rate.Max(), 1)), nil
 }
 
-func firFire[T float](s *firState[T]) runtime.FireFunc {
-	stateful := len(s.hr) > 1
-	return func(f *runtime.Firing) error {
-		if stateful {
-			if err := soloState(f); err != nil {
-				return err
-			}
+// firFire returns the FIR actor over s: its firings filter, and its
+// delay line is its checkpoint (checkpoint.go).
+func firFire[T float](s *firState[T]) *firActor[T] { return &firActor[T]{s: s} }
+
+// firActor is a FIR filter (or a decimator with anti-alias taps).
+type firActor[T float] struct{ s *firState[T] }
+
+// Fire filters the input window into the output window.
+func (a *firActor[T]) Fire(f *runtime.Firing) error {
+	s := a.s
+	if len(s.hr) > 1 {
+		if err := soloState(f); err != nil {
+			return err
 		}
-		x := runtime.Input[T](f, 0)
-		y := runtime.Output[T](f, 0)
-		s.fire(y[:len(x)/s.step], x)
-		return nil
 	}
+	x := runtime.Input[T](f, 0)
+	y := runtime.Output[T](f, 0)
+	s.fire(y[:len(x)/s.step], x)
+	return nil
 }
 
 // ratio checks out = in·num/den phase by phase (SDF or CSDF with as many

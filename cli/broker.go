@@ -117,6 +117,7 @@ It runs until interrupted.`,
 	fl.StringVar(&parent.password, "parent-password", "", "password for the parent broker")
 	fl.StringVar(&parent.token, "parent-token", "", "token for the parent broker")
 	fl.StringVar(&parent.ca, "parent-tls-ca", "", "CA (PEM) that verifies the parent broker")
+	fl.StringVar(&o.StoreDir, "store", "", "keep run checkpoints in JetStream with its files in this directory (sluice run --checkpoint-dir nats:NAME; they survive a restart)")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "log the server's notices")
 	return cmd
 }

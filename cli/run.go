@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/actors"
 	_ "github.com/sluicehq/sluice/actors" // registers the built-in actors
 	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/device/scenario"
 	"github.com/sluicehq/sluice/fifo"
 	"github.com/sluicehq/sluice/flowmodel"
@@ -42,11 +44,14 @@ type runFlags struct {
 	deviceRound  int
 	deviceLanes  int
 	fuse         bool
-	noFuseCPU    bool
 	broker       string
 	cred         credFlags
 	metrics      string
 	ui           string
+	noFuseCPU    bool
+	ckInterval   time.Duration // checkpoints (docs/recovery.md)
+	ckDir        string
+	resume       string
 }
 
 func newRun() *cobra.Command {
@@ -93,6 +98,9 @@ the graph there with the same flags.`,
 	fl.StringVar(&f.broker, "broker", "", "broker URL (nats://host:port): run the actors the mapping places on workers (worker:NAME/DEVICE, any:) there")
 	fl.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics of the run on this address (host:port, path /metrics) while it runs")
 	fl.StringVar(&f.ui, "ui", "", "serve the ui API (GET /api/run: live progress, /metrics) on this address while it runs")
+	fl.DurationVar(&f.ckInterval, "checkpoint-interval", time.Second, "time between checkpoints with --checkpoint-dir or --resume (0: none)")
+	fl.StringVar(&f.ckDir, "checkpoint-dir", "", "take checkpoints of the run's state into this directory (resume with --resume DIR)")
+	fl.StringVar(&f.resume, "resume", "", "continue a killed run from the last checkpoint in this directory (and go on checkpointing there)")
 	f.cred.add(fl)
 	return cmd
 }
@@ -112,40 +120,73 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 	if len(synthetic) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s have no implementation: they run as synthetic actors, each firing burning the actor's declared cost on a core and writing zeros\n", names(synthetic, 8))
 	}
-	wait, err := fifo.ParseWaitStrategy(f.wait)
+	if !f.skipAnalysis {
+		if err := refuseByAnalysis(cmd, path, g); err != nil {
+			return err
+		}
+	}
+	opts, err := runOptions(f)
 	if err != nil {
 		return err
 	}
-	if !f.skipAnalysis {
-		// The graph check analyses: a pipeline-model's initonce channels
-		// hold the application's initial tokens.
-		ag := g
-		if pl, err := pipelineOf(path); err == nil && pl != nil {
-			ag = pl.Graph
-		}
-		rep := analysis.Check(ag, analysis.CheckOptions{NoThroughput: true, NoSchedule: true})
-		if !rep.Valid || !rep.Consistent || rep.Deadlock {
-			writeReport(cmd.ErrOrStderr(), path, rep, nil)
-			return fmt.Errorf("refusing to run %s: the analysis above shows it cannot run (use --no-check to run anyway)", path)
-		}
+	if g, err = placeActors(cmd, g, &opts, f); err != nil {
+		return err
+	}
+	cleanup, display, err := attachOutputs(cmd, path, &opts, f)
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	stats, runErr := execRun(cmd, g, opts, f)
+	if display != nil {
+		display.finish(stats)
+	}
+	if runErr != nil {
+		return fmt.Errorf("run %s: %w", path, runErr)
+	}
+	return reportRun(cmd.ErrOrStderr(), g, stats, synthetic, f)
+}
+
+// refuseByAnalysis runs check's analysis on the graph check analyses (a
+// pipeline-model's initonce channels hold the application's initial
+// tokens) and refuses a graph that is invalid, inconsistent or deadlocks.
+func refuseByAnalysis(cmd *cobra.Command, path string, g *graph.Graph) error {
+	ag := g
+	if pl, err := pipelineOf(path); err == nil && pl != nil {
+		ag = pl.Graph
+	}
+	rep := analysis.Check(ag, analysis.CheckOptions{NoThroughput: true, NoSchedule: true})
+	if !rep.Valid || !rep.Consistent || rep.Deadlock {
+		writeReport(cmd.ErrOrStderr(), path, rep, nil)
+		return fmt.Errorf("refusing to run %s: the analysis above shows it cannot run (use --no-check to run anyway)", path)
+	}
+	return nil
+}
+
+// runOptions turns the run's flags into runtime options (placement,
+// outputs and checkpoints come later).
+func runOptions(f runFlags) (runtime.Options, error) {
+	wait, err := fifo.ParseWaitStrategy(f.wait)
+	if err != nil {
+		return runtime.Options{}, err
 	}
 	for _, v := range []struct {
 		name string
 		n    int
 	}{{"--device-depth", f.deviceDepth}, {"--device-round", f.deviceRound}, {"--device-lanes", f.deviceLanes}} {
 		if v.n < 0 {
-			return fmt.Errorf("%s %d: expected a count ≥ 0 (0: the runtime's choice)", v.name, v.n)
+			return runtime.Options{}, fmt.Errorf("%s %d: expected a count ≥ 0 (0: the runtime's choice)", v.name, v.n)
 		}
 	}
 	dm, err := runtime.ParseDeviceMode(f.deviceMode)
 	if err != nil {
-		return err
+		return runtime.Options{}, err
 	}
 	sm, err := runtime.ParseSwapMode(f.swapMode)
 	if err != nil {
-		return err
+		return runtime.Options{}, err
 	}
-	opts := runtime.Options{
+	return runtime.Options{
 		DeviceMode:  dm,
 		SwapMode:    sm,
 		NoGraphs:    f.noGraphs,
@@ -158,92 +199,140 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		Watchdog:    f.watchdog,
 		CheckEmpty:  f.checkEmpty,
 		NoFuseCPU:   f.noFuseCPU,
-	}
+	}, nil
+}
+
+// placeActors sets the run's mapping: the --mapping file, kernel-only
+// actors on the first fitting device, flow-model actors on devices meeting
+// their requirements, then --fuse's merged chains. It returns the graph to
+// run (--fuse rewrites it).
+func placeActors(cmd *cobra.Command, g *graph.Graph, opts *runtime.Options, f runFlags) (*graph.Graph, error) {
+	var err error
 	if f.mapping != "" {
 		if opts.Mapping, err = loadMapping(f.mapping); err != nil {
-			return err
+			return nil, err
 		}
 		if err := opts.Mapping.Check(g); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if f.broker == "" {
 		if opts.Mapping, err = placeKernelOnly(cmd.Context(), g, opts.Mapping, cmd.ErrOrStderr()); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	// Flow-model actors: check their devices against the models'
-	// requirements, and place those the mapping leaves out.
 	if opts.Mapping, err = flowmodel.Place(cmd.Context(), g, opts.Mapping); err != nil {
-		return err
+		return nil, err
 	}
 	if f.fuse {
 		var fused []scenario.Fused
 		if g, opts.Mapping, fused, err = scenario.Fuse(g, opts.Mapping); err != nil {
-			return err
+			return nil, err
 		}
 		for _, c := range fused {
 			fmt.Fprintf(cmd.ErrOrStderr(), "fused %s on %s: one kernel walking a scenario of %d steps\n", c.Name, c.Device, c.Steps)
 		}
 	}
+	return g, nil
+}
+
+// attachOutputs connects what the run reports to while it goes: the
+// broker (--broker), the trace file, the progress display, the metrics
+// and ui servers, and the checkpoints. cleanup releases them all, also
+// after an error.
+func attachOutputs(cmd *cobra.Command, path string, opts *runtime.Options, f runFlags) (cleanup func(), display *progressDisplay, err error) {
+	var undo []func()
+	cleanup = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	stderr := cmd.ErrOrStderr()
 	if f.broker != "" {
 		remote, closeRemote, err := connectRemote(cmd, f.broker, f.cred)
 		if err != nil {
-			return err
+			return cleanup, nil, err
 		}
-		defer closeRemote()
+		undo = append(undo, closeRemote)
 		opts.Remote = remote
 	}
-	var traceFile *os.File
 	if f.trace != "" {
-		if traceFile, err = os.Create(f.trace); err != nil {
-			return err
+		tf, err := os.Create(f.trace)
+		if err != nil {
+			return cleanup, nil, err
 		}
-		defer traceFile.Close()
-		opts.Trace = traceFile
+		undo = append(undo, func() { tf.Close() })
+		opts.Trace = tf
 	}
-	stderr := cmd.ErrOrStderr()
-	mode := f.progress
+	if display, err = progressTo(stderr, opts, f.progress); err != nil {
+		return cleanup, nil, err
+	}
+	if f.metrics != "" {
+		stop, err := serveMetrics(f.metrics, opts, stderr)
+		if err != nil {
+			return cleanup, display, err
+		}
+		undo = append(undo, stop)
+	}
+	if f.ui != "" {
+		stop, err := serveRunUI(f.ui, path, opts, stderr)
+		if err != nil {
+			return cleanup, display, err
+		}
+		undo = append(undo, stop)
+	}
+	var remoteClient *cluster.Client
+	if ex, ok := opts.Remote.(*cluster.Executor); ok {
+		remoteClient = ex.Client()
+	}
+	opts.Checkpoint, err = checkpointOptions(cmd.Context(), f, remoteClient)
+	return cleanup, display, err
+}
+
+// progressTo sets the run's progress display from --progress: bars on a
+// terminal, a line a second otherwise, or none.
+func progressTo(stderr io.Writer, opts *runtime.Options, mode string) (*progressDisplay, error) {
 	if mode == "auto" {
 		mode = "lines"
 		if isTerminal(stderr) {
 			mode = "bars"
 		}
 	}
-	var display *progressDisplay
 	switch mode {
 	case "bars":
-		display = newBars(stderr)
+		display := newBars(stderr)
 		opts.Progress = display.update
+		return display, nil
 	case "lines":
 		opts.Progress = linePrinter(stderr)
 		opts.ProgressInterval = time.Second
 	case "off":
 	default:
-		return fmt.Errorf("--progress %q: expected auto, bars, lines or off", f.progress)
+		return nil, fmt.Errorf("--progress %q: expected auto, bars, lines or off", mode)
 	}
-	if f.metrics != "" {
-		stop, err := serveMetrics(f.metrics, &opts, stderr)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	if f.ui != "" {
-		stop, err := serveRunUI(f.ui, path, &opts, stderr)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
+	return nil, nil
+}
 
-	stats, runErr := runtime.Run(cmd.Context(), g, opts)
-	if display != nil {
-		display.finish(stats)
+// execRun runs the graph: through cluster.RunRecovering when actors run
+// on workers and checkpoints are on (a lost worker's actors are re-placed
+// and the run resumes), else with runtime.Run.
+func execRun(cmd *cobra.Command, g *graph.Graph, opts runtime.Options, f runFlags) (*runtime.Stats, error) {
+	if opts.Remote == nil || opts.Checkpoint == nil {
+		return runtime.Run(cmd.Context(), g, opts)
 	}
-	if runErr != nil {
-		return fmt.Errorf("run %s: %w", path, runErr)
-	}
+	stderr := cmd.ErrOrStderr()
+	return cluster.RunRecovering(cmd.Context(), g, opts, cluster.RecoveryOptions{Recovered: func(r cluster.Recovery) {
+		from := "the start"
+		if r.From != nil {
+			from = fmt.Sprintf("checkpoint %d (iteration %d)", r.From.ID, r.From.Iteration)
+		}
+		fmt.Fprintf(stderr, "recovered from the loss of worker %s: resumed from %s, firing again %s after the loss was reported (%v)\n",
+			r.Worker, from, r.Firing.Sub(r.Failed).Round(time.Millisecond), r.Err)
+	}})
+}
+
+// reportRun writes what --stats, --stats-json and --profile ask for.
+func reportRun(stderr io.Writer, g *graph.Graph, stats *runtime.Stats, synthetic []string, f runFlags) error {
 	if f.stats {
 		fmt.Fprintf(stderr, "\n%s: %s\n", g.Name, stats.Elapsed.Round(time.Microsecond))
 		if err := stats.WriteTable(stderr); err != nil {
@@ -251,6 +340,10 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		}
 		if len(synthetic) > 0 {
 			fmt.Fprintf(stderr, "synthetic actors (burning their declared cost): %s\n", strings.Join(synthetic, ", "))
+		}
+		if c := stats.Checkpoints; c != nil {
+			fmt.Fprintf(stderr, "checkpoints: %d (last: id %d at iteration %d, %d bytes; duration mean %v, max %v); resumed from checkpoint %d; recoveries %d\n",
+				c.Completed, c.LastID, c.LastIteration, c.LastBytes, c.MeanDuration.Round(time.Microsecond), c.MaxDuration.Round(time.Microsecond), c.ResumedFrom, c.Recoveries)
 		}
 	}
 	if f.statsJSON != "" {
@@ -263,9 +356,7 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		}
 	}
 	if f.profile != "" {
-		if err := writeFile(f.profile, stats.WriteProfile); err != nil {
-			return err
-		}
+		return writeFile(f.profile, stats.WriteProfile)
 	}
 	return nil
 }
@@ -395,3 +486,51 @@ func newBuiltins() *cobra.Command {
 }
 
 var _ = graph.ImplBuiltin
+
+// checkpointOptions turns --checkpoint-dir, --checkpoint-interval and
+// --resume into the run's checkpoint options (nil: no checkpoints): a
+// directory, or nats:NAME for the JetStream store of the broker that cl
+// is connected to.
+func checkpointOptions(ctx context.Context, f runFlags, cl *cluster.Client) (*runtime.CheckpointOptions, error) {
+	dir := f.ckDir
+	if f.resume != "" {
+		if dir != "" && dir != f.resume {
+			return nil, fmt.Errorf("--resume %s and --checkpoint-dir %s: expected one directory (a resumed run goes on checkpointing into its own)", f.resume, dir)
+		}
+		dir = f.resume
+	}
+	if dir == "" {
+		return nil, nil
+	}
+	if f.ckInterval < 0 {
+		return nil, fmt.Errorf("--checkpoint-interval %v: expected 0 (none) or more", f.ckInterval)
+	}
+	var store runtime.CheckpointStore = &runtime.DirStore{Dir: dir}
+	if name, ok := strings.CutPrefix(dir, "nats:"); ok {
+		if cl == nil {
+			return nil, fmt.Errorf("checkpoints in %s: a nats: store needs --broker URL (a broker started with --store DIR)", dir)
+		}
+		js, err := cluster.NewJetStreamStore(ctx, cl, name)
+		if err != nil {
+			return nil, err
+		}
+		store = js
+	}
+	o := &runtime.CheckpointOptions{Interval: f.ckInterval, Store: store}
+	if f.ckInterval == 0 {
+		o.Interval = time.Duration(1<<63 - 1) // resume only
+	}
+	if f.resume != "" {
+		cp, err := store.Latest(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("--resume %s: %w", f.resume, err)
+		}
+		if cp == nil {
+			return nil, fmt.Errorf("--resume %s: no checkpoint there (expected one written by a run with --checkpoint-dir %s)", f.resume, f.resume)
+		}
+		o.Resume = cp
+	} else if f.ckInterval == 0 {
+		return nil, nil
+	}
+	return o, nil
+}

@@ -38,6 +38,10 @@ type BrokerOptions struct {
 	Auth *Auth
 	// TLS, when set, serves clients and leaf nodes over TLS.
 	TLS TLSFiles
+	// StoreDir, when set, enables JetStream with its files in this
+	// directory: checkpoints kept there (JetStreamStore) outlive workers
+	// and a restart of the broker (docs/recovery.md).
+	StoreDir string
 	// Logf, when set, receives the server's notices and errors.
 	Logf func(format string, args ...any)
 }
@@ -65,6 +69,9 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 		MaxPayload: 8 << 20, WriteDeadline: 10 * time.Second}
 	if so.ServerName == "" {
 		so.ServerName = fmt.Sprintf("broker-%d", port)
+	}
+	if o.StoreDir != "" {
+		so.JetStream, so.StoreDir = true, o.StoreDir
 	}
 	if o.LeafListen != "" {
 		lh, lp, err := splitHostPort(o.LeafListen, "127.0.0.1", 7422)

@@ -11,7 +11,11 @@
 // sequence numbers; a gap or duplicate fails the run). Workers and clients
 // exchange heartbeats during a job: a worker that dies or is cut off is
 // detected within HeartbeatTimeout and the run fails naming the worker and
-// its actors.
+// its actors. With checkpoints (runtime.CheckpointOptions), remote actors
+// take part in them (checkpoint.go), and RunRecovering resumes a run that
+// lost a worker from its last checkpoint with that worker's actors placed
+// on others; JetStreamStore keeps the checkpoints in a broker's JetStream
+// store (docs/recovery.md).
 //
 // The runtime sits below this package: it defines runtime.RemoteExecutor,
 // which Executor implements; package cli wires the two.

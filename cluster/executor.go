@@ -68,6 +68,17 @@ func NewExecutor(c *Client, o ExecutorOptions) *Executor {
 // Name names the executor.
 func (e *Executor) Name() string { return "cluster via " + redact(e.c.url) }
 
+// forget drops what earlier runs placed (a recovered run places anew).
+func (e *Executor) forget() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	clear(e.placed)
+	clear(e.load)
+}
+
+// Client returns the executor's connection to the tree.
+func (e *Executor) Client() *Client { return e.c }
+
 // Kind is runtime.KindRemote.
 func (e *Executor) Kind() runtime.ExecutorKind { return runtime.KindRemote }
 
@@ -249,7 +260,11 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 	for _, out := range ra.Outs {
 		req.Outs = append(req.Outs, StreamSpec{Capacity: out.Capacity, Bytes: streamBytes(out.Port, ra.Target)})
 	}
+	req.Resume = ra.Resume
 	j := &job{e: e, ra: ra, p: p, id: req.Job}
+	for range ra.Ins {
+		j.gates = append(j.gates, newSendGate())
+	}
 	nc := e.c.nc
 	sub := func(subj string) (*nats.Subscription, error) {
 		s, err := nc.SubscribeSync(subj)
@@ -384,6 +399,9 @@ type job struct {
 	beatStop chan struct{}
 	beatOnce sync.Once
 	beatWG   sync.WaitGroup
+	// Checkpoints (checkpoint.go): a gate per input, Run's context.
+	gates []*sendGate
+	ctxp  atomic.Pointer[context.Context]
 }
 
 // dial opens the job's direct TCP data streams.
@@ -447,6 +465,7 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 	defer cancel(nil)
 	inCtx, inStop := context.WithCancelCause(jctx)
 	defer inStop(nil)
+	j.ctxp.Store(&jctx)
 	var wg, outWG sync.WaitGroup
 	// A stream that breaks is often the sign of the worker's own end (its
 	// streams close before its result arrives): wait a little for the
@@ -467,10 +486,10 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 			defer wg.Done()
 			var err error
 			if j.inConns != nil {
-				err = tcpSend(inCtx, j.inConns[i], in.Reader, in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{})
+				err = tcpSend(inCtx, j.inConns[i], in.Reader, in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{gate: j.gates[i]})
 			} else {
 				err = sendStream(inCtx, nc, jobSubject(j.id, fmt.Sprintf("in.%d", i)), j.inCreds[i], in.Reader,
-					in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{})
+					in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{gate: j.gates[i]})
 			}
 			if err != nil && !errors.Is(context.Cause(inCtx), errJobDone) {
 				failed(fmt.Errorf("input %s: %w", in.Port.Name, err), true)
@@ -503,6 +522,7 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 
 	tick := time.NewTicker(j.e.o.HeartbeatInterval)
 	defer tick.Stop()
+	reconnects := nc.Stats().Reconnects
 	doneC := make(chan JobResult, 1)
 	wg.Add(1)
 	go func() {
@@ -526,7 +546,7 @@ loop:
 		select {
 		case e := <-streamErrC:
 			if sErr == nil {
-				sErr, sErrAt, sErrInput = fmt.Errorf("worker %s: %w; its actors in this run: %s", j.p.Worker, e.err, j.e.actorsOn(j.p.Worker)), time.Now(), e.input
+				sErr, sErrAt, sErrInput = lostWorker(j.p.Worker, "worker %s: %v; its actors in this run: %s", j.p.Worker, e.err, j.e.actorsOn(j.p.Worker)), time.Now(), e.input
 			}
 			if result != nil && result.Error == "" && e.input {
 				sErr = nil // the actor finished: it needed no more input
@@ -558,6 +578,13 @@ loop:
 			err = context.Cause(jctx)
 			break loop
 		case now := <-tick.C:
+			if nc.Stats().Reconnects != reconnects {
+				// Messages on NATS (chunks, credits, requests) may have
+				// been lost while the broker was away.
+				err = lostWorker(j.p.Worker, "lost the connection to broker %s for a while (it reconnected), and with it worker %s's streams; its actors in this run: %s", redact(j.e.c.url), j.p.Worker, j.e.actorsOn(j.p.Worker))
+				cancel(err)
+				break loop
+			}
 			if sErr != nil && now.Sub(sErrAt) > j.e.o.HeartbeatTimeout {
 				err = sErr
 				cancel(err)
@@ -568,7 +595,7 @@ loop:
 				if !nc.IsConnected() {
 					why = fmt.Sprintf("lost the connection to broker %s, and with it worker %s (no heartbeat for %s)", redact(j.e.c.url), j.p.Worker, since.Round(time.Millisecond))
 				}
-				err = fmt.Errorf("%s; its actors in this run: %s", why, j.e.actorsOn(j.p.Worker))
+				err = lostWorker(j.p.Worker, "%s; its actors in this run: %s", why, j.e.actorsOn(j.p.Worker))
 				cancel(err)
 				break loop
 			}
@@ -578,7 +605,7 @@ loop:
 			// reported it before.
 			for len(streamErrC) > 0 {
 				if e := <-streamErrC; !e.input && err == nil {
-					err = fmt.Errorf("worker %s: %w; its actors in this run: %s", j.p.Worker, e.err, j.e.actorsOn(j.p.Worker))
+					err = lostWorker(j.p.Worker, "worker %s: %v; its actors in this run: %s", j.p.Worker, e.err, j.e.actorsOn(j.p.Worker))
 				}
 			}
 			if sErr != nil && !sErrInput && err == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/runtime"
 )
 
 // ServiceName is the NATS micro service name every worker registers.
@@ -127,6 +128,9 @@ type RunRequest struct {
 	Transport string `json:"transport"`
 	// Trace asks for the firings' times in the result.
 	Trace bool `json:"trace,omitempty"`
+	// Resume, when set, is the actor's snapshot to restore: the worker
+	// starts it at the snapshot's firing (docs/recovery.md).
+	Resume *runtime.ActorSnapshot `json:"resume,omitempty"`
 }
 
 // RunReply is a worker's answer to a RunRequest.

@@ -30,6 +30,7 @@ const (
 type streamLimit struct {
 	max  int64 // bytes; 0 = no limit
 	what func(n int64) error
+	gate *sendGate // senders: a checkpoint's barrier (checkpoint.go)
 }
 
 // sendStream reads r until end of stream and publishes its tokens on subj
@@ -40,7 +41,7 @@ func sendStream(ctx context.Context, nc *nats.Conn, subj string, credits *nats.S
 	credit := int64(window)
 	chunkTok := max(1, chunk/tsize)
 	var seq uint64
-	var sent int64
+	var sent, sentTok int64
 	take := func(m *nats.Msg) error {
 		if len(m.Data) != 8 {
 			return fmt.Errorf("credit message of %d bytes on %s: expected 8", len(m.Data), m.Subject)
@@ -67,7 +68,11 @@ func sendStream(ctx context.Context, nc *nats.Conn, subj string, credits *nats.S
 				return err
 			}
 		}
-		win := r.TryAcquire(int(min(int64(chunkTok), credit)))
+		want, err := lim.gate.allow(ctx, sentTok, int(min(int64(chunkTok), credit)))
+		if err != nil {
+			return cause(ctx, err)
+		}
+		win := r.TryAcquire(want)
 		if len(win) == 0 {
 			if _, err := r.Acquire(ctx, 1); err != nil {
 				if errors.Is(err, fifo.ErrClosed) {
@@ -83,8 +88,13 @@ func sendStream(ctx context.Context, nc *nats.Conn, subj string, credits *nats.S
 			}
 			continue
 		}
-		k := len(win) / tsize
+		k := lim.gate.clamp(sentTok, len(win)/tsize)
+		if k == 0 {
+			continue // a barrier closed the gate meanwhile
+		}
+		win = win[:k*tsize]
 		sent += int64(len(win))
+		sentTok += int64(k)
 		if lim.max > 0 && sent > lim.max {
 			return lim.what(sent)
 		}

@@ -246,7 +246,7 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 	// A batch worth sending at once, and the most one vectored write takes.
 	lo := max(1, min(chunkTok, window/4))
 	most := max(chunkTok, window/4)
-	var sent int64
+	var sent, sentTok int64
 	for {
 		if err := ci.poll(); err != nil {
 			return lost(err)
@@ -256,7 +256,10 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 				return lost(err)
 			}
 		}
-		want := int(min(ci.n, int64(most)))
+		want, err := lim.gate.allow(ctx, sentTok, int(min(ci.n, int64(most))))
+		if err != nil {
+			return cause(ctx, err)
+		}
 		n, err := ready(ctx, r, want, lo)
 		if errors.Is(err, fifo.ErrClosed) {
 			return endStream(ctx, c, ci)
@@ -264,8 +267,12 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 		if err != nil {
 			return cause(ctx, err)
 		}
+		if n = lim.gate.clamp(sentTok, n); n == 0 {
+			continue // a barrier closed the gate while ready waited
+		}
 		win := r.TryAcquire(n)
 		sent += int64(len(win))
+		sentTok += int64(n)
 		if lim.max > 0 && sent > lim.max {
 			return lim.what(sent)
 		}

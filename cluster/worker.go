@@ -225,6 +225,7 @@ type workerJob struct {
 	// target reached) so that they stop waiting for tokens.
 	inCtx    context.Context
 	inCancel context.CancelFunc
+	snaps    *workerSnaps // snapshot requests (checkpoint.go)
 	subs     []*nats.Subscription
 	ins      []*nats.Subscription // data per input
 	outCreds []*nats.Subscription // credits per output
@@ -339,6 +340,12 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 	if j.cancelS, err = sub(jobSubject(req.Job, "cancel")); err != nil {
 		return fail(err)
 	}
+	j.snaps = newWorkerSnaps()
+	snapSub, err := w.nc.Subscribe(jobSubject(req.Job, "snap"), j.snaps.handler(j.ctx, a.Name))
+	if err != nil {
+		return fail(fmt.Errorf("worker %s: subscribing to snapshot requests: %w", w.o.Name, err))
+	}
+	j.subs = append(j.subs, snapSub)
 	if err := g.Validate(); err != nil {
 		return fail(fmt.Errorf("worker %s: actor %s: %w", w.o.Name, req.Actor.Name, err))
 	}
@@ -367,6 +374,7 @@ func (j *workerJob) streamLimit(port, dir string) streamLimit {
 // the run, and quietly once the actor has finished (j.inCtx).
 func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 	return func(p *runtime.Process) error {
+		j.snaps.started(p.Context())
 		ctx, stop := context.WithCancel(p.Context())
 		defer stop()
 		defer context.AfterFunc(j.inCtx, stop)()
@@ -452,6 +460,10 @@ func (w *Worker) runJob(j *workerJob) {
 		}}
 	if j.req.Target >= 0 {
 		opts.Firings = map[string]int64{j.actor.Name: j.req.Target}
+	}
+	opts.Checkpoint = &runtime.CheckpointOptions{External: true} // snapshots on request (checkpoint.go)
+	if s := j.req.Resume; s != nil {
+		opts.Checkpoint.Resume = &runtime.Checkpoint{Actors: map[string]runtime.ActorSnapshot{j.actor.Name: *s}}
 	}
 	var trace bytes.Buffer
 	if j.req.Trace {

@@ -56,6 +56,9 @@ type Placement struct {
 	// requirements ("backend=cuda,memory>=8GiB"), chosen at run time; then
 	// Device is empty. A Device "worker:NAME/DEVICE" names one instead.
 	Any string
+	// Strict pins a remote actor: when its worker is lost the run fails
+	// rather than moving it to another worker (docs/recovery.md).
+	Strict bool
 	// Origin says where the placement was declared, if known.
 	Origin string
 }

@@ -99,6 +99,9 @@ type RemoteActor struct {
 	// Fired, when the executor learns how many firings the worker has done
 	// so far, records it (for progress displays).
 	Fired func(n int64)
+	// Resume, when set, is the actor's snapshot in the checkpoint the run
+	// resumes from: the worker restores it and starts at its Firing.
+	Resume *ActorSnapshot
 }
 
 // RemotePort is one port of a RemoteActor.
@@ -261,6 +264,11 @@ func (r *run) prepareRemotes(ctx context.Context) error {
 				for o := u.firings.Load(); n > o && !u.firings.CompareAndSwap(o, n); o = u.firings.Load() {
 				}
 			}}
+		if ck := r.opts.Checkpoint; ck != nil && ck.Resume != nil {
+			if s, ok := ck.Resume.Actors[u.name]; ok {
+				ra.Resume = &s
+			}
+		}
 		for i := range u.ins {
 			p := &u.ins[i]
 			ra.Ins = append(ra.Ins, RemotePort{Port: p.p, Reader: p.r, Capacity: p.ch.fr.f.Capacity()})

@@ -28,7 +28,18 @@ func withHistory(a *graph.Actor, fire FireFunc) FireFunc {
 		}
 	}
 	ins := make([][]byte, len(a.Inputs))
+	attached := false
 	return func(f *Firing) error {
+		if !attached {
+			attached = true
+			wins := make([][]byte, len(hs))
+			for i, h := range hs {
+				if h != nil {
+					wins[i] = h.buf[:h.keep]
+				}
+			}
+			attachHistory(f.ctx, a, wins) // checkpoints snapshot and restore them
+		}
 		orig := f.ins
 		for i, h := range hs {
 			if h == nil {

@@ -100,6 +100,9 @@ type Options struct {
 	// Tags makes the run track stream tags (Firing.AddTag, Firing.Tags);
 	// it is also on when some actor has a "tags" attribute.
 	Tags bool
+	// Checkpoint, when set, takes checkpoints while the run goes, or
+	// resumes one (docs/recovery.md).
+	Checkpoint *CheckpointOptions
 }
 
 // Snapshot is the live state of a run passed to Options.Progress.
@@ -172,6 +175,8 @@ type run struct {
 	// Remote actors: one prepared job each.
 	remotes  []*remoteUnit
 	traceCap int
+
+	ck *checkpoints // Options.Checkpoint (checkpoint.go)
 }
 
 // newCtx makes an execution context (one per goroutine that fires actors).
@@ -207,6 +212,9 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 			return nil, err
 		}
 	}
+	if opts.Checkpoint != nil {
+		opts.NoFuseCPU = true // checkpoints snapshot actor by actor (checkpoint.go)
+	}
 	r := &run{opts: opts, g: g, liveStats: opts.Progress != nil, allDone: make(chan struct{}), failed: make(chan struct{}),
 		devByName: map[string]*devRunner{}, devByID: map[string]*devRunner{}, pinned: map[*fifo.FIFO]bool{}}
 	if err := r.setup(ctx); err != nil {
@@ -219,6 +227,10 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 	}
 	ctx, err := withState(ctx, r.units, opts.StateIn)
 	if err != nil {
+		r.freeFifos()
+		return nil, err
+	}
+	if ctx, err = r.newCheckpoints(ctx); err != nil {
 		r.freeFifos()
 		return nil, err
 	}
@@ -255,7 +267,9 @@ start:
 		}
 	}
 	if startErr == nil {
+		stopCk := r.ck.start()
 		r.execute()
+		stopCk()
 	} else {
 		r.fail(startErr)
 	}
@@ -270,6 +284,7 @@ start:
 	}
 	st := r.stats()
 	st.Shared = sharedStats(r.ctx, g)
+	st.Checkpoints = r.ck.statistics()
 	var stateErr error
 	st.State, stateErr = finishState(r.ctx, r.units)
 	err = r.err

@@ -28,6 +28,8 @@ type Stats struct {
 	// Devices are the devices whose kernel actors ran in rounds (batches
 	// of launches), with what became of their batches.
 	Devices []DeviceStats `json:"devices,omitempty"`
+	// Checkpoints summarise the run's checkpoints (nil without them).
+	Checkpoints *CheckpointStats `json:"checkpoints,omitempty"`
 }
 
 // DeviceStats are one device's statistics.

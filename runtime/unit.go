@@ -209,6 +209,11 @@ func (u *unit) abandoned() bool {
 // Only the unit's runner calls it.
 func (u *unit) prepare() (int64, int) {
 	k := u.maxRound
+	if ck := u.r.ck; ck != nil {
+		if k = ck.round(u, k); k == 0 {
+			return 0, whyIn // a checkpoint's barrier (checkpoint.go)
+		}
+	}
 	if u.target >= 0 {
 		rem := u.target - u.next
 		if rem <= 0 {
@@ -330,6 +335,9 @@ func (p *uport) toRingEnd(f *fifo.FIFO, pos uint64, next, k int64) int64 {
 // after the unit went idle; it may be called while another worker runs the
 // unit, so it touches no reader or writer state.
 func (u *unit) readyAtomic(next int64) bool {
+	if ck := u.r.ck; ck != nil && ck.waits(u) {
+		return false
+	}
 	if u.target >= 0 && next >= u.target {
 		return true
 	}
@@ -373,6 +381,9 @@ func (u *unit) readyAtomic(next int64) bool {
 // readyAtomic after it went idle, a notifier checks after it moved its
 // stream, and the predicate only grows as streams move.
 func (u *unit) mayFire() bool {
+	if ck := u.r.ck; ck != nil && ck.waits(u) {
+		return false
+	}
 	if u.abandoned() {
 		return true
 	}

@@ -11,7 +11,7 @@ import (
 
 var (
 	mappingKeys   = []string{"kind", "name", "doc", "mapping"}
-	placementKeys = []string{"doc", "device", "impl", "replicas", "work-groups", "work-items", "distribution", "priority", "affinity", "team", "any"}
+	placementKeys = []string{"doc", "device", "impl", "replicas", "work-groups", "work-items", "distribution", "priority", "affinity", "team", "any", "strict"}
 )
 
 // LoadMapping reads a mapping file: the ETH XML binding format when the
@@ -99,6 +99,9 @@ func (p *yp) parsePlacement(f yamlpos.Field) *graph.Placement {
 				p.Errorf(x.V, "%s: impl %q: expected go, opencl, cuda or builtin%s", what, yamlpos.Clip(s), yamlpos.DidYouMean(s, []string{"go", "opencl", "cuda", "builtin"}))
 			}
 		}
+	}
+	if x, ok := m["strict"]; ok {
+		pl.Strict, _ = p.Bool(x.V, what+": strict")
 	}
 	if x, ok := m["team"]; ok {
 		if s, ok := p.Str(x.V, what+": team"); ok {

@@ -334,7 +334,7 @@ mapping:
 		`m.yaml:2:31: mapping of worker: impl "opencll": expected go, opencl, cuda or builtin (did you mean "opencl"?)`,
 		`m.yaml:2:53: mapping of worker: work-groups: -4 out of range: expected 0 to 2147483647`,
 		`m.yaml:2:78: mapping of worker: distribution "striped": expected consecutive or strided (did you mean "strided"?)`,
-		`m.yaml:2:88: mapping of worker: unknown key "workitems" (did you mean "work-items"?); allowed keys: doc, device, impl, replicas, work-groups, work-items, distribution, priority, affinity, team, any`,
+		`m.yaml:2:88: mapping of worker: unknown key "workitems" (did you mean "work-items"?); allowed keys: doc, device, impl, replicas, work-groups, work-items, distribution, priority, affinity, team, any, strict`,
 		`m.yaml:3:15: mapping of fir: team "replicated": expected split or replicate (did you mean "replicate"?)`,
 	}
 	if got := errorLines(t, err); strings.Join(got, "\n") != strings.Join(want2, "\n") {

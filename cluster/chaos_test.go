@@ -1,0 +1,380 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// chaosGraph is a stateful chain: a noisy tone, a FIR filter, a decimator
+// with anti-alias taps, a second FIR whose input keeps a history window,
+// written to a file.
+const chaosGraph = `kind: graph
+name: chaos
+actors:
+  tone:  {use: gen.sine, with: {freq: 0.0625, amplitude: 1, count: %d}, out: {y: {type: f32, rate: 256}}}
+  noise: {use: gen.random, with: {seed: 1, min: -0.1, max: 0.1}, out: {y: {type: f32, rate: 256}}}
+  mix:   {use: add, in: {x: {type: f32, rate: 256}, n: {type: f32, rate: 256}}, out: {y: {type: f32, rate: 256}}}
+  lowpass: {use: fir, with: {cutoff: 0.1, ntaps: 31}, in: {x: {type: f32, rate: 256}}, out: {y: {type: f32, rate: 256}}, stateful: true}
+  down:  {use: decimate, with: {factor: 4, cutoff: 0.1, ntaps: 15}, in: {x: {type: f32, rate: 256}}, out: {y: {type: f32, rate: 64}}, stateful: true}
+  smooth: {use: fir, with: {taps: [0.5, 0.25, 0.125, 0.125]}, in: {x: {type: f32, rate: 64}}, out: {y: {type: f32, rate: 64}}, stateful: true}
+  sink:  {use: file.write, with: {path: %q}, in: {x: {type: f32, rate: 64}}, stateful: true}
+channels:
+  - {from: tone.y, to: mix.x}
+  - {from: noise.y, to: mix.n}
+  - {from: mix.y, to: lowpass.x}
+  - {from: lowpass.y, to: down.x}
+  - {from: down.y, to: smooth.x}
+  - {from: smooth.y, to: sink.x}
+`
+
+const chaosMapping = `kind: mapping
+name: chaos
+mapping:
+  mix:     {device: worker:w3/cpu}
+  lowpass: {device: worker:w1/cpu}
+  down:    {device: worker:w2/cpu}
+  smooth:  {device: worker:w3/cpu}
+`
+
+// TestChaos starts a broker (with a JetStream store) and three workers as
+// processes on loopback, runs a stateful chain across them with
+// checkpoints, and kills a worker running one of its actors with SIGKILL
+// at random moments three times (restarting it under its name): the
+// output file is byte-identical to the fault-free local run's. Then the
+// same with the broker killed and restarted on its store. The test fails
+// if a kill landed after the run had ended.
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the sluice binary and starts processes")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "sluice")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sluicehq/sluice/cmd/sluice").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	const count = 300_000
+	writeGraph := func(out string) string {
+		p := filepath.Join(dir, filepath.Base(out)+".yaml")
+		if err := os.WriteFile(p, fmt.Appendf(nil, chaosGraph, count, out), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mapping := filepath.Join(dir, "map.yaml")
+	if err := os.WriteFile(mapping, []byte(chaosMapping), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ref := filepath.Join(dir, "ref.f32")
+	if out, err := exec.Command(bin, "run", writeGraph(ref), "--progress", "off").CombinedOutput(); err != nil {
+		t.Fatalf("local run: %v\n%s", err, out)
+	}
+	want, err := os.ReadFile(ref)
+	if err != nil || len(want) != count*64*4 {
+		t.Fatalf("local run wrote %d bytes (%v): expected %d", len(want), err, count*64*4)
+	}
+
+	var procs []*proc
+	start := func(name string, args ...string) *proc {
+		p := &proc{name: name, cmd: exec.Command(bin, args...), out: &lockedBuf{}}
+		p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, p)
+		return p
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			if p.cmd.ProcessState == nil {
+				_ = p.cmd.Process.Kill()
+				_ = p.cmd.Wait()
+			}
+			if t.Failed() {
+				t.Logf("%s:\n%s", p.name, p.out.String())
+			}
+		}
+	})
+	port := freeTCP(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	store := filepath.Join(dir, "store")
+	startBroker := func() *proc {
+		return start("broker", "broker", "--name", "root", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--store", store)
+	}
+	broker := startBroker()
+	startWorker := func(name string) *proc {
+		args := []string{"worker", "--broker", url, "--name", name, "--devices", "cpu"}
+		if name == "w1" {
+			args = append(args, "--data-listen", "127.0.0.1:0")
+		}
+		return start("worker "+name, args...)
+	}
+	workers := map[string]*proc{}
+	waitWorkers := func() {
+		t.Helper()
+		for i := 0; ; i++ {
+			out, _, _ := runCmd(bin, "devices", "--broker", url)
+			if strings.Contains(out, "w1") && strings.Contains(out, "w2") && strings.Contains(out, "w3") {
+				return
+			}
+			if i > 200 {
+				t.Fatalf("workers not all seen after 20 s:\n%s", out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for i := 0; ; i++ { // the broker listens
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			break
+		}
+		if i > 100 {
+			t.Fatal("broker not up after 10 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, w := range []string{"w1", "w2", "w3"} {
+		workers[w] = startWorker(w)
+	}
+	waitWorkers()
+
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	chaos := func(name string, kill func(n int) string) {
+		t.Helper()
+		out := filepath.Join(dir, name+".f32")
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		c := exec.CommandContext(ctx, bin, "run", writeGraph(out), "--progress", "off", "--stats", "--mapping", mapping, "--broker", url,
+			"--checkpoint-dir", "nats:"+name, "--checkpoint-interval", "200ms")
+		var e lockedBuf
+		c.Stderr = &e
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		for n := 1; n <= 3; n++ {
+			// A random moment, at least one checkpoint after the last
+			// recovery.
+			for strings.Count(e.String(), "recovered from the loss") < n-1 {
+				select {
+				case err := <-done:
+					t.Fatalf("%s: the run ended (%v) before kill %d\n%s", name, err, n, e.String())
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("%s: the run ended (%v) before kill %d: a kill would land after it\n%s", name, err, n, e.String())
+			case <-time.After(time.Duration(300+rng.IntN(1500)) * time.Millisecond):
+			}
+			what := kill(n)
+			t.Logf("%s: kill %d: %s", name, n, what)
+			select {
+			case err := <-done:
+				if strings.Count(e.String(), "recovered from the loss") < n {
+					t.Fatalf("%s: the run ended (%v) without recovering from kill %d (did the kill land after its end?)\n%s", name, err, n, e.String())
+				}
+				if n < 3 {
+					t.Fatalf("%s: the run ended after kill %d of 3: make it longer\n%s", name, n, e.String())
+				}
+				done <- err
+			default:
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("%s: run: %v\n%s", name, err, e.String())
+		}
+		if got := strings.Count(e.String(), "recovered from the loss"); got != 3 {
+			t.Fatalf("%s: %d recoveries: expected 3\n%s", name, got, e.String())
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: output of %d bytes differs from the local run's %d bytes\n%s", name, len(got), len(want), e.String())
+		}
+		for _, l := range strings.Split(e.String(), "\n") {
+			if strings.HasPrefix(l, "recovered") || strings.HasPrefix(l, "checkpoints:") {
+				t.Logf("%s: %s", name, l)
+			}
+		}
+	}
+
+	chaos("workers", func(int) string {
+		// A worker that runs an actor of the run now.
+		var busy []string
+		out, _, err := runCmd(bin, "devices", "--broker", url, "--json")
+		var rep struct {
+			Devices []RemoteDevice `json:"devices"`
+		}
+		if err != nil || json.Unmarshal([]byte(out), &rep) != nil {
+			t.Fatalf("devices: %v\n%s", err, out)
+		}
+		for _, d := range rep.Devices {
+			if d.Jobs > 0 {
+				busy = append(busy, d.Worker)
+			}
+		}
+		if len(busy) == 0 {
+			t.Fatalf("no worker runs a job: %s", out)
+		}
+		w := busy[rng.IntN(len(busy))]
+		p := workers[w]
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		_ = p.cmd.Wait()
+		workers[w] = startWorker(w) // the machine comes back
+		return "SIGKILL worker " + w + ", restarted"
+	})
+	waitWorkers()
+	chaos("broker", func(int) string {
+		_ = broker.cmd.Process.Signal(syscall.SIGKILL)
+		_ = broker.cmd.Wait()
+		broker = startBroker()
+		return "SIGKILL broker, restarted on its store"
+	})
+}
+
+// runCmd runs the binary with a time limit.
+func runCmd(bin string, args ...string) (string, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, bin, args...)
+	var o, e bytes.Buffer
+	c.Stdout, c.Stderr = &o, &e
+	err := c.Run()
+	return o.String(), e.String(), err
+}
+
+// TestRecoverToneFilter: examples/cluster/tone-filter.yaml, made long
+// with -n, runs with examples/cluster/map-two-workers.yaml and a third
+// worker; w1 is killed with SIGKILL mid-run. The run ends with exit 0 and
+// prints exactly what the local run prints (stdout written once: the
+// recovered run skips what it had printed past the checkpoint).
+func TestRecoverToneFilter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the sluice binary and starts processes")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "sluice")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sluicehq/sluice/cmd/sluice").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	repo, _ := filepath.Abs("..")
+	long := filepath.Join(dir, "tone-filter.yaml")
+	g, err := os.ReadFile(filepath.Join(repo, "examples/cluster/tone-filter.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(long, bytes.ReplaceAll(g, []byte("count: 16"), []byte("count: 0")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const n = "40000" // iterations: 40 000 spectra, 2 560 000 lines
+	local, err := exec.Command(bin, "run", long, "-n", n, "--progress", "off").Output()
+	if err != nil {
+		t.Fatalf("local run: %v", err)
+	}
+	var procs []*proc
+	start := func(name string, args ...string) *proc {
+		p := &proc{name: name, cmd: exec.Command(bin, args...), out: &lockedBuf{}}
+		p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, p)
+		return p
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			if p.cmd.ProcessState == nil {
+				_ = p.cmd.Process.Kill()
+				_ = p.cmd.Wait()
+			}
+			if t.Failed() {
+				t.Logf("%s:\n%s", p.name, p.out.String())
+			}
+		}
+	})
+	port := freeTCP(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	start("broker", "broker", "--listen", fmt.Sprintf("127.0.0.1:%d", port))
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			break
+		}
+		if i > 100 {
+			t.Fatal("broker not up after 10 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	w1 := start("worker w1", "worker", "--broker", url, "--name", "w1", "--devices", "cpu", "--data-listen", "127.0.0.1:0")
+	start("worker w2", "worker", "--broker", url, "--name", "w2", "--devices", "cpu")
+	start("worker w3", "worker", "--broker", url, "--name", "w3", "--devices", "cpu")
+	for i := 0; ; i++ {
+		out, _, _ := runCmd(bin, "devices", "--broker", url)
+		if strings.Contains(out, "w1") && strings.Contains(out, "w2") && strings.Contains(out, "w3") {
+			break
+		}
+		if i > 200 {
+			t.Fatalf("workers not all seen after 20 s:\n%s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, bin, "run", long, "-n", n, "--progress", "off", "--stats", "--mapping", filepath.Join(repo, "examples/cluster/map-two-workers.yaml"),
+		"--broker", url, "--checkpoint-dir", filepath.Join(dir, "ckpt"), "--checkpoint-interval", "50ms")
+	var o bytes.Buffer
+	var e lockedBuf
+	c.Stdout, c.Stderr = &o, &e
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	for dirEmpty(filepath.Join(dir, "ckpt")) {
+		select {
+		case err := <-done:
+			t.Fatalf("the run ended (%v) before a checkpoint: make it longer\n%s", err, e.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	_ = w1.cmd.Process.Signal(syscall.SIGKILL)
+	_ = w1.cmd.Wait()
+	if err := <-done; err != nil {
+		t.Fatalf("run after killing w1: %v\n%s", err, e.String())
+	}
+	if !strings.Contains(e.String(), "recovered from the loss of worker w1") {
+		t.Fatalf("the run did not recover from w1's loss (did the kill land after its end?)\n%s", e.String())
+	}
+	if !bytes.Equal(o.Bytes(), local) {
+		t.Fatalf("printed %d bytes after w1's loss, the local run %d: outputs differ\n%s", o.Len(), len(local), e.String())
+	}
+	for _, l := range strings.Split(e.String(), "\n") {
+		if strings.HasPrefix(l, "recovered") || strings.HasPrefix(l, "checkpoints:") {
+			t.Log(l)
+		}
+	}
+}
+
+func dirEmpty(dir string) bool {
+	es, _ := os.ReadDir(dir)
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), "checkpoint-") {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,200 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+// Checkpoints across machines (docs/recovery.md): at a barrier the client
+// forwards a remote actor's inputs only up to the tokens of the barrier's
+// firing (a sendGate per input stream), asks the worker for the actor's
+// snapshot at that firing (request/reply on sluice.job.JOB.snap), and then
+// forwards the rest. The worker takes the snapshot with
+// runtime.SnapshotActor once the actor has done exactly those firings.
+
+// sendGate bounds the tokens a sender may send (limit; < 0: no bound).
+type sendGate struct {
+	limit atomic.Int64
+}
+
+func newSendGate() *sendGate {
+	g := &sendGate{}
+	g.limit.Store(-1)
+	return g
+}
+
+// allow returns how many of want tokens the sender may send after sent,
+// waiting while the gate is closed at sent. A nil gate allows all.
+func (g *sendGate) allow(ctx context.Context, sent int64, want int) (int, error) {
+	if g == nil {
+		return want, nil
+	}
+	for wait := time.Microsecond; ; wait = min(2*wait, 500*time.Microsecond) {
+		l := g.limit.Load()
+		if l < 0 {
+			return want, nil
+		}
+		if l > sent {
+			return int(min(int64(want), l-sent)), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, context.Cause(ctx)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// clamp returns how many of n tokens, taken after sent, stay below the
+// gate now. A sender checks it after it took its tokens: the gate may have
+// closed meanwhile, and the producer may have gone past the barrier.
+func (g *sendGate) clamp(sent int64, n int) int {
+	if g == nil {
+		return n
+	}
+	if l := g.limit.Load(); l >= 0 {
+		return int(max(0, min(int64(n), l-sent)))
+	}
+	return n
+}
+
+// tokensBefore returns the tokens a port moves in firings [0, k).
+func tokensBefore(r graph.Rate, k int64) int64 {
+	ph := int64(r.Phases())
+	if ph <= 1 {
+		return k * int64(r.At(0))
+	}
+	n := k / ph * int64(r.Sum())
+	for i := int64(0); i < k%ph; i++ {
+		n += int64(r.At(int(i)))
+	}
+	return n
+}
+
+// snapReply is the worker's answer to a snapshot request.
+type snapReply struct {
+	Snapshot *runtime.ActorSnapshot `json:"snapshot,omitempty"`
+	Error    string                 `json:"error,omitempty"`
+	// Finished: the actor ended before the barrier (not an error: that
+	// checkpoint is not completed, the run is ending).
+	Finished bool `json:"finished,omitempty"`
+}
+
+// errFinished is snapshot's error for a reply with Finished.
+var errFinished = errors.New("the actor finished before the barrier")
+
+// Barrier implements runtime.RemoteCheckpointer: it closes the input
+// gates at the tokens of firing firings and asks the worker for the
+// actor's snapshot there.
+func (j *job) Barrier(firing int64, done func(runtime.ActorSnapshot, error)) {
+	// The inputs' tokens already sent count from the run's start firing.
+	start := int64(0)
+	if j.ra.Resume != nil {
+		start = j.ra.Resume.Firing
+	}
+	for i, in := range j.ra.Ins {
+		j.gates[i].limit.Store(tokensBefore(in.Port.Rate, firing) - tokensBefore(in.Port.Rate, start))
+	}
+	go func() {
+		s, err := j.snapshot(firing)
+		for _, g := range j.gates {
+			g.limit.Store(-1)
+		}
+		if errors.Is(err, ErrWorkerLost) || errors.Is(err, errFinished) {
+			return // the checkpoint stays incomplete; the run reports the loss, or ends
+		}
+		done(s, err)
+	}()
+}
+
+// snapshot asks the worker for the actor's snapshot at firing.
+func (j *job) snapshot(firing int64) (runtime.ActorSnapshot, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := context.AfterFunc(j.runCtx(), cancel)
+	defer stop()
+	m, err := j.e.c.nc.RequestWithContext(ctx, jobSubject(j.id, "snap"), binary.LittleEndian.AppendUint64(nil, uint64(firing)))
+	if err != nil {
+		// No answer: the worker or the run is gone (the heartbeats
+		// tell which).
+		return runtime.ActorSnapshot{}, lostWorker(j.p.Worker, "worker %s: snapshot at firing %d: %v", j.p.Worker, firing, err)
+	}
+	var rep snapReply
+	if err := json.Unmarshal(m.Data, &rep); err != nil {
+		return runtime.ActorSnapshot{}, fmt.Errorf("worker %s: bad snapshot reply: %w", j.p.Worker, err)
+	}
+	if rep.Finished {
+		return runtime.ActorSnapshot{}, errFinished
+	}
+	if rep.Error != "" || rep.Snapshot == nil {
+		return runtime.ActorSnapshot{}, fmt.Errorf("worker %s: snapshot at firing %d: %s", j.p.Worker, firing, rep.Error)
+	}
+	return *rep.Snapshot, nil
+}
+
+// runCtx returns the context of the job's Run (Background before it).
+func (j *job) runCtx() context.Context {
+	if c := j.ctxp.Load(); c != nil {
+		return *c
+	}
+	return context.Background()
+}
+
+// workerSnaps answers a job's snapshot requests on the worker, once the
+// job's run has started (the network processes publish its context).
+type workerSnaps struct {
+	mu  sync.Mutex
+	ctx context.Context // the job's run
+	set chan struct{}
+}
+
+func newWorkerSnaps() *workerSnaps { return &workerSnaps{set: make(chan struct{})} }
+
+// started records the run's context (from a network process).
+func (s *workerSnaps) started(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx == nil {
+		s.ctx = ctx
+		close(s.set)
+	}
+}
+
+// handler returns the NATS handler of sluice.job.JOB.snap for actor.
+func (s *workerSnaps) handler(jobCtx context.Context, actor string) nats.MsgHandler {
+	return func(m *nats.Msg) {
+		go func() {
+			rep := snapReply{}
+			if len(m.Data) != 8 {
+				rep.Error = fmt.Sprintf("snapshot request of %d bytes: expected 8", len(m.Data))
+			} else {
+				select {
+				case <-s.set:
+					snap, err := runtime.SnapshotActor(s.ctx, actor, int64(binary.LittleEndian.Uint64(m.Data)))
+					if err != nil {
+						rep.Error = err.Error()
+						// The actor ended first, or its run did.
+						rep.Finished = errors.Is(err, runtime.ErrFinishedBeforeBarrier) || s.ctx.Err() != nil
+					} else {
+						rep.Snapshot = &snap
+					}
+				case <-jobCtx.Done():
+					rep.Error, rep.Finished = "the job ended", true
+				}
+			}
+			data, _ := json.Marshal(rep)
+			_ = m.Respond(data)
+		}()
+	}
+}

@@ -1,0 +1,237 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/runtime"
+)
+
+// ErrWorkerLost is matched (errors.Is) by the errors of a run that lost a
+// worker: it stopped answering, or one of its data streams was cut.
+var ErrWorkerLost = errors.New("worker lost")
+
+// WorkerLostError is the error of a remote actor whose worker was lost;
+// its message is the one the run reports.
+type WorkerLostError struct {
+	// Worker names the lost worker.
+	Worker string
+	msg    string
+}
+
+func (e *WorkerLostError) Error() string { return e.msg }
+
+// Is matches ErrWorkerLost.
+func (e *WorkerLostError) Is(target error) bool { return target == ErrWorkerLost }
+
+func lostWorker(worker, format string, args ...any) error {
+	return &WorkerLostError{Worker: worker, msg: fmt.Sprintf(format, args...)}
+}
+
+// RecoveryOptions configure RunRecovering.
+type RecoveryOptions struct {
+	// Attempts is the most recoveries of one run; 0 means 3.
+	Attempts int
+	// Recovered, when set, is called when a resumed run fired again after
+	// a lost worker.
+	Recovered func(Recovery)
+}
+
+// Recovery describes one recovery from a lost worker.
+type Recovery struct {
+	// Worker is the lost worker; Err the run's error that said so.
+	Worker string
+	Err    error
+	// From is the checkpoint the run resumed from (nil: from the start).
+	From *runtime.Checkpoint
+	// Failed is when the run ended with the loss; Firing when the resumed
+	// run's first firing after the restore was seen.
+	Failed, Firing time.Time
+}
+
+// RunRecovering runs g as runtime.Run does and survives lost workers: when
+// the run fails because a worker stopped answering (or its data stream
+// was cut), the actors the mapping placed on that worker are placed anew
+// on other workers with the same device (any: placements are chosen
+// again without that worker), and the run resumes from the last
+// checkpoint in opts.Checkpoint.Store: every actor's state and every
+// source's position restored, file sinks cut back to the checkpoint. A run
+// without checkpoints is run once, as runtime.Run does. The statistics
+// are the last run's, with Checkpoints.Recoveries counting the recoveries.
+func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro RecoveryOptions) (*runtime.Stats, error) {
+	if opts.Checkpoint == nil || opts.Checkpoint.Store == nil || opts.Checkpoint.External {
+		return runtime.Run(ctx, g, opts)
+	}
+	attempts := ro.Attempts
+	if attempts <= 0 {
+		attempts = 3
+	}
+	ck := *opts.Checkpoint
+	opts.Checkpoint = &ck
+	var recoveries int64
+	mapping := opts.Mapping
+	var lostSet []string       // lost workers not seen back in the tree
+	var replaceUntil time.Time // while placing a recovered run, retry
+	for attempt := 0; ; attempt++ {
+		st, err := runtime.Run(ctx, g, opts)
+		if st != nil && st.Checkpoints != nil {
+			st.Checkpoints.Recoveries = recoveries
+		}
+		if err != nil && st == nil && ctx.Err() == nil && time.Now().Before(replaceUntil) {
+			// The resumed run could not be placed (workers still
+			// reconnecting after a broker's restart): try again.
+			attempt--
+			time.Sleep(250 * time.Millisecond)
+			continue
+		}
+		var lost *WorkerLostError
+		if err == nil || ctx.Err() != nil || !errors.As(err, &lost) {
+			return st, err
+		}
+		if attempt >= attempts {
+			return st, fmt.Errorf("%w (after %d recoveries, the most allowed)", err, attempts)
+		}
+		if pinned := strictOn(mapping, lost.Worker); pinned != "" {
+			return st, fmt.Errorf("%w (not recovered: actor %s is pinned to worker %s with strict: true)", err, pinned, lost.Worker)
+		}
+		failed := time.Now()
+		cp, lerr := latest(ctx, ck.Store)
+		if lerr != nil {
+			return st, fmt.Errorf("%w; recovery: reading the last checkpoint: %v", err, lerr)
+		}
+		replaceUntil = time.Now().Add(replaceWait)
+		ex, _ := opts.Remote.(*Executor)
+		if ex != nil {
+			ex.forget()
+		}
+		lostSet = stillLost(ctx, ex, lostSet)
+		lostSet = append(lostSet, lost.Worker)
+		opts.Mapping = replaceWorkers(mapping, lostSet)
+		ck.Resume = cp
+		recoveries++
+		rec := Recovery{Worker: lost.Worker, Err: err, From: cp, Failed: failed}
+		userProgress := opts.Progress
+		opts.Progress = resumedProgress(userProgress, func(t time.Time) {
+			rec.Firing = t
+			if ro.Recovered != nil {
+				ro.Recovered(rec)
+			}
+		})
+		if opts.ProgressInterval <= 0 || opts.ProgressInterval > 10*time.Millisecond {
+			if userProgress == nil {
+				opts.ProgressInterval = 10 * time.Millisecond
+			}
+		}
+	}
+}
+
+// replaceWait is how long a recovery keeps trying to place the resumed
+// run, and to read the last checkpoint (a restarted broker, workers
+// reconnecting).
+const replaceWait = 30 * time.Second
+
+// latest reads the store's last checkpoint, retrying for replaceWait
+// while the store does not answer.
+func latest(ctx context.Context, s runtime.CheckpointStore) (*runtime.Checkpoint, error) {
+	deadline := time.Now().Add(replaceWait)
+	for {
+		cp, err := s.Latest(ctx)
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			return cp, err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// resumedProgress wraps a Progress callback so that first is called once,
+// at the first snapshot in which an actor has fired.
+func resumedProgress(user func(runtime.Snapshot), first func(time.Time)) func(runtime.Snapshot) {
+	seen := false
+	return func(s runtime.Snapshot) {
+		if !seen {
+			for _, a := range s.Actors {
+				if a.Firings > 0 {
+					seen = true
+					first(time.Now())
+					break
+				}
+			}
+		}
+		if user != nil {
+			user(s)
+		}
+	}
+}
+
+// stillLost returns the workers of lost that the tree does not show
+// again (a restarted worker comes back under its name).
+func stillLost(ctx context.Context, ex *Executor, lost []string) []string {
+	if ex == nil || len(lost) == 0 {
+		return lost
+	}
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ds, err := ex.devices(qctx)
+	if err != nil {
+		return lost
+	}
+	var out []string
+	for _, w := range lost {
+		back := false
+		for _, d := range ds {
+			back = back || d.Worker == w
+		}
+		if !back {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// strictOn names an actor that m pins (strict: true) to worker w, or "".
+func strictOn(m *graph.Mapping, w string) string {
+	if m == nil {
+		return ""
+	}
+	var names []string
+	for name, pl := range m.Actors {
+		if p, err := ParseWorkerPlacement(pl.Device); pl.Strict && err == nil && p.Worker == w {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// replaceWorkers returns a copy of m in which the placements on a lost
+// worker ask for the same device on any worker not lost, and any:
+// placements exclude the lost workers.
+func replaceWorkers(m *graph.Mapping, lost []string) *graph.Mapping {
+	m = m.Clone()
+	if m == nil {
+		return nil
+	}
+	var not strings.Builder
+	for _, w := range lost {
+		not.WriteString(",worker!=" + w)
+	}
+	for _, pl := range m.Actors {
+		switch {
+		case pl.Any != "":
+			pl.Any += not.String()
+		case runtime.IsRemotePlacement(pl):
+			p, err := ParseWorkerPlacement(pl.Device)
+			if err != nil || !slices.Contains(lost, p.Worker) {
+				continue
+			}
+			pl.Device = ""
+			pl.Any = "id=" + p.Device + not.String()
+		}
+	}
+	return m
+}
