@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicehq/sluice/flowmodel"
 	"github.com/sluicehq/sluice/graph"
 )
 
@@ -35,7 +36,8 @@ type ActorJSON struct {
 	CostNS   int64      `json:"cost_ns,omitempty"`
 	Origin   string     `json:"origin,omitempty"`
 	// Kind is what runs the actor: "go", "builtin", "kernel",
-	// "composite", "conditional" or "synthetic" (a declared cost only).
+	// "flowmodel" (a flow-model's kernel), "composite", "conditional" or
+	// "synthetic" (a declared cost only).
 	Kind string `json:"kind"`
 	// Line is the line of the file where the actor is declared (0: unknown).
 	Line int        `json:"line,omitempty"`
@@ -101,6 +103,8 @@ func actorKind(a *graph.Actor) string {
 		return "composite"
 	case a.Pattern != nil:
 		return "conditional"
+	case a.Attrs[flowmodel.AttrModel] != "":
+		return "flowmodel"
 	}
 	kind := "synthetic"
 	for _, im := range a.Impls {

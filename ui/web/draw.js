@@ -14,7 +14,7 @@ export const BIG = 64;
 const textWidth = (s, px) => s.length * px * 0.58;
 
 // KINDS are the badges by actor kind.
-export const KINDS = { go: "Go", builtin: "built-in", kernel: "kernel", composite: "composite", conditional: "cond", synthetic: "cost" };
+export const KINDS = { go: "Go", builtin: "built-in", kernel: "kernel", flowmodel: "flow-model", composite: "composite", conditional: "cond", synthetic: "cost" };
 
 // placeOf is where the actor at path runs: its mapped device, or the CPU.
 export function placeOf(path) {
