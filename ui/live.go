@@ -24,6 +24,9 @@ type RunJSON struct {
 	Actors    []ActorRunJSON `json:"actors"`
 	// Channels gives each channel's fill, in graph order.
 	Channels []ChannelRunJSON `json:"channels"`
+	// Checkpoints summarises the checkpoints and recoveries of a run that
+	// took them (`sluice run --checkpoint-dir`; nil otherwise).
+	Checkpoints *runtime.CheckpointStats `json:"checkpoints,omitempty"`
 }
 
 // ChannelRunJSON is one channel's fill: the tokens it holds of its

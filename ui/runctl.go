@@ -187,7 +187,7 @@ func (p *parsedTrace) get() (*traceSlices, error) {
 // tokens left in it.
 func finalRun(st *runtime.Stats) *RunJSON {
 	r := &RunJSON{ElapsedNS: st.Elapsed.Nanoseconds(), Actors: make([]ActorRunJSON, len(st.Actors)),
-		Channels: make([]ChannelRunJSON, len(st.Channels))}
+		Channels: make([]ChannelRunJSON, len(st.Channels)), Checkpoints: st.Checkpoints}
 	for i, a := range st.Actors {
 		r.Actors[i] = ActorRunJSON{Name: a.Name, Firings: a.Firings, Target: a.Firings, Done: true,
 			BusyNS: a.Busy.Nanoseconds(), Replicas: a.Replicas, Fused: a.Fused}

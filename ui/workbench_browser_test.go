@@ -242,6 +242,12 @@ func TestSavedRunInBrowser(t *testing.T) {
 	if href := eval[string](t, ctx, `document.getElementById("tracedl").href`); !strings.HasSuffix(href, "/api/run/trace") {
 		t.Fatalf("expected the trace's download link, found %q", href)
 	}
+	if got := text(t, ctx, "#runstate"); !strings.Contains(got, "3 checkpoints · 1 recovery") {
+		t.Fatalf("expected the run's checkpoints and recoveries beside it, found %q", got)
+	}
+	if got := eval[string](t, ctx, `document.getElementById("runstate").title`); !strings.Contains(got, "the last 184 bytes; duration mean 21.0 ms") {
+		t.Fatalf("expected the checkpoints' figures in the title, found %q", got)
+	}
 	shot(t, ctx, "saved-run")
 	steps(t, ctx, chromedp.Click(chromedp.CSS(`#dock button[data-tab="timeline"]`)))
 	// The pointer over a lane names the actor that fired there.
@@ -273,6 +279,8 @@ func recordRun(t *testing.T, file string) (stats, trace string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As a run with --checkpoint-dir that lost a worker reports them.
+	st.Checkpoints = &runtime.CheckpointStats{Completed: 3, LastID: 3, LastBytes: 184, MeanDuration: 21 * time.Millisecond, Recoveries: 1}
 	data, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)

@@ -621,6 +621,21 @@ function openDock(tab) {
 for (const b of document.querySelectorAll("#dock .tabs button[data-tab]")) b.addEventListener("click", () => openDock(b.dataset.tab));
 $("dockclose").addEventListener("click", () => { $("dock").classList.remove("open"); refit(); });
 
+// checkpointText words a run's checkpoints and recoveries briefly for the
+// toolbar ("" without); checkpointDetail gives the figures, for its title.
+function checkpointText(c) {
+  if (!c) return "";
+  let s = ` · ${c.completed} checkpoint${c.completed === 1 ? "" : "s"}`;
+  if (c.recoveries) s += ` · ${c.recoveries} recover${c.recoveries === 1 ? "y" : "ies"}`;
+  return s;
+}
+function checkpointDetail(c) {
+  if (!c) return "";
+  let s = `checkpoints: ${c.completed}, the last ${c.last_bytes} bytes; duration mean ${(c.mean_ns / 1e6).toFixed(1)} ms, max ${(c.max_ns / 1e6).toFixed(1)} ms`;
+  if (c.resumed_from) s += `; resumed from checkpoint ${c.resumed_from}`;
+  return s + `; recoveries: ${c.recoveries || 0}`;
+}
+
 // loadLastRun shows the server's last run when it has one (a saved run
 // given to `sluice ui --run-stats`, or a run from before a reload).
 async function loadLastRun() {
@@ -630,7 +645,8 @@ async function loadLastRun() {
   if (last.status !== 200 || !last.data.actors.length) return;
   openDock("chart");
   showRun(last.data);
-  $("runstate").textContent = "last run: " + (last.data.elapsed_ns / 1e6).toFixed(1) + " ms";
+  $("runstate").textContent = "last run: " + (last.data.elapsed_ns / 1e6).toFixed(1) + " ms" + checkpointText(last.data.checkpoints);
+  $("runstate").title = checkpointDetail(last.data.checkpoints);
   await finishRun(st.data);
 }
 
