@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/internal/filekind"
+	"github.com/sluicehq/sluice/spec"
 	"github.com/sluicehq/sluice/ui"
 )
 
@@ -33,6 +34,8 @@ device and replicas, and runs from the page use it. --run-stats (and
 --run-trace) show a run recorded elsewhere, e.g. on a GPU machine, with
 ` + "`sluice run FILE --stats-json S --trace T`" + `: its figures on the drawing and
 its timeline.
+A graph whose Go actors live in a package it names with go: is served by the
+program sluice run builds for it (with those actors), so runs from the page work.
 A listener that is not on loopback requires a token: the one given by --token,
 or a generated one, printed. Requests send it as "Authorization: Bearer TOKEN"
 or ?token=TOKEN.`,
@@ -42,6 +45,13 @@ or ?token=TOKEN.`,
 			if len(args) == 1 {
 				if err := expectKind(args[0], filekind.Graph); err != nil {
 					return err
+				}
+				// A graph whose Go actors this binary lacks is served by the
+				// program sluice run builds for it, so runs from the page work.
+				if g, err := spec.Load(args[0]); err == nil {
+					if done, err := runElsewhere(cmd, g); done || err != nil {
+						return err
+					}
 				}
 				srv.File = args[0]
 			}

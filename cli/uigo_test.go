@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/doccmd"
+)
+
+// TestUIRunsGoActors serves a graph whose Go actors the sluice binary
+// lacks (examples/conditional, named by its go: key) and runs it from the
+// page's API: sluice ui, like sluice run, serves it from the program it
+// builds with those actors, so the run completes instead of failing on
+// unregistered functions.
+func TestUIRunsGoActors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds sluice and the graph's program")
+	}
+	root, _ := filepath.Abs("..")
+	bin := doccmd.Sluice(t, root)
+	c := exec.Command(filepath.Join(bin, "sluice"), "ui", "examples/conditional/conditional.yaml", "--listen", "127.0.0.1:0")
+	c.Dir = root
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Stderr = c.Stdout
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	url := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := regexp.MustCompile(`serving (http://\S+)/`).FindStringSubmatch(sc.Text()); m != nil {
+				url <- m[1]
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-url:
+	case <-time.After(5 * time.Minute):
+		t.Fatal("sluice ui did not start serving within 5 minutes")
+	}
+	resp, err := http.Post(base+"/api/run/start?iterations=20", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST /api/run/start: %s", resp.Status)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r, err := http.Get(base + "/api/run/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		if strings.Contains(string(b), `"running":false`) {
+			if strings.Contains(string(b), `"error"`) {
+				t.Fatalf("the run from the page failed: %s", b)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run from the page did not end within a minute: %s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r, err := http.Get(base + "/api/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if !regexp.MustCompile(`"name":"measure","firings":20\b`).Match(b) {
+		t.Fatalf("expected measure to have fired 20 times, found %s", b)
+	}
+}
