@@ -13,7 +13,9 @@
 # back. The run exits 1 when any test fails, 0 otherwise.
 #
 # Environment: BENCHTIME (default 1s) for -test.benchtime; PACKAGES to
-# override the list of packages built; TEST_TIMEOUT (default 20m);
+# override the list of packages built (the device packages, the runtime, and
+# the examples with CUDA kernels, whose benchmarks are left to their device
+# scripts); TEST_TIMEOUT (default 20m);
 # REPORT_NOTE, a paragraph put under the report's title. The runtime
 # package runs only its kernel-actor benchmarks (RUNTIME_BENCH, default
 # those that print ratios measured side by side: on-device channel vs
@@ -26,7 +28,7 @@
 # RUNTIME_BENCHTIME times (default 3x: each is a whole measurement).
 set -uo pipefail
 
-PACKAGES=${PACKAGES:-"./internal/cl ./device ./device/cpu ./device/opencl ./device/cuda ./internal/cu ./runtime"}
+PACKAGES=${PACKAGES:-"./internal/cl ./device ./device/cpu ./device/opencl ./device/cuda ./internal/cu ./runtime ./examples/conditional ./examples/imagepipe ./examples/motion ./examples/stitch ./examples/vca"}
 BENCHTIME=${BENCHTIME:-1s}
 RUNTIME_BENCH=${RUNTIME_BENCH:-'DeviceChannelVsCopy|HostChannelVsPinned|HostRoundTrip|EnqueueAheadVsCallback|SwapVsCopy|Chain10|KernelFiringVsRawLaunch|TwoGPUChannel|IndependentActors'}
 RUNTIME_BENCHTIME=${RUNTIME_BENCHTIME:-3x}
@@ -215,7 +217,8 @@ run() {
     } >>"$tmp/body.md"
     # (not `| grep -q`: with pipefail, grep quitting early can kill the
     # listing with SIGPIPE and the benchmarks were then skipped)
-    if [ -n "$("$bin" -test.list '^Benchmark' 2>/dev/null)" ]; then
+    # The examples' benchmarks are their device scripts' (docs/apps.md).
+    if [[ $name != examples/* ]] && [ -n "$("$bin" -test.list '^Benchmark' 2>/dev/null)" ]; then
       local bpat=. btime=$BENCHTIME
       if [ "$name" = runtime ]; then bpat=$RUNTIME_BENCH; btime=$RUNTIME_BENCHTIME; fi
       (cd "$wd" && "$bin" -test.run '^$' -test.bench "$bpat" -test.benchmem -test.benchtime "$btime" -test.timeout "$TEST_TIMEOUT") >"$tmp/bench" 2>&1 || status=1
