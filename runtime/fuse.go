@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	goruntime "runtime"
 	"time"
 
 	"github.com/sluicehq/sluice/graph"
@@ -339,7 +338,7 @@ func (u *unit) fusedClaimLoop(c *execCtx, id uint64) bool {
 		k := u.roundK.Load()
 		j := int64(v & mask)
 		if j >= k {
-			nid, ok := u.awaitFusedRound(c, id)
+			nid, ok := u.awaitRound(c, id, false)
 			if !ok {
 				return false
 			}
@@ -362,42 +361,6 @@ func (u *unit) fusedClaimLoop(c *execCtx, id uint64) bool {
 			u.cur = c.wk
 			u.endRound()
 			return u.state.Load() != stateDone
-		}
-	}
-}
-
-// awaitFusedRound is awaitRound for a fused unit: it waits, spinning, for
-// the round after round id, and returns its number. Unlike a team's
-// helper it does not give up when other work is queued: that work is most
-// often what the round's end readied on the worker that committed it (the
-// chain's producer and consumer), which that worker runs itself beside
-// the next round (see fusedRound); leaving would cost a wake-up per
-// replica at every round. It gives up after about twice this worker's
-// last batch (at least 20 µs, at most 1 ms), or when the unit stops.
-func (u *unit) awaitFusedRound(c *execCtx, id uint64) (uint64, bool) {
-	p := u.pool
-	if c.wk == nil || p.spinning.Load() >= int32(len(p.ws)) {
-		return 0, false
-	}
-	wait := min(max(2*c.lastTeamNs, 20_000), 1_000_000)
-	p.spinning.Add(1)
-	u.waiters.Add(1)
-	defer func() {
-		u.waiters.Add(-1)
-		p.spinning.Add(-1)
-	}()
-	deadline := nanotime() + wait
-	for i := 1; ; i++ {
-		if nid := u.claim.Load() >> claimBits; nid != id {
-			return nid, true
-		}
-		if i%16 == 0 {
-			if p.done.Load() || u.r.stopped.Load() || u.state.Load() != stateBusy || nanotime() >= deadline {
-				return 0, false
-			}
-			if i%256 == 0 {
-				goruntime.Gosched()
-			}
 		}
 	}
 }

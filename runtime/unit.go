@@ -773,7 +773,7 @@ func (u *unit) claimLoop(c *execCtx, id uint64) bool {
 		if j >= k {
 			// Every firing of the round is taken: wait for the next
 			// round rather than leave and be woken for it.
-			nid, ok := u.awaitRound(c, id)
+			nid, ok := u.awaitRound(c, id, true)
 			if !ok {
 				return false
 			}
@@ -797,10 +797,15 @@ func (u *unit) claimLoop(c *execCtx, id uint64) bool {
 // A team of N replicas on N cores otherwise loses each round's end: its
 // helpers find nothing to claim, park, and must be woken again (tens of
 // microseconds) when the next round starts a firing's time later. It gives
-// up (false) when other work is queued, when the unit stops being run, or
-// after about twice this worker's last firing of the unit (at least
-// 20 µs, at most 1 ms): by then the round should have ended.
-func (u *unit) awaitRound(c *execCtx, id uint64) (uint64, bool) {
+// up (false) when the unit stops being run, after about twice this
+// worker's last firing (or batch) of the unit (at least 20 µs, at most
+// 1 ms): by then the round should have ended, and, with yieldToWork, as
+// soon as other work is queued. A fused chain's replicas wait on (false):
+// the work queued is most often what the round's end readied on the
+// worker that committed it (the chain's producer and consumer), which that
+// worker runs itself beside the next round (see fusedRound), and leaving
+// would cost a wake-up per replica at every round.
+func (u *unit) awaitRound(c *execCtx, id uint64, yieldToWork bool) (uint64, bool) {
 	p := u.pool
 	if c.wk == nil || p.spinning.Load() >= int32(len(p.ws)) {
 		return 0, false
@@ -819,7 +824,7 @@ func (u *unit) awaitRound(c *execCtx, id uint64) (uint64, bool) {
 			return nid, true
 		}
 		if i%16 == 0 {
-			if p.done.Load() || u.r.stopped.Load() || u.state.Load() != stateBusy || p.hasWork() || nanotime() >= deadline {
+			if p.done.Load() || u.r.stopped.Load() || u.state.Load() != stateBusy || (yieldToWork && p.hasWork()) || nanotime() >= deadline {
 				return 0, false
 			}
 			if i%256 == 0 {

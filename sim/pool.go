@@ -26,21 +26,7 @@ func (e *engine) dispatchPool(pi int) {
 	}
 	for ps.free > 0 {
 		n := len(ps.tasks)
-		pick, best := -1, 0
-		for k := 0; k < n; k++ {
-			j := (ps.rot + k) % n
-			ti := ps.tasks[j]
-			if !e.ready(ti) {
-				continue
-			}
-			pr := e.tasks[ti].t.Priority
-			if pick < 0 || pr > best {
-				pick, best = j, pr
-				if ps.samePrio || pr == ps.maxPrio {
-					break
-				}
-			}
-		}
+		pick := e.pickReady(ps)
 		if pick < 0 {
 			return
 		}

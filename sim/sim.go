@@ -712,6 +712,29 @@ func (e *engine) readyTokens(ti int) bool {
 	return true
 }
 
+// pickReady returns the index in ps.tasks of the ready task of highest
+// priority, taken in rotation order from ps.rot (the first one found when
+// all share a priority), or -1 when none is ready.
+func (e *engine) pickReady(ps *procState) int {
+	n := len(ps.tasks)
+	pick, best := -1, 0
+	for k := 0; k < n; k++ {
+		j := (ps.rot + k) % n
+		ti := ps.tasks[j]
+		if !e.ready(ti) {
+			continue
+		}
+		pr := e.tasks[ti].t.Priority
+		if pick < 0 || pr > best {
+			pick, best = j, pr
+			if ps.samePrio || pr == ps.maxPrio {
+				break
+			}
+		}
+	}
+	return pick
+}
+
 func (e *engine) dispatch(pi int) {
 	ps := &e.procs[pi]
 	if ps.pool {
@@ -720,21 +743,7 @@ func (e *engine) dispatch(pi int) {
 	}
 	for ps.free > 0 {
 		n := len(ps.tasks)
-		pick, best := -1, 0
-		for k := 0; k < n; k++ {
-			j := (ps.rot + k) % n
-			ti := ps.tasks[j]
-			if !e.ready(ti) {
-				continue
-			}
-			pr := e.tasks[ti].t.Priority
-			if pick < 0 || pr > best {
-				pick, best = j, pr
-				if ps.samePrio || pr == ps.maxPrio {
-					break
-				}
-			}
-		}
+		pick := e.pickReady(ps)
 		if pick < 0 {
 			return
 		}
