@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/calibrate"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/mapping"
@@ -79,8 +80,12 @@ func compare(g *graph.Graph, n int, run *RunJSON) (*CompareJSON, error) {
 	if err != nil {
 		return nil, fmt.Errorf("repetition vector: %v", err)
 	}
-	out := &CompareJSON{Machine: fmt.Sprintf("%d CPU cores, actors placed by HEFT, costs from the graph", n)}
-	res, err := predict(flat, n)
+	mach, what, err := predictionMachine(n)
+	if err != nil {
+		return nil, err
+	}
+	out := &CompareJSON{Machine: what}
+	res, err := predict(flat, mach)
 	if err != nil {
 		out.Notes = append(out.Notes, "no prediction: "+err.Error())
 		res = &sim.Result{}
@@ -120,12 +125,23 @@ func compare(g *graph.Graph, n int, run *RunJSON) (*CompareJSON, error) {
 	return out, nil
 }
 
-// predict simulates g on n CPU cores for maxSimulated iterations.
-func predict(g *graph.Graph, n int) (*sim.Result, error) {
-	mach, err := machine.Parse("cpus.yaml", []byte(cpuMachine(n)))
-	if err != nil {
-		return nil, err
+// predictionMachine is the machine the prediction uses, and its words for
+// the page: this host's calibrated model when `sluice calibrate` has
+// cached one (the runtime's pool, with the measured costs), else a
+// machine of n CPU cores with no runtime costs.
+func predictionMachine(n int) (*machine.Machine, string, error) {
+	if m, path, err := calibrate.Cached(); err == nil {
+		return m, fmt.Sprintf("this host's calibrated model (%s, from sluice calibrate), actors placed by HEFT, costs from the graph", path), nil
 	}
+	m, err := machine.Parse("cpus.yaml", []byte(cpuMachine(n)))
+	if err != nil {
+		return nil, "", err
+	}
+	return m, fmt.Sprintf("%d CPU cores with no runtime costs (run sluice calibrate for this host's model), actors placed by HEFT, costs from the graph", n), nil
+}
+
+// predict simulates g on mach, long enough to reach the steady state.
+func predict(g *graph.Graph, mach *machine.Machine) (*sim.Result, error) {
 	m, _, err := mapping.HEFTMapping(mapping.Input{Graph: g, Machine: mach})
 	if err != nil {
 		return nil, err
@@ -134,7 +150,7 @@ func predict(g *graph.Graph, n int) (*sim.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sim.Run(prog, sim.Config{Iterations: maxSimulated})
+	return sim.Run(prog, sim.Config{Iterations: max(maxSimulated, sim.SteadyIterations(prog))})
 }
 
 // cpuMachine is the YAML of a machine of n CPU cores sharing one link that
