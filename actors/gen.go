@@ -45,18 +45,6 @@ func genFire(count int64, fill func(f *runtime.Firing)) runtime.FireFunc {
 	}
 }
 
-// tokensBefore returns the number of tokens the port produced before firing k.
-func tokensBefore(r graph.Rate, k int64) int64 {
-	ph := int64(r.Phases())
-	if ph <= 1 {
-		return k * int64(r.At(0))
-	}
-	n := k / ph * int64(r.Sum())
-	for i := int64(0); i < k%ph; i++ {
-		n += int64(r.At(int(i)))
-	}
-	return n
-}
 
 // newConst: gen.const.
 func newConst(a *graph.Actor, p runtime.Params) (any, error) {
@@ -120,7 +108,7 @@ func newRamp(a *graph.Actor, p runtime.Params) (any, error) {
 func rampFire[T number](count int64, rate graph.Rate, start, step float64, width int, cplx bool) runtime.FireFunc {
 	return genFire(count, func(f *runtime.Firing) {
 		out := runtime.Output[T](f, 0)
-		n0 := tokensBefore(rate, f.Index())
+		n0 := rate.TokensBefore(f.Index())
 		if width == 1 {
 			for i := range out {
 				out[i] = fromFloat[T](start + step*float64(n0+int64(i)))
@@ -268,7 +256,7 @@ func newSine(a *graph.Actor, p runtime.Params) (any, error) {
 func sineFire[T float](count int64, rate graph.Rate, freq, amp, phase, offset float64, cplx bool) runtime.FireFunc {
 	return genFire(count, func(f *runtime.Firing) {
 		out := runtime.Output[T](f, 0)
-		n0 := tokensBefore(rate, f.Index())
+		n0 := rate.TokensBefore(f.Index())
 		_, base := math.Modf(freq * float64(n0)) // cycles before this firing, mod 1
 		if !cplx {
 			for i := range out {

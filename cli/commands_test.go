@@ -30,16 +30,19 @@ type docCommand struct {
 // skipReasons tells the commands CI does not run here, and why: they need a
 // GPU, a cluster of processes, a browser build or long benchmarks, or they
 // are this test suite itself. GPU commands run in scripts/gpu-check.sh.
-var skipReasons = []struct{ re, why string }{
-	{gpuRe, "needs a CUDA GPU (scripts/gpu-check.sh runs it)"},
-	{`-nats |sluice broker|sluice worker`, "a sequence of processes on a broker (examples/mpi's and cluster's tests run it on loopback)"},
-	{`scripts/test\.sh|go test|\.test |build\.sh|npm `, "a test or build command (run by CI itself)"},
-	{`go run \S*\bbench\b`, "a benchmark (BENCHMARKS.md and docs/apps.md give its figures, with the machine)"},
-	{`#.*takes minutes`, "takes minutes (the seed's problem size): its figures are in docs/apps.md"},
-	{`\b(URL|NAME|DIR|FILE)\b`, "a pattern with placeholders"},
-	{`^sluice sh\s*(#.*)?$|sluice sh --device|sluice ui\b|…`, "interactive, serves until stopped, or a pattern with placeholders"},
-	{`&\s*(#.*)?$|& done`, "starts background processes"},
-	{`^#`, "a comment"},
+var skipReasons = []struct {
+	re  *regexp.Regexp
+	why string
+}{
+	{regexp.MustCompile(gpuRe), "needs a CUDA GPU (scripts/gpu-check.sh runs it)"},
+	{regexp.MustCompile(`-nats |sluice broker|sluice worker`), "a sequence of processes on a broker (examples/mpi's and cluster's tests run it on loopback)"},
+	{regexp.MustCompile(`scripts/test\.sh|go test|\.test |build\.sh|npm `), "a test or build command (run by CI itself)"},
+	{regexp.MustCompile(`go run \S*\bbench\b`), "a benchmark (BENCHMARKS.md and docs/apps.md give its figures, with the machine)"},
+	{regexp.MustCompile(`#.*takes minutes`), "takes minutes (the seed's problem size): its figures are in docs/apps.md"},
+	{regexp.MustCompile(`\b(URL|NAME|DIR|FILE)\b`), "a pattern with placeholders"},
+	{regexp.MustCompile(`^sluice sh\s*(#.*)?$|sluice sh --device|sluice ui\b|…`), "interactive, serves until stopped, or a pattern with placeholders"},
+	{regexp.MustCompile(`&\s*(#.*)?$|& done`), "starts background processes"},
+	{regexp.MustCompile(`^#`), "a comment"},
 }
 
 // gpuRe matches the commands that need a CUDA GPU.
@@ -49,7 +52,13 @@ const gpuRe = `--mapping \S*cuda|cuda\.yaml|cuda-map|SLUICE_REQUIRE_CUDA|gpu-che
 // starts a broker and workers w1, w2 on loopback and substitutes its URL.
 const brokerURL = "nats://127.0.0.1:4222"
 
-var exitsRe = regexp.MustCompile(`#.*\bexits (\d)`)
+var (
+	exitsRe       = regexp.MustCompile(`#.*\bexits (\d)`)
+	headerCmdRe   = regexp.MustCompile(`^(#|//)\s+((go run \S+|sluice)( .*)?)$`) // a command in a header comment
+	commentRe     = regexp.MustCompile(`^(#|//)\s+`)
+	goRunSluiceRe = regexp.MustCompile(`go run (\./|\.\./\.\./)cmd/sluice`)
+	gpuCmdRe      = regexp.MustCompile(gpuRe)
+)
 
 // harvest collects the commands of one file: lines of ```sh blocks in
 // markdown, `#   cmd` / `//	cmd` lines of header comments elsewhere.
@@ -85,10 +94,10 @@ func harvest(t *testing.T, path string) []docCommand {
 		case md && inBlock:
 			cmd = l
 		case !md:
-			m := regexp.MustCompile(`^(#|//)\s+((go run \S+|sluice)( .*)?)$`).FindStringSubmatch(l)
+			m := headerCmdRe.FindStringSubmatch(l)
 			if m == nil {
-				if cur != nil && regexp.MustCompile(`^(#|//)\s+`).MatchString(l) && strings.HasSuffix(cur.line, `\`) {
-					cmd = regexp.MustCompile(`^(#|//)\s+`).ReplaceAllString(l, "")
+				if cur != nil && commentRe.MatchString(l) && strings.HasSuffix(cur.line, `\`) {
+					cmd = commentRe.ReplaceAllString(l, "")
 				} else {
 					cur = nil
 					continue
@@ -175,7 +184,7 @@ func skipped(line string) string {
 		}
 	}
 	for _, s := range skipReasons {
-		if regexp.MustCompile(s.re).MatchString(line) {
+		if s.re.MatchString(line) {
 			return s.why
 		}
 	}
@@ -186,7 +195,7 @@ func skipped(line string) string {
 // the text implies (the repository root; an example's own directory when
 // its header uses a bare file name).
 func runDocCommand(t *testing.T, work, bin string, c docCommand, file string) {
-	line := regexp.MustCompile(`go run (\./|\.\./\.\./)cmd/sluice`).ReplaceAllString(c.line, "sluice")
+	line := goRunSluiceRe.ReplaceAllString(c.line, "sluice")
 	dir := work
 	if rel, _ := filepath.Rel(filepath.Join(work, ".."), file); strings.Contains(rel, "examples/carsh") && !strings.Contains(line, "examples/") {
 		dir = filepath.Join(work, "examples", "carsh")
@@ -305,8 +314,8 @@ func codeOf(err error) int {
 func writeGPUCommands(t *testing.T, path string, cmds []docCommand) {
 	var b strings.Builder
 	for _, c := range cmds {
-		line := regexp.MustCompile(`go run (\./|\.\./\.\./)cmd/sluice`).ReplaceAllString(c.line, "sluice")
-		if !regexp.MustCompile(gpuRe).MatchString(line) || !strings.HasPrefix(line, "sluice ") || strings.Contains(line, "--broker") {
+		line := goRunSluiceRe.ReplaceAllString(c.line, "sluice")
+		if !gpuCmdRe.MatchString(line) || !strings.HasPrefix(line, "sluice ") || strings.Contains(line, "--broker") {
 			continue
 		}
 		if g := regexp.MustCompile(`examples/\S+\.yaml`).FindString(line); g != "" {

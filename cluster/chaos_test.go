@@ -59,10 +59,7 @@ func TestChaos(t *testing.T) {
 		t.Skip("builds the sluice binary and starts processes")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sluice")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sluicehq/sluice/cmd/sluice").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := sluiceBin(t)
 	const count = 300_000
 	writeGraph := func(out string) string {
 		p := filepath.Join(dir, filepath.Base(out)+".yaml")
@@ -84,27 +81,7 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("local run wrote %d bytes (%v): expected %d", len(want), err, count*64*4)
 	}
 
-	var procs []*proc
-	start := func(name string, args ...string) *proc {
-		p := &proc{name: name, cmd: exec.Command(bin, args...), out: &lockedBuf{}}
-		p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		procs = append(procs, p)
-		return p
-	}
-	t.Cleanup(func() {
-		for _, p := range procs {
-			if p.cmd.ProcessState == nil {
-				_ = p.cmd.Process.Kill()
-				_ = p.cmd.Wait()
-			}
-			if t.Failed() {
-				t.Logf("%s:\n%s", p.name, p.out.String())
-			}
-		}
-	})
+	start := procStarter(t, bin, "", false)
 	port := freeTCP(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	store := filepath.Join(dir, "store")
@@ -267,10 +244,7 @@ func TestRecoverToneFilter(t *testing.T) {
 		t.Skip("builds the sluice binary and starts processes")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sluice")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sluicehq/sluice/cmd/sluice").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := sluiceBin(t)
 	repo, _ := filepath.Abs("..")
 	long := filepath.Join(dir, "tone-filter.yaml")
 	g, err := os.ReadFile(filepath.Join(repo, "examples/cluster/tone-filter.yaml"))
@@ -285,27 +259,7 @@ func TestRecoverToneFilter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("local run: %v", err)
 	}
-	var procs []*proc
-	start := func(name string, args ...string) *proc {
-		p := &proc{name: name, cmd: exec.Command(bin, args...), out: &lockedBuf{}}
-		p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		procs = append(procs, p)
-		return p
-	}
-	t.Cleanup(func() {
-		for _, p := range procs {
-			if p.cmd.ProcessState == nil {
-				_ = p.cmd.Process.Kill()
-				_ = p.cmd.Wait()
-			}
-			if t.Failed() {
-				t.Logf("%s:\n%s", p.name, p.out.String())
-			}
-		}
-	})
+	start := procStarter(t, bin, "", false)
 	port := freeTCP(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	start("broker", "broker", "--listen", fmt.Sprintf("127.0.0.1:%d", port))

@@ -12,7 +12,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -69,19 +68,6 @@ func (g *sendGate) clamp(sent int64, n int) int {
 	return n
 }
 
-// tokensBefore returns the tokens a port moves in firings [0, k).
-func tokensBefore(r graph.Rate, k int64) int64 {
-	ph := int64(r.Phases())
-	if ph <= 1 {
-		return k * int64(r.At(0))
-	}
-	n := k / ph * int64(r.Sum())
-	for i := int64(0); i < k%ph; i++ {
-		n += int64(r.At(int(i)))
-	}
-	return n
-}
-
 // snapReply is the worker's answer to a snapshot request.
 type snapReply struct {
 	Snapshot *runtime.ActorSnapshot `json:"snapshot,omitempty"`
@@ -104,7 +90,7 @@ func (j *job) Barrier(firing int64, done func(runtime.ActorSnapshot, error)) {
 		start = j.ra.Resume.Firing
 	}
 	for i, in := range j.ra.Ins {
-		j.gates[i].limit.Store(tokensBefore(in.Port.Rate, firing) - tokensBefore(in.Port.Rate, start))
+		j.gates[i].limit.Store(in.Port.Rate.TokensBefore(firing) - in.Port.Rate.TokensBefore(start))
 	}
 	go func() {
 		s, err := j.snapshot(firing)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/doccmd"
 )
 
 // proc is a sluice process started by a test.
@@ -58,46 +60,14 @@ func TestProcesses(t *testing.T) {
 		t.Skip("builds the sluice binary and starts processes")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "sluice")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sluicehq/sluice/cmd/sluice")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := sluiceBin(t)
 	repo, _ := filepath.Abs("..")
 	auth := filepath.Join(dir, "auth.yaml")
 	if err := os.WriteFile(auth, []byte("users:\n  - {user: sluice, password: pw}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cred := []string{"--user", "sluice", "--password", "pw"}
-	var procs []*proc
-	start := func(name string, args ...string) *proc {
-		p := &proc{name: name, cmd: exec.Command(bin, args...), out: &lockedBuf{}}
-		p.cmd.Dir = repo
-		p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		procs = append(procs, p)
-		return p
-	}
-	t.Cleanup(func() {
-		for _, p := range procs {
-			if p.cmd.ProcessState == nil {
-				_ = p.cmd.Process.Signal(os.Interrupt)
-				done := make(chan struct{})
-				go func() { _ = p.cmd.Wait(); close(done) }()
-				select {
-				case <-done:
-				case <-time.After(5 * time.Second):
-					_ = p.cmd.Process.Kill()
-					<-done
-				}
-			}
-			if t.Failed() {
-				t.Logf("%s:\n%s", p.name, p.out.String())
-			}
-		}
-	})
+	start := procStarter(t, bin, repo, true)
 	run := func(stdin string, args ...string) (string, string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -238,4 +208,63 @@ func TestProcesses(t *testing.T) {
 	killDuring(w1, mapW1, "w1", "fft")
 	// The child broker killed: w2 behind it is lost.
 	killDuring(child, mapW2, "w2", "fft")
+}
+
+// sluiceBin builds the sluice command once per test binary (doccmd.Sluice)
+// and returns its path.
+func sluiceBin(t *testing.T) string {
+	repo, _ := filepath.Abs("..")
+	return filepath.Join(doccmd.Sluice(t, repo), "sluice")
+}
+
+// procStarter returns a function that starts sluice processes (in dir
+// when it is not empty) and stops them when the test ends: with SIGINT
+// and up to 5 s to exit when graceful, else with SIGKILL. Their output is
+// logged when the test failed.
+func procStarter(t *testing.T, bin, dir string, graceful bool) func(name string, args ...string) *proc {
+	var mu sync.Mutex
+	var procs []*proc
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range procs {
+			if p.cmd.ProcessState == nil {
+				stopProc(p, graceful)
+			}
+			if t.Failed() {
+				t.Logf("%s:\n%s", p.name, p.out.String())
+			}
+		}
+	})
+	return func(name string, args ...string) *proc {
+		p := &proc{name: name, cmd: exec.Command(bin, args...), out: &lockedBuf{}}
+		p.cmd.Dir = dir
+		p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		procs = append(procs, p)
+		mu.Unlock()
+		return p
+	}
+}
+
+// stopProc ends a started process: SIGINT with 5 s to exit, then SIGKILL,
+// when graceful; SIGKILL at once otherwise.
+func stopProc(p *proc, graceful bool) {
+	if !graceful {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+		return
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
 }

@@ -45,6 +45,23 @@ func (r Rate) At(k int) int {
 	return r.phases[k%len(r.phases)]
 }
 
+// TokensBefore returns the tokens moved by firings 0 … k−1 (0 for a
+// dynamic rate).
+func (r Rate) TokensBefore(k int64) int64 {
+	ph := int64(len(r.phases))
+	switch ph {
+	case 0:
+		return 0
+	case 1:
+		return k * int64(r.phases[0])
+	}
+	n := k / ph * int64(r.Sum())
+	for i := int64(0); i < k%ph; i++ {
+		n += int64(r.phases[i])
+	}
+	return n
+}
+
 // Sum returns the tokens moved over one full cycle of phases.
 func (r Rate) Sum() int {
 	s := 0

@@ -126,18 +126,6 @@ func withTags(ctx context.Context, g *graph.Graph, on bool) (context.Context, fu
 	return context.WithValue(ctx, tagKey{}, ts), func() { tagRuns.Add(-1) }, nil
 }
 
-// windowStart is the number of tokens port p moved before firing idx.
-func windowStart(r graph.Rate, idx int64) int64 {
-	n := int64(r.Phases())
-	if n == 0 {
-		return 0
-	}
-	pos := idx / n * int64(r.Sum())
-	for k := int64(0); k < idx%n; k++ {
-		pos += int64(r.At(int(k)))
-	}
-	return pos
-}
 
 func (f *Firing) tags() *actorTags {
 	if tagRuns.Load() == 0 || f.ctx == nil {
@@ -156,7 +144,7 @@ func (f *Firing) Tags(i int) []Tag {
 		return nil
 	}
 	p := f.actor.Inputs[i]
-	lo := windowStart(p.Rate, f.index)
+	lo := p.Rate.TokensBefore(f.index)
 	var out []Tag
 	for _, t := range at.ins[i].window(lo, lo+int64(p.Rate.At(int(f.index))), false) {
 		t.tag.Offset = int(t.pos - lo)
@@ -173,7 +161,7 @@ func (f *Firing) AddTag(i, offset int, key string, value any) {
 	if at == nil {
 		return
 	}
-	lo := windowStart(f.actor.Outputs[i].Rate, f.index)
+	lo := f.actor.Outputs[i].Rate.TokensBefore(f.index)
 	for k, s := range at.outs[i] {
 		s.add(at.outIni[i][k]+lo+int64(offset), Tag{Offset: offset, Key: key, Value: value})
 	}
@@ -194,7 +182,7 @@ func propagateTags(f *Firing) {
 			continue
 		}
 		p := f.actor.Inputs[i]
-		lo := windowStart(p.Rate, f.index)
+		lo := p.Rate.TokensBefore(f.index)
 		rin := int64(p.Rate.At(int(f.index)))
 		got := s.window(lo, lo+rin, true)
 		if len(got) == 0 || at.policy == TagsNone {
@@ -205,7 +193,7 @@ func propagateTags(f *Firing) {
 				continue
 			}
 			q := f.actor.Outputs[o]
-			olo := windowStart(q.Rate, f.index)
+			olo := q.Rate.TokensBefore(f.index)
 			rout := int64(q.Rate.At(int(f.index)))
 			if rout == 0 {
 				continue

@@ -3,41 +3,18 @@ package motion
 import (
 	"math"
 	"sync"
+
+	"github.com/sluicehq/sluice/examples/imagepipe"
 )
 
 func clampi(v, lo, hi int) int { return min(max(v, lo), hi) }
 
 // Blur is the 5×5 binomial Gaussian blur of one frame (weights
 // [1 4 6 4 1] ⊗ [1 4 6 4 1], sum 256), rounded: (Σ w·p + 128) >> 8, edges
-// clamped. It is computed separably here; the integer is the same as the
-// 25-tap sum of blur.cl and blur.cu.
-func Blur(in, out []uint8) {
-	in, out = in[:Pixels], out[:Pixels]
-	var v [W]uint16
-	for y := 0; y < H; y++ {
-		r0 := in[clampi(y-2, 0, H-1)*W:][:W]
-		r1 := in[clampi(y-1, 0, H-1)*W:][:W]
-		r2 := in[y*W:][:W]
-		r3 := in[clampi(y+1, 0, H-1)*W:][:W]
-		r4 := in[clampi(y+2, 0, H-1)*W:][:W]
-		for x := range v {
-			v[x] = uint16(r0[x]) + 4*uint16(r1[x]) + 6*uint16(r2[x]) + 4*uint16(r3[x]) + uint16(r4[x])
-		}
-		o := out[y*W:][:W]
-		o[0] = blurH(v[0], v[0], v[0], v[1], v[2])
-		o[1] = blurH(v[0], v[0], v[1], v[2], v[3])
-		for x := 2; x < W-2; x++ {
-			o[x] = blurH(v[x-2], v[x-1], v[x], v[x+1], v[x+2])
-		}
-		o[W-2] = blurH(v[W-4], v[W-3], v[W-2], v[W-1], v[W-1])
-		o[W-1] = blurH(v[W-3], v[W-2], v[W-1], v[W-1], v[W-1])
-	}
-}
-
-func blurH(a, b, c, d, e uint16) uint8 {
-	s := uint32(a) + 4*uint32(b) + 6*uint32(c) + 4*uint32(d) + uint32(e)
-	return uint8((s + 128) >> 8)
-}
+// clamped — the image pipeline's (examples/imagepipe), whose frames have
+// the same geometry; the integer is the same as the 25-tap sum of blur.cl
+// and blur.cu.
+func Blur(in, out []uint8) { imagepipe.Blur(in, out) }
 
 // Sobel writes the 3×3 Sobel gradients of one frame, gx (left to right)
 // and gy (top to bottom), edges clamped. They are 8 times the derivative

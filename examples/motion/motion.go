@@ -33,14 +33,15 @@ import (
 	"io"
 	"os"
 
+	"github.com/sluicehq/sluice/examples/imagepipe"
 	"github.com/sluicehq/sluice/runtime"
 )
 
 // Frame geometry and the compressed-frame token.
 const (
-	W      = 320   // width in pixels
-	H      = 240   // height in pixels
-	Pixels = W * H // tokens per frame (one u8 per pixel)
+	W      = imagepipe.W // width in pixels (320, the image pipeline's)
+	H      = imagepipe.H // height in pixels (240)
+	Pixels = W * H       // tokens per frame (one u8 per pixel)
 	// MaxJPEG is the largest compressed frame a token holds. The token
 	// type is bytes131072: a u32 length and up to MaxJPEG bytes.
 	MaxJPEG   = 131072 - 4
