@@ -376,7 +376,7 @@ function findings(report) {
   for (const [c, n] of Object.entries(report.enlarge || {})) out.push({ cls: "warn", channel: c, text: "enlarge " + c + " to capacity " + n, pick: pickChannel(c) });
   if (report.critical && report.critical.length) {
     const per = report.iterations_per_second ? " — " + rate(report.iterations_per_second) + "iterations/s predicted" : "";
-    out.push({ cls: "warn", actor: report.critical[0], text: "bottleneck (analysis): " + report.critical.join(", ") + per, pick: () => { select({ kind: "actor", path: report.critical[0] }); zoomTo(report.critical); } });
+    out.push({ cls: "warn", actor: report.critical[0], text: "bottleneck (analysis): " + nameList(report.critical, 8) + per, pick: () => { select({ kind: "actor", path: report.critical[0] }); zoomTo(report.critical); } });
   }
   for (const w of report.warnings || []) out.push({ cls: "warn", text: w, pick: lineOf(w) });
   if (!out.length && report.valid && report.consistent && !report.deadlock) out.push({ cls: "info", text: "consistent, no deadlock" });
@@ -677,3 +677,9 @@ wire(selectionPaths);
 wireTimeline();
 load().then(loadLastRun);
 loadCluster();
+
+// nameList writes up to max names, then how many more there are.
+function nameList(names, max) {
+  if (names.length <= max) return names.join(", ");
+  return names.slice(0, max).join(", ") + ` and ${names.length - max} more`;
+}
