@@ -45,7 +45,6 @@ func genFire(count int64, fill func(f *runtime.Firing)) runtime.FireFunc {
 	}
 }
 
-
 // newConst: gen.const.
 func newConst(a *graph.Actor, p runtime.Params) (any, error) {
 	if err := p.Only("value", "count"); err != nil {

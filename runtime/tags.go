@@ -126,7 +126,6 @@ func withTags(ctx context.Context, g *graph.Graph, on bool) (context.Context, fu
 	return context.WithValue(ctx, tagKey{}, ts), func() { tagRuns.Add(-1) }, nil
 }
 
-
 func (f *Firing) tags() *actorTags {
 	if tagRuns.Load() == 0 || f.ctx == nil {
 		return nil
