@@ -559,6 +559,9 @@ loop:
 			}
 			if r.Error != "" {
 				err = errors.New(r.Error)
+				if r.Cut {
+					err = lostWorker(j.p.Worker, "worker %s: %s; its actors in this run: %s", j.p.Worker, r.Error, j.e.actorsOn(j.p.Worker))
+				}
 				cancel(err)
 				break loop
 			}

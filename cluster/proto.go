@@ -150,6 +150,9 @@ type JobResult struct {
 	Firings int64         `json:"firings"`
 	Busy    time.Duration `json:"busy_ns"`
 	Error   string        `json:"error,omitempty"`
+	// Cut says the job failed because its data path was cut (chunks lost
+	// in transit): the client treats it as a lost worker.
+	Cut bool `json:"cut,omitempty"`
 	// Spans are the firings' [start, duration] in ns from the job's start,
 	// and their indices (when the request asked for a trace; at most
 	// MaxSpans).

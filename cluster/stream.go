@@ -37,6 +37,11 @@ type streamLimit struct {
 // in chunks of at most chunk bytes, never more than window tokens ahead of
 // the credits that arrive on credits. It publishes an end-of-stream message
 // last. moved is called after tokens were released.
+// errTransit is a data stream's chunks lost or duplicated on the way (a
+// broker restarted under it, say): the job's data path was cut, which a
+// run with checkpoints recovers from as from a lost worker.
+var errTransit = errors.New("chunks were lost or duplicated in transit")
+
 func sendStream(ctx context.Context, nc *nats.Conn, subj string, credits *nats.Subscription, r *fifo.Reader, tsize, window, chunk int, moved func(), lim streamLimit) error {
 	credit := int64(window)
 	chunkTok := max(1, chunk/tsize)
@@ -139,7 +144,7 @@ func recvStream(ctx context.Context, nc *nats.Conn, data *nats.Subscription, cre
 			return fmt.Errorf("data message of %d bytes on %s: expected a %d-byte header and whole %d-byte tokens", len(m.Data), m.Subject, hdrLen, tsize)
 		}
 		if s := binary.LittleEndian.Uint64(m.Data); s != seq {
-			return fmt.Errorf("data chunk %d on %s, expected chunk %d: chunks were lost or duplicated in transit", s, m.Subject, seq)
+			return fmt.Errorf("data chunk %d on %s, expected chunk %d: %w", s, m.Subject, seq, errTransit)
 		}
 		seq++
 		if m.Data[8]&flagEOS != 0 {

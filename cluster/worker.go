@@ -490,6 +490,7 @@ func (w *Worker) runJob(j *workerJob) {
 			err = fmt.Errorf("worker %s: %w", w.o.Name, err)
 		}
 		res.Error = err.Error()
+		res.Cut = errors.Is(err, errTransit)
 	}
 	if j.req.Trace && trace.Len() > 0 {
 		res.Spans = spansOf(trace.Bytes(), j.actor.Name)
