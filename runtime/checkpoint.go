@@ -161,6 +161,9 @@ type checkpoints struct {
 
 	hold    atomic.Bool  // a barrier is being chosen: no unit starts a round
 	barrier atomic.Int64 // the current barrier's iteration
+	// reach holds, per unit, the firing its current (or last) round ends
+	// at (reserve): no unit fires past it before it reads hold again.
+	reach []atomic.Int64
 
 	mu      sync.Mutex
 	pending *Checkpoint
@@ -181,11 +184,10 @@ func (c *checkpoints) checkpointable(u *unit) string {
 		return c.remoteCheckpointable(u)
 	case modePooled:
 	case modeDedicated:
-		return "runs on its own goroutine (next to a KPN process, or pinned to CPUs)"
 	case modeProcess:
-		return "is a KPN process (its position in its streams is not known to the runtime)"
+		return "is a KPN process (it reads and writes its streams itself, so the runtime cannot stop it at a barrier): run it as an SDF actor, or run without checkpoints"
 	case modeDevice:
-		return "is a kernel actor (device state is not copied out yet)"
+		return c.deviceCheckpointable(u)
 	}
 	if u.team {
 		if _, ok := u.impl.(Checkpointer); ok || u.a.Stateful {
@@ -214,9 +216,6 @@ func (c *checkpoints) remoteCheckpointable(u *unit) string {
 	rc, ok := job.(RemoteCheckpointer)
 	if !ok {
 		return fmt.Sprintf("runs on a remote worker whose executor (%T) takes no snapshots", job)
-	}
-	if pl := c.r.opts.Mapping.Actors[u.name]; pl != nil && (pl.Impl == graph.ImplOpenCL || pl.Impl == graph.ImplCUDA) {
-		return "is a kernel actor on a remote worker (device state is not copied out yet)"
 	}
 	if len(u.ins) == 0 {
 		return "runs on a remote worker and has no input (a remote source's position cannot be bounded at a barrier)"
@@ -252,11 +251,8 @@ func (r *run) newCheckpoints(ctx context.Context) (context.Context, error) {
 	if err != nil {
 		return ctx, fmt.Errorf("runtime: checkpoints need a repetition vector: %w", err)
 	}
-	if len(r.fused) > 0 {
-		return ctx, fmt.Errorf("runtime: checkpoints: the run fused chains of actors (expected Options.NoFuseCPU with checkpoints)")
-	}
 	n := len(r.units)
-	c := &checkpoints{r: r, opts: *o, q: make([]int64, n), base: make([]int64, n), taken: make([]int64, n),
+	c := &checkpoints{r: r, opts: *o, q: make([]int64, n), base: make([]int64, n), taken: make([]int64, n), reach: make([]atomic.Int64, n),
 		delay: make([][]int, n), hist: map[int][][]byte{}, done: make(chan *Checkpoint, 1), next: 1, remote: map[int]RemoteCheckpointer{}}
 	for _, u := range r.units {
 		if why := c.checkpointable(u); why != "" {
@@ -320,6 +316,12 @@ func (c *checkpoints) restore(ctx context.Context, cp *Checkpoint) error {
 			p := &u.ins[i]
 			name := p.ch.c.Name
 			toks, ok := cp.Channels[name]
+			if ok && p.ring != nil {
+				if err := restoreRing(u, i, toks); err != nil {
+					return fmt.Errorf("runtime: resume: checkpoint %d: %w", cp.ID, err)
+				}
+				continue
+			}
 			want := p.ch.c.Initial * p.tsize
 			if !ok || len(toks) != want {
 				return fmt.Errorf("runtime: resume: channel %s has %d bytes in checkpoint %d: expected %d", name, len(toks), cp.ID, want)
@@ -332,7 +334,11 @@ func (c *checkpoints) restore(ctx context.Context, cp *Checkpoint) error {
 		}
 		u.next = s.Firing
 		c.base[u.idx] = s.Firing
+		c.reach[u.idx].Store(s.Firing)
 		c.taken[u.idx] = cp.Iteration
+	}
+	if err := restoreFused(r); err != nil {
+		return fmt.Errorf("runtime: resume: checkpoint %d: %w", cp.ID, err)
 	}
 	c.barrier.Store(cp.Iteration)
 	c.next = cp.ID + 1
@@ -350,6 +356,9 @@ func (c *checkpoints) round(u *unit, k int64) int64 {
 	}
 	if c.hold.Load() {
 		return 0
+	}
+	if u.fz != nil {
+		return c.fusedRound(u, k)
 	}
 	b := c.barrier.Load()
 	if c.taken[u.idx] >= b {
@@ -381,16 +390,76 @@ func (c *checkpoints) waits(u *unit) bool {
 	if c.hold.Load() {
 		return true
 	}
+	if u.fz != nil {
+		u = u.fz.stages[0] // its stages fire together: the head's count
+	}
 	b := c.barrier.Load()
 	pos := c.base[u.idx] + u.firings.Load()
 	return pos == b*c.q[u.idx] && !c.producersAt(u, b)
+}
+
+// reserve records that u's round ends at firing end, before it acquires
+// the round's windows; it reports false when a barrier is being chosen
+// (the trigger reschedules the unit). Storing reach before loading hold
+// makes the trigger, which stores hold before loading reach, see either
+// the new reach or this unit stopped.
+func (c *checkpoints) reserve(u *unit, end int64) bool {
+	if c.external {
+		return true
+	}
+	if u.fz != nil {
+		u = u.fz.stages[0]
+	}
+	c.reach[u.idx].Store(end)
+	return !c.hold.Load()
+}
+
+// fusedRound is round for fused unit u: its stages are stateless and
+// fire together, so at the barrier each stage's snapshot is its position,
+// plus the head's inputs with initial tokens.
+func (c *checkpoints) fusedRound(u *unit, k int64) int64 {
+	h := u.fz.stages[0]
+	b := c.barrier.Load()
+	if c.taken[h.idx] >= b {
+		return k
+	}
+	lim := b * c.q[h.idx]
+	switch {
+	case u.next < lim:
+		return min(k, lim-u.next)
+	case u.next > lim:
+		c.fail(fmt.Errorf("runtime: checkpoint at iteration %d: fused chain %s passed its barrier (firing %d) before taking its snapshot (at firing %d)", b, u.name, lim, u.next))
+		c.taken[h.idx] = b
+		return k
+	}
+	if !c.producersAt(h, b) {
+		return 0
+	}
+	for _, st := range u.fz.stages {
+		s, toks, err := c.take(st, lim)
+		if err != nil {
+			c.fail(fmt.Errorf("runtime: checkpoint at iteration %d: %w", b, err))
+			return 0
+		}
+		c.record(st, b, s, toks)
+		c.taken[st.idx] = b
+	}
+	return k
 }
 
 // producersAt reports whether the producers of u's inputs with initial
 // tokens have reached barrier b, so that those tokens are in the channel.
 func (c *checkpoints) producersAt(u *unit, b int64) bool {
 	for _, i := range c.delay[u.idx] {
-		p := c.r.units[u.ins[i].ch.fr.producer.idx]
+		var p *unit
+		if g := u.ins[i].ring; g != nil {
+			p = g.prod // a device ring has no FIFO
+		} else {
+			p = u.ins[i].ch.fr.producer
+		}
+		if p.fz != nil {
+			p = p.fz.stages[0] // a fused chain's stages fire together
+		}
 		if c.base[p.idx]+p.firings.Load() < b*c.q[p.idx] {
 			return false
 		}
@@ -582,7 +651,13 @@ func (c *checkpoints) trigger() {
 	b := c.barrier.Load() + 1
 	for _, u := range r.units {
 		q := c.q[u.idx]
-		pos := c.base[u.idx] + u.firings.Load() + max(u.maxRound, 1)
+		pos := max(c.base[u.idx]+u.firings.Load(), c.reach[u.idx].Load())
+		if u.mode == modeDevice {
+			// enqueued but not completed: at most depth invocations
+			pos = c.base[u.idx] + u.firings.Load() + int64(u.drv.depth)*u.du.G
+		} else if u.mode == modeDedicated || u.mode == modeRemote {
+			pos++ // one firing may be under way
+		}
 		b = max(b, (pos+q-1)/q)
 	}
 	c.mu.Lock()
@@ -605,7 +680,7 @@ func (c *checkpoints) trigger() {
 	}
 	c.barrier.Store(b)
 	c.hold.Store(false)
-	for _, u := range r.units {
+	for _, u := range r.poolUnits() {
 		u.schedule()
 	}
 }
@@ -635,8 +710,8 @@ func (r *run) externalCheckpoints(ctx context.Context, o *CheckpointOptions) (co
 			if !ok {
 				continue
 			}
-			if u.mode != modePooled && u.mode != modeDedicated {
-				return ctx, fmt.Errorf("runtime: resume: actor %s is not run by the CPU pools or its own goroutine", u.name)
+			if u.mode == modeProcess {
+				return ctx, fmt.Errorf("runtime: resume: actor %s is a KPN process, whose position the runtime cannot restore", u.name)
 			}
 			if cr, ok := u.impl.(Checkpointer); ok {
 				if err := cr.Restore(s.Impl); err != nil {
@@ -652,6 +727,9 @@ func (r *run) externalCheckpoints(ctx context.Context, o *CheckpointOptions) (co
 				c.resume[u.idx] = s.History
 			}
 			u.next, c.base[u.idx] = s.Firing, s.Firing
+		}
+		if err := restoreFused(r); err != nil {
+			return ctx, fmt.Errorf("runtime: resume: %w", err)
 		}
 	}
 	r.ck = c
@@ -702,4 +780,19 @@ func SnapshotActor(ctx context.Context, actor string, firing int64) (ActorSnapsh
 		case <-time.After(wait):
 		}
 	}
+}
+
+// restoreFused sets each fused chain at its stages' restored firing,
+// which must be one.
+func restoreFused(r *run) error {
+	for _, fu := range r.fused {
+		h := fu.fz.stages[0]
+		for _, st := range fu.fz.stages[1:] {
+			if st.next != h.next {
+				return fmt.Errorf("the stages of fused chain %s are at firings %d (%s) and %d (%s): expected one (run with --no-fuse-cpu as the checkpoint's run did?)", fu.name, h.next, h.name, st.next, st.name)
+			}
+		}
+		fu.next = h.next
+	}
+	return nil
 }

@@ -115,6 +115,14 @@ func checkpointGraph(file *ckFile) *graph.Graph {
 // TestCheckpointResume: a run stopped after some checkpoints, resumed from
 // the last one, leaves its sink's file equal to an uninterrupted run's.
 func TestCheckpointResume(t *testing.T) {
+	t.Run("pooled", func(t *testing.T) { testCheckpointResume(t, nil) })
+	// hist and acc on their own goroutines, pinned to core 0
+	t.Run("pinned", func(t *testing.T) {
+		testCheckpointResume(t, &graph.Mapping{Actors: map[string]*graph.Placement{"hist": {Affinity: []int{0}}, "acc": {Affinity: []int{0}}}})
+	})
+}
+
+func testCheckpointResume(t *testing.T, m *graph.Mapping) {
 	const iters = 100_000
 	ref := &ckFile{}
 	if _, err := Run(context.Background(), checkpointGraph(ref), Options{Iterations: iters, Workers: 2}); err != nil {
@@ -127,7 +135,7 @@ func TestCheckpointResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var seen []int64
-	st, err := Run(ctx, checkpointGraph(file), Options{Iterations: iters, Workers: 2, Checkpoint: &CheckpointOptions{
+	st, err := Run(ctx, checkpointGraph(file), Options{Iterations: iters, Workers: 2, Mapping: m, Checkpoint: &CheckpointOptions{
 		Interval: 2 * time.Millisecond, Store: store,
 		Completed: func(cp *Checkpoint) {
 			seen = append(seen, cp.Iteration)
@@ -165,7 +173,7 @@ func TestCheckpointResume(t *testing.T) {
 		t.Logf("the sink had %d tokens when stopped, the checkpoint %d", len(file.got), 6*cp.Iteration)
 	}
 
-	st, err = Run(context.Background(), checkpointGraph(file), Options{Iterations: iters, Workers: 2,
+	st, err = Run(context.Background(), checkpointGraph(file), Options{Iterations: iters, Workers: 2, Mapping: m,
 		Checkpoint: &CheckpointOptions{Interval: time.Hour, Store: store, Resume: cp}})
 	if err != nil {
 		t.Fatal(err)
@@ -218,5 +226,71 @@ func TestDirStore(t *testing.T) {
 	}
 	if ids, _ := s.ids(); !slices.Equal(ids, []int64{2, 3}) {
 		t.Fatalf("files kept: %v: expected [2 3]", ids)
+	}
+}
+
+// fusedCheckpointGraph is src → three stateless stages (fused into one
+// chain) → sink.
+func fusedCheckpointGraph(file *ckFile) *graph.Graph {
+	g := graph.New("fusedckpt")
+	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(Actor(&ckSource{})))
+	prev := graph.AddOutput[int64](src, "y", graph.SDF(4))
+	for i, name := range []string{"s1", "s2", "s3"} {
+		m := int64(i + 2)
+		st := g.AddActor(name, graph.WithFunc(FireFunc(func(f *Firing) error {
+			in, out := Input[int64](f, 0), Output[int64](f, 0)
+			for j := range out {
+				out[j] = (in[j]*m + f.Index()*4 + int64(j)) % 100_003
+			}
+			return nil
+		})))
+		in := graph.AddInput[int64](st, "x", graph.SDF(4))
+		graph.Connect(g, prev, in)
+		prev = graph.AddOutput[int64](st, "y", graph.SDF(4))
+	}
+	sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(Actor(&ckSink{file: file})))
+	graph.Connect(g, prev, graph.AddInput[int64](sink, "x", graph.SDF(4)))
+	return g
+}
+
+// TestCheckpointFusedChain: a run whose stateless chain is fused takes
+// checkpoints, is stopped and resumes from the last one with the output of
+// an uninterrupted run.
+func TestCheckpointFusedChain(t *testing.T) {
+	const iters = 400_000
+	ref := &ckFile{}
+	if _, err := Run(context.Background(), fusedCheckpointGraph(ref), Options{Iterations: iters, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	store := &DirStore{Dir: t.TempDir()}
+	file := &ckFile{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	st, err := Run(ctx, fusedCheckpointGraph(file), Options{Iterations: iters, Workers: 2, Checkpoint: &CheckpointOptions{
+		Interval: 2 * time.Millisecond, Store: store, Completed: func(*Checkpoint) {
+			if n++; n == 3 {
+				cancel()
+			}
+		}}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("run: %v: expected it stopped after 3 checkpoints (%d taken)", err, n)
+	}
+	for _, a := range st.Actors {
+		if a.Name == "s2" && a.Fused == "" {
+			t.Fatalf("s2 ran unfused in the checkpointed run: expected the chain s1..s3 fused")
+		}
+	}
+	cp, err := store.Latest(context.Background())
+	if err != nil || cp == nil {
+		t.Fatalf("latest checkpoint: %v, %v", cp, err)
+	}
+	if _, err := Run(context.Background(), fusedCheckpointGraph(file), Options{Iterations: iters, Workers: 2,
+		Checkpoint: &CheckpointOptions{Interval: time.Hour, Store: store, Resume: cp}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("resumed from checkpoint %d at iteration %d", cp.ID, cp.Iteration)
+	if !slices.Equal(file.got, ref.got) {
+		t.Fatalf("resumed output: %d tokens, expected %d equal to the uninterrupted run's", len(file.got), len(ref.got))
 	}
 }

@@ -31,6 +31,7 @@ func (d *devRunner) loop() {
 		if !ok {
 			return
 		}
+		p1 = d.deviceSnapshots() || p1
 		p2, ok := d.enqueueRounds()
 		if !ok {
 			return
@@ -272,6 +273,11 @@ func (d *devRunner) plan(u *unit) (int64, bool) {
 	}
 	if du.inflight >= d.depth {
 		return 0, false
+	}
+	if ck := d.r.ck; ck != nil {
+		if k = ck.deviceRound(u, k); k == 0 {
+			return 0, false // a checkpoint's barrier (checkpoint_device.go)
+		}
 	}
 	abandoned := len(du.outs) > 0
 	for i := range du.outs {

@@ -212,9 +212,6 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 			return nil, err
 		}
 	}
-	if opts.Checkpoint != nil {
-		opts.NoFuseCPU = true // checkpoints snapshot actor by actor (checkpoint.go)
-	}
 	r := &run{opts: opts, g: g, liveStats: opts.Progress != nil, allDone: make(chan struct{}), failed: make(chan struct{}),
 		devByName: map[string]*devRunner{}, devByID: map[string]*devRunner{}, pinned: map[*fifo.FIFO]bool{}}
 	if err := r.setup(ctx); err != nil {

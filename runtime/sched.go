@@ -591,6 +591,9 @@ func (r *run) dedicated(c *execCtx, u *unit) {
 			u.finish()
 			return
 		}
+		if ck := r.ck; ck != nil && !ck.awaitBarrier(ctx, u) {
+			return // cancelled: the run is stopping
+		}
 		idx := u.next
 		for i := range u.ins {
 			p := &u.ins[i]

@@ -256,6 +256,9 @@ func (u *unit) prepare() (int64, int) {
 	if u.portable() {
 		k = u.toRingEnds(next, k)
 	}
+	if ck := u.r.ck; ck != nil && !ck.reserve(u, next+k) {
+		return 0, whyIn // a barrier is being chosen (checkpoint.go)
+	}
 	for i := range u.ins {
 		p := &u.ins[i]
 		if n := p.tokens(next, k); n > 0 {

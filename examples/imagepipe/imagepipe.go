@@ -34,6 +34,8 @@
 package imagepipe
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -273,6 +275,26 @@ func (s *Sink) Fire(f *runtime.Firing) error {
 		s.first = now
 	}
 	s.last = now
+	return nil
+}
+
+// Snapshot returns the checksum so far (runtime.Checkpointer: a run with
+// checkpoints resumes with it).
+func (s *Sink) Snapshot() ([]byte, error) {
+	b := binary.LittleEndian.AppendUint64(nil, uint64(s.Sum.Frames))
+	for _, v := range []uint64{s.Sum.Sum, s.Sum.Moving, s.Sum.Hash} {
+		b = binary.LittleEndian.AppendUint64(b, v)
+	}
+	return b, nil
+}
+
+// Restore sets the checksum to a snapshot's.
+func (s *Sink) Restore(b []byte) error {
+	if len(b) != 32 {
+		return fmt.Errorf("imagepipe sink: a snapshot of %d bytes: expected 32", len(b))
+	}
+	u := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	s.Sum = Checksum{Frames: int64(u(0)), Sum: u(1), Moving: u(2), Hash: u(3)}
 	return nil
 }
 
