@@ -52,6 +52,9 @@ type Result struct {
 	GPUs []*GPU
 	// Skipped says why GPUs were not measured (none found, or errors).
 	Skipped []string
+	// Links are the workers of a broker tree measured by Cluster (none
+	// without it).
+	Links []*Link
 	// At is when the calibration ran; Took how long it took.
 	At   time.Time
 	Took time.Duration
@@ -163,6 +166,7 @@ func (r *Result) Model() *machine.Machine {
 		c[p+"h2d_pageable_gb_s"], c[p+"d2h_pageable_gb_s"] = f(g.H2DPageableBW/1e9), f(g.D2HPageableBW/1e9)
 		c[p+"copy_engines"], c[p+"copy_overlap"] = strconv.Itoa(g.CopyEngines), f(g.Overlap)
 	}
+	addLinks(m, r.Links, c)
 	m.Calibration = c
 	return m
 }
@@ -174,6 +178,7 @@ func (r *Result) YAML() []byte {
 		"Machine model of this host, measured by `sluice calibrate` (docs/simulate.md).",
 		"One processor \"cpu\" is the CPU runtime's pool (pool: true; clock 1 GHz, so costs are ns);",
 		"each GPU is a processor named by its device ID without colons (cuda0), joined to cpu by pcie-cuda0.",
+		"Workers measured with --broker are processors named after them, joined to cpu by credit links net-NAME.",
 		"The calibration section keeps the raw figures.")
 }
 

@@ -115,6 +115,9 @@ func Format(m *Machine, header ...string) []byte {
 		if !ic.Multiplexable {
 			f = append(f, "multiplexable: false")
 		}
+		if ic.Credits {
+			f = append(f, "credits: true")
+		}
 		fmt.Fprintf(&b, "  %s: {%s}\n", quote(ic.Name), strings.Join(f, ", "))
 	}
 	if len(m.Calibration) > 0 {

@@ -47,7 +47,7 @@ var (
 		"wake_latency", "pool", "firing_cost", "round_cost", "spin_time", "time_slice"}
 	memKeys = []string{"clock", "size", "latency", "bandwidth"}
 	icKeys  = []string{"elements", "clock", "duplex", "routing", "start_latency", "start_cost", "bandwidth", "finish_cost",
-		"channels", "multiplexable"}
+		"channels", "multiplexable", "credits"}
 	aliases = map[string]string{
 		"clockRate": "clock", "hasIO": "io", "addressSpace": "address_space", "pushAcqCost": "push_acquire_cost",
 		"pushSendFixedCost": "push_send_fixed_cost", "pushSendUnit": "push_send_unit", "pushSendUnitCost": "push_send_unit_cost",
@@ -331,6 +331,8 @@ func (p *parser) interconnect(e yamlpos.Field) *Interconnect {
 			ic.Channels = int(min(c, 1<<20))
 		case "multiplexable":
 			ic.Multiplexable, _ = p.Bool(f.V, w)
+		case "credits":
+			ic.Credits, _ = p.Bool(f.V, w)
 		}
 	}
 	if !hasElements {

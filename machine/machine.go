@@ -179,6 +179,15 @@ type Interconnect struct {
 	Channels int
 	// Multiplexable is false for a hardware FIFO that carries one stream.
 	Multiplexable bool
+	// Credits says the link carries sluice's cross-machine channels (the
+	// cluster runtime's remote streams, docs/cluster.md): every stream on
+	// it has a credit window of its channel's capacity in flight on each
+	// hop, and a processor that relays it (the client between two
+	// workers) holds it in a FIFO of that capacity, so the stream buffers
+	// two capacities per hop beyond the producer's own FIFO. Without it a
+	// message waits for room in the consumer's one buffer (the ASM). An
+	// extension of Figure 14.
+	Credits bool
 	// Origin says where the interconnect was declared, if known.
 	Origin string
 }
@@ -296,10 +305,16 @@ func (m *Machine) Interconnect(name string) *Interconnect {
 // gpu-kind processor whose name starts with the backend's, else the first
 // processor whose kind is the device name or its prefix before ':' ("cpu",
 // "gpu:0" → kind gpu, "cuda:0" → kind gpu, "opencl:0:1" → first gpu). It
-// returns nil when nothing fits.
+// returns nil when nothing fits. A worker's device ("worker:w1/cpu", or
+// "worker:w1" for its CPU, as a cluster mapping names it) is the processor
+// named after the worker ("w1"), or "w1-cuda0" for its device cuda:0, as
+// `sluice calibrate --broker` names them; nothing else stands in for it.
 func (m *Machine) Resolve(device string) *Processor {
 	if p := m.Processor(device); p != nil {
 		return p
+	}
+	if w, ok := strings.CutPrefix(device, "worker:"); ok {
+		return m.resolveWorker(w)
 	}
 	// A device ID without its colons names a processor of a calibrated
 	// model ("cuda:1" → "cuda1").
@@ -328,6 +343,22 @@ func (m *Machine) Resolve(device string) *Processor {
 		}
 	}
 	return nil
+}
+
+// resolveWorker finds the processor of a worker's device, "NAME/DEVICE"
+// or "NAME" (its CPU), as a calibrated cluster model names them: "NAME"
+// for the worker's CPU pool ("NAME-cpu" when the host's model has an
+// element of that name), "NAME-DEVICE" without colons for another device
+// ("w1-cuda0"). It returns nil when the model has none.
+func (m *Machine) resolveWorker(w string) *Processor {
+	name, dev, _ := strings.Cut(w, "/")
+	if dev != "" && dev != "cpu" {
+		return m.Processor(name + "-" + strings.ReplaceAll(dev, ":", ""))
+	}
+	if p := m.Processor(name + "-cpu"); p != nil {
+		return p // the worker's name is taken by the host's processor
+	}
+	return m.Processor(name)
 }
 
 // Problem is one thing wrong with a machine description.

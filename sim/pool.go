@@ -196,8 +196,7 @@ func (e *engine) startRound(ti, pi, lane int, newTurn bool) {
 	end := t + pr.Seconds(cyc)
 	for _, sd := range sends {
 		ss := &e.streams[sd.stream]
-		ic := ss.s.Route[0].Interconnect
-		rdy := max(end+ic.Seconds(ic.StartLatency), ss.lastRdy)
+		rdy := max(end+e.sendLatency(ss), ss.lastRdy)
 		ss.lastRdy = rdy
 		m := e.newMsg(int32(sd.stream), sd.n, sd.n*ss.s.ElemSize)
 		e.schedule(rdy, evMsgReady, int32(sd.stream), m, 0)

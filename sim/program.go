@@ -296,7 +296,42 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	setRoundLimits(p)
+	creditWindows(p)
 	return p, nil
+}
+
+// creditWindows gives each stream routed over credit links (machine.
+// Interconnect.Credits: sluice's cross-machine channels) the room the
+// cluster runtime gives it beyond the producer's FIFO: per hop a credit
+// window of the channel's capacity in flight, per relay (the client
+// between two workers) a FIFO of the capacity, and the consumer's FIFO —
+// 2 × hops × capacity. Rounds keep the limits of one capacity (each FIFO
+// has one), so this runs after setRoundLimits.
+func creditWindows(p *Program) {
+	for _, s := range p.Streams {
+		if CreditRoute(s.Route) {
+			s.ConsumerQueue = RemoteRoom(s.ConsumerQueue, len(s.Route))
+		}
+	}
+}
+
+// CreditRoute reports whether a route crosses a credit link (a
+// cross-machine channel of the cluster runtime).
+func CreditRoute(r []machine.Hop) bool {
+	for _, h := range r {
+		if h.Interconnect.Credits {
+			return true
+		}
+	}
+	return false
+}
+
+// RemoteRoom is the room a cross-machine channel of the given capacity
+// has between the producer's FIFO and the consumer's release over the
+// given hops: a credit window per hop, a relay FIFO between hops and the
+// consumer's FIFO, each of the capacity.
+func RemoteRoom(capacity int64, hops int) int64 {
+	return 2 * int64(max(hops, 1)) * capacity
 }
 
 // pageBytes is the floor of the CPU runtime's default channel capacity in

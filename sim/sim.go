@@ -142,6 +142,7 @@ const (
 	evTransferEnd
 	evChanFree
 	evWake
+	evHop
 )
 
 type event struct {
@@ -205,6 +206,7 @@ type taskState struct {
 type streamState struct {
 	s       *Stream
 	remote  bool
+	credits bool  // routed over credit links: the window, not the producer's FIFO, holds what is in flight
 	space   int64 // local: free slots; remote: producer buffer free slots
 	cspace  int64 // remote: consumer buffer free slots
 	avail   int64 // tokens the consumer may acquire
@@ -400,7 +402,7 @@ func newEngine(p *Program, cfg Config) (*engine, error) {
 		}
 	}
 	for _, s := range p.Streams {
-		ss := streamState{s: s, remote: len(s.Route) > 0}
+		ss := streamState{s: s, remote: len(s.Route) > 0, credits: CreditRoute(s.Route)}
 		if ss.remote {
 			ss.space = s.ProducerQueue
 			ss.cspace = s.ConsumerQueue - s.PreQueue
@@ -566,6 +568,8 @@ func (e *engine) run() (*Result, error) {
 			e.transferEnd(int(ev.a), ev.b, int(ev.c))
 		case evChanFree:
 			e.chanFree(int(ev.a), int(ev.b), int(ev.c))
+		case evHop:
+			e.enqueue(ev.b, int(ev.c))
 		}
 		e.settle()
 	}
@@ -829,8 +833,7 @@ func (e *engine) start(ti, pi, lane int) {
 		ss := &e.streams[a.Stream]
 		bytes := a.Count * ss.s.ElemSize
 		if ss.remote {
-			ic := ss.s.Route[0].Interconnect
-			rdy := max(sendAt+ic.Seconds(ic.StartLatency), ss.lastRdy)
+			rdy := max(sendAt+e.sendLatency(ss), ss.lastRdy)
 			ss.lastRdy = rdy
 			m := e.newMsg(int32(a.Stream), a.Count, bytes)
 			e.schedule(rdy, evMsgReady, int32(a.Stream), m, 0)
@@ -904,7 +907,7 @@ func (e *engine) msgReady(si int, m int32) {
 	ss := &e.streams[si]
 	if ss.phead == len(ss.pending) && ss.cspace >= e.msgs[m].n {
 		ss.cspace -= e.msgs[m].n
-		e.enqueue(m, 0)
+		e.admit(si, m)
 		return
 	}
 	ss.pending = append(ss.pending, m)
@@ -919,9 +922,35 @@ func (e *engine) flushPending(si int) {
 		}
 		ss.cspace -= e.msgs[m].n
 		ss.phead++
-		e.enqueue(m, 0)
+		e.admit(si, m)
 	}
 	ss.pending, ss.phead = ss.pending[:0], 0
+}
+
+// sendLatency is the start latency a message waits before it asks for
+// room at the consumer: the first link's L, or none on a credit route,
+// where the latency is spent in flight, inside the credit window (admit).
+func (e *engine) sendLatency(ss *streamState) float64 {
+	if ss.credits {
+		return 0
+	}
+	ic := ss.s.Route[0].Interconnect
+	return ic.Seconds(ic.StartLatency)
+}
+
+// admit starts a message that has room at the consumer on its route. On a
+// credit route its tokens leave the producer's FIFO now (the runtime's
+// sender writes them to the socket once credits allow) and it reaches the
+// first bus after the link's start latency.
+func (e *engine) admit(si int, m int32) {
+	ss := &e.streams[si]
+	if !ss.credits {
+		e.enqueue(m, 0)
+		return
+	}
+	ss.space += e.msgs[m].n
+	e.markProc(e.tasks[ss.s.Producer].proc)
+	e.forward(si, m, 0)
 }
 
 func (e *engine) enqueue(m int32, hop int) {
@@ -994,13 +1023,13 @@ func (e *engine) startTransfers(bi int) {
 func (e *engine) transferEnd(si int, m int32, hop int) {
 	ss := &e.streams[si]
 	msg := &e.msgs[m]
-	if hop == 0 {
+	if hop == 0 && !ss.credits {
 		ss.space += msg.n // the data left the producer's buffer
 		e.markProc(e.tasks[ss.s.Producer].proc)
 	}
 	if hop+1 < len(ss.hops) {
 		if ss.hops[hop+1].forward == 0 {
-			e.enqueue(m, hop+1)
+			e.forward(si, m, hop+1)
 		}
 		return
 	}
@@ -1008,6 +1037,19 @@ func (e *engine) transferEnd(si int, m int32, hop int) {
 	e.markProc(e.tasks[ss.s.Consumer].proc)
 	e.msgs[m].next = e.freeMsg
 	e.freeMsg = m
+}
+
+// forward sends a stored message on along its route: at once, or on a
+// credit link after the link's start latency (a relay on the client is a
+// receiver committing to a FIFO and a sender taking from it, as costly as
+// the first hop's start).
+func (e *engine) forward(si int, m int32, hop int) {
+	ic := e.streams[si].s.Route[hop].Interconnect
+	if !ic.Credits || ic.StartLatency == 0 {
+		e.enqueue(m, hop)
+		return
+	}
+	e.schedule(e.now+ic.Seconds(ic.StartLatency), evHop, int32(si), m, int32(hop))
 }
 
 func (e *engine) chanFree(si, lane, hop int) {

@@ -38,11 +38,13 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "github.com/sluicehq/sluice/actors" // built-in actors
@@ -146,8 +148,24 @@ func main() {
 		units   = flag.Int("units", 0, "units of the model's pool processor (0: as many as workers)")
 		outFile = flag.String("out", "", "also write the JSON lines to this file")
 		quiet   = flag.Bool("q", false, "no progress lines on standard error")
+
+		clusterMode  = flag.Bool("cluster", false, "compare a graph spread over the client and two worker processes on loopback instead")
+		clusterGraph = flag.String("graph", filepath.Join("examples", "predict", "cluster-chain.yaml"), "with -cluster: the graph")
+		clusterMap   = flag.String("mapping", filepath.Join("examples", "predict", "cluster-chain.map.yaml"), "with -cluster: the mapping placing actors on workers w1 and w2")
 	)
+	if spec := os.Getenv(workerEnv); spec != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := workerMain(ctx, spec); err != nil {
+			fail(err)
+		}
+		return
+	}
 	flag.Parse()
+	if *clusterMode {
+		runCluster(*clusterGraph, *clusterMap, *iters, *warm, *reps, *asJSON, *outFile, *quiet)
+		return
+	}
 	cfg := Config{Warmup: *warm, Iterations: *iters, Reps: *reps, Workers: *work, Units: *units, Log: os.Stderr}
 	if *quiet {
 		cfg.Log = nil
@@ -203,6 +221,38 @@ func main() {
 		}
 		fmt.Printf("%-18s %14.0f %14.0f %+7.1f%% %14s %8s %14.0f %+7.1f%%\n", r.Graph, r.Measured, r.Predicted, r.ErrorPct, decl, derr, r.SameRun, r.SameRunErrorPct)
 	}
+}
+
+// runCluster runs the -cluster comparison and prints it.
+func runCluster(graphFile, mapFile string, iters, warm int64, reps int, asJSON bool, outFile string, quiet bool) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := ClusterConfig{Graph: graphFile, Mapping: mapFile, Iterations: iters, Warmup: warm, Reps: reps}
+	if !quiet {
+		cfg.Log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+	}
+	r, err := CompareCluster(ctx, cfg)
+	if err != nil {
+		fail(err)
+	}
+	line, _ := json.Marshal(r)
+	line = append(line, '\n')
+	if outFile != "" {
+		if err := os.WriteFile(outFile, line, 0o644); err != nil {
+			fail(err)
+		}
+	}
+	if asJSON {
+		os.Stdout.Write(line)
+		return
+	}
+	fmt.Printf("host: %s, NumCPU %d (goroutines spinning ran %.0f%% of the time); client, broker and workers w1, w2 on 127.0.0.1; medians of %d runs of %d iterations\n",
+		r.CPU, r.NumCPU, 100*r.Availability, r.Reps, r.Iterations)
+	for _, l := range r.Links {
+		fmt.Printf("link %s (%s): hop %.1f µs, start latency %.1f µs, bandwidth %.2f GB/s, %d units\n", l.Worker, l.Transport, l.HopNs/1e3, l.StartLatencyNs/1e3, l.Bandwidth/1e9, l.Units)
+	}
+	fmt.Printf("%-28s %14s %14s %8s %14s %8s %14s %8s\n", "graph", "measured it/s", "profile it/s", "error", "declared it/s", "error", "same run it/s", "error")
+	fmt.Printf("%-28s %14.0f %14.0f %+7.1f%% %14.0f %+7.1f%% %14.0f %+7.1f%%\n", filepath.Base(r.Graph), r.Measured, r.Predicted, r.ErrorPct, r.Declared, r.DeclaredErrorPct, r.SameRun, r.SameRunErrorPct)
 }
 
 func fail(err error) {
