@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -179,12 +180,11 @@ func HEFTMapping(in Input) (*graph.Mapping, *Schedule, error) {
 	}
 	mp := &graph.Mapping{Name: g.Name + "-heft", Actors: map[string]*graph.Placement{}}
 	for i, a := range g.Actors {
-		pl := &graph.Placement{Device: m.Processors[s.Proc[i]].Name, Replicas: 1}
+		reps := 1
 		if in.Fixed != nil && in.Fixed.Actors[a.Name] != nil {
-			f := in.Fixed.Actors[a.Name]
-			pl.Replicas, pl.Priority, pl.Impl = max(1, f.Replicas), f.Priority, f.Impl
+			reps = max(1, in.Fixed.Actors[a.Name].Replicas)
 		}
-		mp.Actors[a.Name] = pl
+		mp.Actors[a.Name] = place(m.Processors[s.Proc[i]], reps, 0, template(in, nil, a.Name))
 	}
 	return mp, s, nil
 }
@@ -212,6 +212,22 @@ func Evaluate(in Input, m *graph.Mapping, capacity map[string]int, iterations in
 	return sim.Run(prog, cfg)
 }
 
+// evaluateSteady is Evaluate for at least sim.SteadyIterations of the
+// mapping's program: on a pool processor iterations complete in bursts
+// (rounds), and a period taken over the middle half of fewer iterations
+// may hold one burst or none (a period of 0, or far too short).
+func evaluateSteady(in Input, m *graph.Mapping, capacity map[string]int, iterations int64) (*sim.Result, error) {
+	prog, err := sim.Build(in.Graph, m, in.Machine, in.Costs, sim.Options{Capacity: capacity})
+	if err != nil {
+		return nil, err
+	}
+	cfg := sim.Config{Iterations: max(iterations, sim.SteadyIterations(prog)), Seed: 1}
+	if in.Costs != nil {
+		cfg.Probabilities, cfg.Loops = in.Costs.Probabilities, in.Costs.Loops
+	}
+	return sim.Run(prog, cfg)
+}
+
 // SearchOptions tune Search.
 type SearchOptions struct {
 	// Seed seeds the search (same seed, same answer).
@@ -224,6 +240,11 @@ type SearchOptions struct {
 	Start *graph.Mapping
 	// MaxCapacityScale bounds capacities at base × 2^k (default k = 3).
 	MaxCapacityScale int
+	// WorkGroups lists the values of G (firings per kernel invocation,
+	// graph.Placement.WorkGroups) the search may give an actor it places on
+	// a gpu processor; nil keeps the G of Start (or of Input.Fixed) and
+	// leaves the others at the runtime's default.
+	WorkGroups []int
 }
 
 // Found is a mapping found by a strategy, with its predicted performance.
@@ -232,7 +253,8 @@ type Found struct {
 	Strategy string
 	// Mapping places every actor.
 	Mapping *graph.Mapping
-	// Capacity gives channel capacities in tokens (search only; nil: defaults).
+	// Capacity gives the channel capacities in tokens the search raised
+	// above the defaults (search only; channels absent keep theirs).
 	Capacity map[string]int
 	// Throughput (iterations per second) and Period (seconds) predicted by
 	// the simulator.
@@ -245,6 +267,7 @@ type state struct {
 	proc []int
 	reps []int
 	caps []int // exponent: capacity = base << caps[c]
+	wg   []int // work-groups (G) on a gpu processor; 0: the template's
 }
 
 func (s state) key() string {
@@ -263,19 +286,86 @@ func (s state) key() string {
 		b.WriteString(strconv.Itoa(v))
 		b.WriteByte(',')
 	}
+	b.WriteByte('|')
+	for _, v := range s.wg {
+		b.WriteString(strconv.Itoa(v))
+		b.WriteByte(',')
+	}
 	return b.String()
 }
 
 func (s state) clone() state {
-	return state{append([]int(nil), s.proc...), append([]int(nil), s.reps...), append([]int(nil), s.caps...)}
+	return state{append([]int(nil), s.proc...), append([]int(nil), s.reps...), append([]int(nil), s.caps...), append([]int(nil), s.wg...)}
+}
+
+// template returns the placement whose kernel settings (implementation,
+// G, work-items, distribution) an actor keeps: Input.Fixed's, else the
+// start mapping's (nil when neither places it).
+func template(in Input, start *graph.Mapping, name string) *graph.Placement {
+	if in.Fixed != nil && in.Fixed.Actors[name] != nil {
+		return in.Fixed.Actors[name]
+	}
+	if start != nil {
+		return start.Actors[name]
+	}
+	return nil
+}
+
+// place builds an actor's placement on processor p: replicas on a CPU,
+// G (wg, else the template's), work-items and distribution on a gpu
+// processor, the template's implementation and priority where they fit
+// p's kind.
+func place(p *machine.Processor, reps, wg int, tpl *graph.Placement) *graph.Placement {
+	pl := &graph.Placement{Device: p.Name, Replicas: reps}
+	if tpl == nil {
+		if p.Kind == "gpu" && wg > 0 {
+			pl.WorkGroups = wg
+		}
+		return pl
+	}
+	pl.Priority = tpl.Priority
+	gpuImpl := tpl.Impl == graph.ImplOpenCL || tpl.Impl == graph.ImplCUDA
+	if p.Kind != "gpu" {
+		if !gpuImpl {
+			pl.Impl = tpl.Impl
+		}
+		return pl
+	}
+	if tpl.Impl == "" || gpuImpl {
+		pl.Impl = tpl.Impl
+	}
+	pl.WorkGroups, pl.WorkItems, pl.Distribution = tpl.WorkGroups, tpl.WorkItems, tpl.Distribution
+	if wg > 0 {
+		pl.WorkGroups = wg
+	}
+	return pl
+}
+
+// steadyIterations raises n to cover 8 invocations of the largest G of
+// the mapping: the period is measured over the middle half of the run,
+// which must hold several invocations of a batched kernel actor.
+func steadyIterations(m *graph.Mapping, rv *analysis.Repetitions, n int64) int64 {
+	for name, pl := range m.Actors {
+		if pl.WorkGroups > 1 {
+			f := max(1, rv.Firings[name])
+			n = max(n, (8*int64(pl.WorkGroups)+f-1)/f)
+		}
+	}
+	return n
 }
 
 // Search looks for the mapping with the highest simulated throughput by
 // simulated annealing over actor → processor allocation, replica counts
 // (stateless actors, up to the processor's units) and channel capacities
 // (base × 1, 2, 4, 8, where base is the graph's capacity or the
-// simulator's default), starting from HEFT's mapping. Each candidate is
-// simulated (the cost model of seed 004 §3.5); infeasible candidates
+// simulator's default for the candidate mapping, which is the runtime's:
+// larger next to batched kernel actors and pooled teams; Found.Capacity
+// lists the channels above base) and, with SearchOptions.WorkGroups, the G of each
+// actor placed on a gpu processor, starting from HEFT's mapping. An actor
+// on a gpu processor keeps the kernel settings (implementation,
+// work-items, distribution, G) that Input.Fixed or the start mapping give
+// it. Each candidate is simulated (the cost model of seed 004 §3.5) for
+// at least 8 invocations of its largest G; infeasible candidates
 // (deadlock, a non-multiplexable link carrying two streams) are rejected.
 // Among equal throughputs, fewer replicas and smaller buffers win. The
 // search is deterministic for a given seed.
@@ -301,7 +391,7 @@ func Search(ctx context.Context, in Input, opt SearchOptions) (*Found, error) {
 			return nil, err
 		}
 	}
-	cur := state{proc: make([]int, len(g.Actors)), reps: make([]int, len(g.Actors)), caps: make([]int, len(g.Channels))}
+	cur := state{proc: make([]int, len(g.Actors)), reps: make([]int, len(g.Actors)), caps: make([]int, len(g.Channels)), wg: make([]int, len(g.Actors))}
 	for i, a := range g.Actors {
 		cur.proc[i], cur.reps[i] = pr.allowed[i][0], 1
 		if pl := start.Actors[a.Name]; pl != nil {
@@ -309,29 +399,17 @@ func Search(ctx context.Context, in Input, opt SearchOptions) (*Found, error) {
 				cur.proc[i] = m.ProcessorIndex(p.Name)
 			}
 			cur.reps[i] = max(1, pl.Replicas)
+			if len(opt.WorkGroups) > 0 && m.Processors[cur.proc[i]].Kind == "gpu" {
+				cur.wg[i] = pl.WorkGroups
+			}
 		}
 	}
-	base := make([]int, len(g.Channels))
-	for i, c := range g.Channels {
-		base[i] = c.Capacity
-		if base[i] == 0 {
-			base[i] = int(sim.DefaultCapacity(c))
-		}
-	}
-	toMapping := func(s state) (*graph.Mapping, map[string]int) {
+	toMapping := func(s state) (*graph.Mapping, []int) {
 		mp := &graph.Mapping{Name: g.Name + "-search", Actors: map[string]*graph.Placement{}}
 		for i, a := range g.Actors {
-			pl := &graph.Placement{Device: m.Processors[s.proc[i]].Name, Replicas: s.reps[i]}
-			if in.Fixed != nil && in.Fixed.Actors[a.Name] != nil {
-				pl.Priority, pl.Impl = in.Fixed.Actors[a.Name].Priority, in.Fixed.Actors[a.Name].Impl
-			}
-			mp.Actors[a.Name] = pl
+			mp.Actors[a.Name] = place(m.Processors[s.proc[i]], s.reps[i], s.wg[i], template(in, start, a.Name))
 		}
-		caps := map[string]int{}
-		for i, c := range g.Channels {
-			caps[c.Name] = base[i] << s.caps[i]
-		}
-		return mp, caps
+		return mp, s.caps
 	}
 	type score struct {
 		period float64 // +Inf when infeasible
@@ -345,16 +423,25 @@ func Search(ctx context.Context, in Input, opt SearchOptions) (*Found, error) {
 	}
 	cache := map[string]score{}
 	evals := 0
+	var firstErr error
 	eval := func(s state) score {
 		k := s.key()
 		if v, ok := cache[k]; ok {
 			return v
 		}
 		evals++
-		mp, caps := toMapping(s)
+		mp, exp := toMapping(s)
 		sc := score{period: math.Inf(1)}
-		if r, err := Evaluate(Input{Graph: g, Machine: m, Costs: in.Costs}, mp, caps, opt.Iterations); err == nil && r.Iterations > 0 && r.Period > 0 {
-			sc.period = r.Period
+		sin := Input{Graph: g, Machine: m, Costs: in.Costs}
+		caps, err := scaledCapacities(sin, mp, exp)
+		if err == nil {
+			var r *sim.Result
+			if r, err = evaluateSteady(sin, mp, caps, steadyIterations(mp, pr.rv, opt.Iterations)); err == nil && r.Iterations > 0 && r.Period > 0 {
+				sc.period = r.Period
+			}
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
 		for _, v := range s.reps {
 			sc.res += float64(v - 1)
@@ -385,8 +472,16 @@ func Search(ctx context.Context, in Input, opt SearchOptions) (*Found, error) {
 			}
 			next.proc[i] = al[rng.IntN(len(al))]
 			next.reps[i] = min(next.reps[i], m.Processors[next.proc[i]].Units)
+			next.wg[i] = 0
+			if wgs := opt.WorkGroups; len(wgs) > 0 && m.Processors[next.proc[i]].Kind == "gpu" {
+				next.wg[i] = wgs[rng.IntN(len(wgs))]
+			}
 		case r < 8:
 			i := rng.IntN(len(g.Actors))
+			if wgs := opt.WorkGroups; len(wgs) > 0 && m.Processors[next.proc[i]].Kind == "gpu" {
+				next.wg[i] = wgs[rng.IntN(len(wgs))]
+				break
+			}
 			units := m.Processors[next.proc[i]].Units
 			if g.Actors[i].Stateful || units < 2 || (in.Fixed != nil && in.Fixed.Actors[g.Actors[i].Name] != nil && in.Fixed.Actors[g.Actors[i].Name].Replicas > 0) {
 				stale++
@@ -423,10 +518,47 @@ func Search(ctx context.Context, in Input, opt SearchOptions) (*Found, error) {
 		}
 	}
 	if math.IsInf(bestS.period, 1) {
-		return nil, fmt.Errorf("mapping: search found no feasible mapping in %d evaluations (every candidate deadlocked or broke a machine rule)", evals)
+		return nil, fmt.Errorf("mapping: search found no feasible mapping in %d evaluations (every candidate deadlocked or broke a machine rule; the first: %v)", evals, firstErr)
 	}
-	mp, caps := toMapping(best)
+	mp, exp := toMapping(best)
+	caps, err := scaledCapacities(Input{Graph: g, Machine: m, Costs: in.Costs}, mp, exp)
+	if err != nil {
+		return nil, err
+	}
 	return &Found{Strategy: "search", Mapping: mp, Capacity: caps, Period: bestS.period, Throughput: 1 / bestS.period, Evaluations: evals}, nil
+}
+
+// scaledCapacities returns the capacities of the channels whose exponent
+// in exp (graph channel order) is above 0: the capacity the simulator
+// gives the channel under mapping mp (the graph's, else the runtime's
+// default for the mapping: batched kernel actors and pooled teams get
+// more) times 2^exp. Channels at exponent 0 keep that default (absent
+// from the map).
+func scaledCapacities(in Input, mp *graph.Mapping, exp []int) (map[string]int, error) {
+	caps := map[string]int{}
+	if !slices.ContainsFunc(exp, func(k int) bool { return k > 0 }) {
+		return caps, nil
+	}
+	prog, err := sim.Build(in.Graph, mp, in.Machine, in.Costs, sim.Options{})
+	if err != nil {
+		return nil, err
+	}
+	base := map[string]int64{}
+	for _, st := range prog.Streams {
+		base[st.Name] = st.ProducerQueue
+	}
+	g := in.Graph
+	if g.HasComposites() {
+		if g, err = g.Flatten(); err != nil {
+			return nil, err
+		}
+	}
+	for i, c := range g.Channels {
+		if i < len(exp) && exp[i] > 0 {
+			caps[c.Name] = int(base[c.Name]) << exp[i]
+		}
+	}
+	return caps, nil
 }
 
 func contains(l []int, v int) bool {
@@ -447,7 +579,11 @@ func HEFTFound(in Input, iterations int64) (*Found, error) {
 	if iterations <= 0 {
 		iterations = 64
 	}
-	r, err := Evaluate(in, mp, nil, iterations)
+	pr, err := prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	r, err := evaluateSteady(in, mp, nil, steadyIterations(mp, pr.rv, iterations))
 	if err != nil {
 		return nil, fmt.Errorf("mapping: simulating HEFT's mapping: %w", err)
 	}

@@ -1,0 +1,418 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/machine"
+	"github.com/sluicehq/sluice/mapping"
+	"github.com/sluicehq/sluice/sim"
+)
+
+// Config is one sweep.
+type Config struct {
+	// Graph is the graph file.
+	Graph string
+	// Backend is "opencl", "cuda" or "" (CPU only).
+	Backend graph.ImplKind
+	// Devices are the backend's device IDs kernel actors may go to.
+	Devices []string
+	// Default is a mapping measured as "default" with its variants over G
+	// and Replicas (nil: none).
+	Default *graph.Mapping
+	// Machine is the calibrated model (processors cpu and one per device).
+	Machine *machine.Machine
+	// Warmup and Iterations are each measured run's iterations; a run
+	// the warm-up says would last less than MinTime gets more.
+	Warmup, Iterations int64
+	MinTime            time.Duration
+	// Max bounds the candidates: every mapping of a space up to Max, else
+	// Max drawn with Seed.
+	Max  int
+	Seed uint64
+	// G and Replicas are the values tried for kernel actors' work-groups
+	// and stateless CPU actors' replicas; WorkItems the work-items of a
+	// kernel actor the default mapping does not set.
+	G, Replicas []int
+	WorkItems   int
+	// Workers is the CPU pool (0: GOMAXPROCS).
+	Workers int
+	// Evaluations and SearchIterations are the mapping search's (as sluice
+	// map's --evaluations and --iterations).
+	Evaluations      int
+	SearchIterations int64
+	// Log receives progress lines (nil: none).
+	Log io.Writer
+}
+
+// Candidate is one measured mapping. Throughputs are iterations per
+// second: Measured after start-up (every actor past a tenth of its
+// firings), MeasuredWhole over the whole run; Predicted is the simulator's
+// steady throughput (1 / period) from this run's profile, PredictedWhole
+// iterations over the simulated makespan; Model the steady throughput from
+// the cost table the mapping search uses.
+type Candidate struct {
+	Name           string  `json:"name"`
+	Mapping        string  `json:"mapping"`
+	Iterations     int64   `json:"iterations"`
+	Measured       float64 `json:"measured_iter_per_s"`
+	MeasuredWhole  float64 `json:"measured_whole_iter_per_s"`
+	Predicted      float64 `json:"predicted_iter_per_s"`
+	PredictedWhole float64 `json:"predicted_whole_iter_per_s"`
+	ErrorPct       float64 `json:"error_pct"`
+	Model          float64 `json:"model_iter_per_s,omitempty"`
+	ModelErrorPct  float64 `json:"model_error_pct,omitempty"`
+	// Profile is the run's mean firing time per actor, ns.
+	Profile map[string]float64 `json:"profile_ns,omitempty"`
+	Err     string             `json:"error,omitempty"`
+	m       *graph.Mapping
+}
+
+// Report is a sweep's outcome.
+type Report struct {
+	Graph      string   `json:"graph"`
+	Backend    string   `json:"backend"`
+	Devices    []string `json:"devices"`
+	Machine    string   `json:"machine"`
+	Iterations int64    `json:"iterations"`
+	Workers    int      `json:"workers"`
+	SpaceSize  float64  `json:"space_size"`
+	Exhaustive bool     `json:"exhaustive"`
+	// Costs is the table the mapping search used: actor → processor kind
+	// → mean firing time in ns, from the all-cpu and all-device runs.
+	Costs      map[string]map[string]float64 `json:"costs_ns"`
+	Candidates []Candidate                   `json:"candidates"`
+	Best       string                        `json:"best"`
+	BestIterS  float64                       `json:"best_iter_per_s"`
+	// Picked is the mapping sluice map's strategies chose (measured anew),
+	// PickedBy the strategy, PickedPredicted its predicted throughput,
+	// Capacity the channel capacities the search assumed (applied to the
+	// measured run).
+	Picked          Candidate      `json:"picked"`
+	PickedBy        string         `json:"picked_by"`
+	PickedPredicted float64        `json:"picked_predicted_iter_per_s"`
+	Capacity        map[string]int `json:"capacity,omitempty"`
+	// Ratio is the picked mapping's measured throughput over the best
+	// candidate's.
+	Ratio float64 `json:"ratio"`
+}
+
+func (c *Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, format+"\n", args...)
+	}
+}
+
+// Sweep measures the candidate mappings of cfg.Graph, predicts each, runs
+// the mapping search on the cost table of the reference runs and measures
+// its pick.
+func Sweep(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Iterations <= 0 || cfg.Max <= 0 || cfg.Machine == nil {
+		return nil, fmt.Errorf("iterations %d, max %d, machine %v: expected iterations and max > 0 and a machine model", cfg.Iterations, cfg.Max, cfg.Machine != nil)
+	}
+	g, err := load(cfg.Graph)
+	if err != nil {
+		return nil, err
+	}
+	tpl := cfg.Default
+	if tpl == nil {
+		tpl = &graph.Mapping{Actors: map[string]*graph.Placement{}}
+	}
+	sp, err := newSpace(g, cfg.Backend, cfg.Devices, cfg.Replicas, cfg.G, cfg.WorkItems, tpl)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Graph, err)
+	}
+	rep := &Report{Graph: cfg.Graph, Backend: string(cfg.Backend), Devices: cfg.Devices, Machine: cfg.Machine.Name,
+		Iterations: cfg.Iterations, Workers: cfg.Workers, SpaceSize: sp.size(), Exhaustive: sp.size() <= float64(cfg.Max)}
+	refs := []*graph.Mapping{sp.reference(false, 0)}
+	if len(cfg.Devices) > 0 && cfg.Backend != "" {
+		refs = append(refs, sp.reference(true, defaultG(cfg)))
+	}
+	if cfg.Default != nil {
+		refs = append(refs, variants(cfg, sp)...)
+	}
+	all := append(refs, sp.candidates(cfg.Max, cfg.Seed, refs)...)
+	for i, m := range all {
+		c := cfg.candidate(ctx, m)
+		cfg.logf("[%d/%d] %s %s: measured %.0f it/s, predicted %.0f (%+.1f%%) %s", i+1, len(all), c.Name, c.Mapping, c.Measured, c.Predicted, c.ErrorPct, c.Err)
+		rep.Candidates = append(rep.Candidates, c)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	rep.Costs = costTable(g, rep.Candidates[:len(refs)])
+	costs := toCosts(rep.Costs)
+	for i := range rep.Candidates {
+		c := &rep.Candidates[i]
+		if c.Err == "" {
+			if p, err := predict(cfg.Graph, c.m, cfg.Machine, costs, nil, c.Iterations); err == nil {
+				c.Model, c.ModelErrorPct = p.steady, pct(p.steady, c.Measured)
+			}
+		}
+		if c.Err == "" && c.Measured > rep.BestIterS {
+			rep.Best, rep.BestIterS = c.Name, c.Measured
+		}
+	}
+	if rep.BestIterS == 0 {
+		return nil, fmt.Errorf("%s: no candidate mapping ran (first error: %s)", cfg.Graph, rep.Candidates[0].Err)
+	}
+	return rep, cfg.pick(ctx, g, costs, rep)
+}
+
+// candidate measures and predicts one mapping; a failure is recorded in
+// Err.
+func (cfg *Config) candidate(ctx context.Context, m *graph.Mapping) Candidate {
+	c := Candidate{Name: m.Name, Mapping: describe(m), m: m}
+	r, err := measure(ctx, cfg.Graph, m, nil, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime)
+	if err != nil {
+		c.Err = err.Error()
+		return c
+	}
+	c.Iterations = r.iters
+	c.Measured, c.MeasuredWhole = r.steady, r.whole
+	c.Profile = map[string]float64{}
+	for a, s := range r.profile {
+		c.Profile[a] = s * 1e9
+	}
+	p, err := predict(cfg.Graph, m, cfg.Machine, &sim.Costs{Profile: r.profile}, nil, r.iters)
+	if err != nil {
+		c.Err = "predict: " + err.Error()
+		return c
+	}
+	c.Predicted, c.PredictedWhole, c.ErrorPct = p.steady, p.whole, pct(p.steady, c.Measured)
+	return c
+}
+
+func pct(p, m float64) float64 {
+	if m == 0 {
+		return math.NaN()
+	}
+	return 100 * (p - m) / m
+}
+
+// defaultG is the default mapping's G (its first kernel actor's), else
+// the largest of cfg.G.
+func defaultG(cfg Config) int {
+	if cfg.Default != nil {
+		for _, pl := range cfg.Default.Actors {
+			if pl.WorkGroups > 0 {
+				return pl.WorkGroups
+			}
+		}
+	}
+	g := 1
+	for _, v := range cfg.G {
+		g = max(g, v)
+	}
+	return g
+}
+
+// variants returns the default mapping ("default", its backend-named
+// devices resolved to the first device) and its variants: every G of
+// cfg.G for its kernel actors with every replica count of cfg.Replicas for
+// its stateless CPU actors ("default-G16-r2").
+func variants(cfg Config, sp *space) []*graph.Mapping {
+	base := &graph.Mapping{Name: "default", Actors: map[string]*graph.Placement{}}
+	for _, a := range sp.g.Actors {
+		pl := &graph.Placement{Device: "cpu", Replicas: 1}
+		if d := cfg.Default.Actors[a.Name]; d != nil {
+			cp := *d
+			pl = &cp
+		}
+		if pl.Device == string(cfg.Backend) && len(cfg.Devices) > 0 {
+			pl.Device = cfg.Devices[0]
+		}
+		base.Actors[a.Name] = pl
+	}
+	out := []*graph.Mapping{base}
+	seen := map[string]bool{describe(base): true}
+	for _, gv := range cfg.G {
+		for _, r := range cfg.Replicas {
+			m := &graph.Mapping{Name: fmt.Sprintf("default-G%d-r%d", gv, r), Actors: map[string]*graph.Placement{}}
+			for _, a := range sp.g.Actors {
+				cp := *base.Actors[a.Name]
+				switch {
+				case cp.Device != "cpu" && cp.Device != "":
+					cp.WorkGroups = gv
+				case !a.Stateful:
+					cp.Replicas = r
+				}
+				m.Actors[a.Name] = &cp
+			}
+			if d := describe(m); !seen[d] {
+				seen[d] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// costTable gathers per-kind firing costs (ns) from the reference runs: an
+// actor's mean on the CPU from the run that placed it on the CPU, on the
+// device ("gpu") from the run that placed its kernel there.
+func costTable(g *graph.Graph, refs []Candidate) map[string]map[string]float64 {
+	t := map[string]map[string]float64{}
+	for _, c := range refs {
+		if c.Err != "" {
+			continue
+		}
+		for _, a := range g.Actors {
+			pl, ns := c.m.Actors[a.Name], c.Profile[a.Name]
+			if pl == nil || ns <= 0 {
+				continue
+			}
+			kind := "cpu"
+			if pl.Device != "cpu" && pl.Device != "" {
+				kind = "gpu"
+			}
+			if t[a.Name] == nil {
+				t[a.Name] = map[string]float64{}
+			}
+			if _, ok := t[a.Name][kind]; !ok {
+				t[a.Name][kind] = ns
+			}
+		}
+	}
+	return t
+}
+
+// toCosts turns the table into the simulator's costs (what a cost file
+// with `unit: ns` and these entries gives sluice map).
+func toCosts(t map[string]map[string]float64) *sim.Costs {
+	c := &sim.Costs{Actors: map[string]map[string]sim.Cost{}}
+	for a, m := range t {
+		c.Actors[a] = map[string]sim.Cost{}
+		for k, ns := range m {
+			c.Actors[a][k] = sim.Cost{Seconds: ns / 1e9}
+		}
+	}
+	return c
+}
+
+// WriteCosts writes the table as a cost file (docs/simulate.md, "Costs")
+// that `sluice map --costs` and `sluice simulate --costs` read.
+func WriteCosts(w io.Writer, t map[string]map[string]float64) error {
+	var b strings.Builder
+	b.WriteString("# per-kind firing costs measured by bench/mapsweep (all-cpu and all-device runs)\nunit: ns\ncosts:\n")
+	names := make([]string, 0, len(t))
+	for n := range t {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		kinds := make([]string, 0, len(t[n]))
+		for k := range t[n] {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		parts := make([]string, len(kinds))
+		for i, k := range kinds {
+			parts[i] = fmt.Sprintf("%s: %.0f", k, t[n][k])
+		}
+		fmt.Fprintf(&b, "  %q: {%s}\n", n, strings.Join(parts, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// pick runs HEFT and the search as sluice map --strategy all does, keeps
+// the mapping with the shorter predicted period, makes it runnable
+// (device IDs, kernel settings) and measures it.
+func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, rep *Report) error {
+	in := mapping.Input{Graph: g, Machine: cfg.Machine, Costs: costs}
+	heft, err := mapping.HEFTFound(in, cfg.SearchIterations)
+	if err != nil {
+		return err
+	}
+	s, err := mapping.Search(ctx, in, mapping.SearchOptions{Seed: 1, Evaluations: cfg.Evaluations, Iterations: cfg.SearchIterations,
+		Start: withKernelSettings(heft.Mapping, cfg), WorkGroups: cfg.G})
+	if err != nil {
+		return err
+	}
+	best := heft
+	if s.Period < heft.Period {
+		best = s
+	}
+	m := runnable(best.Mapping, cfg)
+	m.Name = "picked"
+	rep.PickedBy, rep.PickedPredicted = best.Strategy, best.Throughput
+	if best.Strategy == "search" {
+		rep.Capacity = best.Capacity
+	}
+	cfg.logf("sluice map's choice (%s, predicted %.0f it/s): %s", best.Strategy, best.Throughput, describe(m))
+	c := Candidate{Name: "picked", Mapping: describe(m), m: m}
+	r, err := measure(ctx, cfg.Graph, m, rep.Capacity, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime)
+	if err != nil {
+		return fmt.Errorf("measuring the picked mapping: %w", err)
+	}
+	c.Measured, c.MeasuredWhole, c.Iterations = r.steady, r.whole, r.iters
+	if p, err := predict(cfg.Graph, m, cfg.Machine, &sim.Costs{Profile: r.profile}, rep.Capacity, r.iters); err == nil {
+		c.Predicted, c.PredictedWhole, c.ErrorPct = p.steady, p.whole, pct(p.steady, c.Measured)
+	}
+	if p, err := predict(cfg.Graph, m, cfg.Machine, costs, rep.Capacity, r.iters); err == nil {
+		c.Model, c.ModelErrorPct = p.steady, pct(p.steady, c.Measured)
+	}
+	rep.Picked, rep.Ratio = c, c.Measured/rep.BestIterS
+	return nil
+}
+
+// withKernelSettings gives the actors m places on a gpu processor the
+// default mapping's kernel settings (or the backend's implementation and
+// cfg.WorkItems), so that the search keeps them.
+func withKernelSettings(m *graph.Mapping, cfg *Config) *graph.Mapping {
+	out := &graph.Mapping{Name: m.Name, Actors: map[string]*graph.Placement{}}
+	for n, pl := range m.Actors {
+		cp := *pl
+		if p := cfg.Machine.Resolve(pl.Device); p != nil && p.Kind == "gpu" {
+			kernelSettings(&cp, n, cfg)
+		}
+		out.Actors[n] = &cp
+	}
+	return out
+}
+
+func kernelSettings(pl *graph.Placement, actor string, cfg *Config) {
+	pl.Impl = cfg.Backend
+	if d := cfg.Default; d != nil && d.Actors[actor] != nil && d.Actors[actor].Impl == cfg.Backend {
+		pl.WorkItems, pl.Distribution = d.Actors[actor].WorkItems, d.Actors[actor].Distribution
+	}
+	if pl.WorkItems == 0 {
+		pl.WorkItems = cfg.WorkItems
+	}
+	if pl.WorkGroups == 0 {
+		pl.WorkGroups = defaultG(*cfg)
+	}
+}
+
+// runnable turns a mapping onto the model's processors into one the
+// runtime runs: "cpu" stays; a gpu processor becomes the device whose ID
+// without colons is its name (calibrate's naming), else the first device,
+// with the kernel settings.
+func runnable(m *graph.Mapping, cfg *Config) *graph.Mapping {
+	out := &graph.Mapping{Name: m.Name, Actors: map[string]*graph.Placement{}}
+	for n, pl := range m.Actors {
+		cp := *pl
+		p := cfg.Machine.Resolve(pl.Device)
+		if p == nil || p.Kind != "gpu" || len(cfg.Devices) == 0 {
+			cp.Device, cp.Impl, cp.WorkGroups, cp.WorkItems, cp.Distribution = "cpu", "", 0, 0, nil
+			out.Actors[n] = &cp
+			continue
+		}
+		cp.Device, cp.Replicas = cfg.Devices[0], 0
+		for _, id := range cfg.Devices {
+			if strings.ReplaceAll(id, ":", "") == p.Name {
+				cp.Device = id
+			}
+		}
+		kernelSettings(&cp, n, cfg)
+		out.Actors[n] = &cp
+	}
+	return out
+}
