@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"os"
 	"sync"
@@ -16,8 +17,11 @@ import (
 // output is written exactly once; stdout cannot be truncated: a run
 // recovered in the same process skips what it already wrote, a run
 // resumed in a new process writes what followed the checkpoint again;
-// stdin and csv.read cannot rewind and refuse checkpoints; fir and
-// decimate with taps record their delay line.
+// stdin cannot rewind: with a spill directory (runtime.SpillDir) what it
+// reads is spilled (spill.go) and its offset in the stream recorded,
+// without one it refuses checkpoints; csv.read and stdin in text format
+// record the offset after their last line; fir and decimate with taps
+// record their delay line.
 
 // sourcePos is a file source's position at a checkpoint.
 type sourcePos struct {
@@ -28,15 +32,9 @@ type sourcePos struct {
 // Snapshot records the file offset, the firings done and whether the last
 // window was produced.
 func (s *byteSource) Snapshot() ([]byte, error) {
-	if s.path == "" {
-		return nil, errors.New("stdin cannot be replayed from a checkpoint: read a file (file.read) instead")
-	}
-	var off int64
-	if s.file != nil {
-		var err error
-		if off, err = s.file.Seek(0, io.SeekCurrent); err != nil {
-			return nil, fmt.Errorf("read %s: position for checkpoint: %w", s.name, err)
-		}
+	off, err := s.position()
+	if err != nil {
+		return nil, err
 	}
 	b := binary.LittleEndian.AppendUint64(nil, uint64(off))
 	b = binary.LittleEndian.AppendUint64(b, uint64(s.fired))
@@ -56,6 +54,38 @@ func (s *byteSource) Restore(b []byte) error {
 	return nil
 }
 
+// errStdinNoSpill is a stdin source's checkpoint error without a spill.
+var errStdinNoSpill = errors.New("stdin cannot be replayed from a checkpoint without a directory to spill what it reads to (sluice run --checkpoint-dir DIR)")
+
+// position returns the byte source's offset in its file or stream,
+// recorded as the spill's commit point.
+func (s *byteSource) position() (int64, error) {
+	if s.path == "" {
+		if s.stdin == nil {
+			return 0, errStdinNoSpill
+		}
+		s.snapAt = s.stdin.consumed
+		return s.snapAt, nil
+	}
+	if s.file == nil {
+		return 0, nil
+	}
+	off, err := s.file.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: position for checkpoint: %w", s.name, err)
+	}
+	return off, nil
+}
+
+// CommitCheckpoint makes a stdin spill durable and drops what precedes
+// the checkpoint.
+func (s *fileSource) CommitCheckpoint(int64) error {
+	if s.stdin == nil {
+		return nil
+	}
+	return s.stdin.sp.commit(s.snapAt)
+}
+
 // seekResumed moves the opened file to the restored position, if any.
 func (s *fileSource) seekResumed() error {
 	p := s.resume
@@ -63,7 +93,11 @@ func (s *fileSource) seekResumed() error {
 		return nil
 	}
 	if s.file == nil {
-		return errors.New("stdin cannot be replayed from a checkpoint")
+		if s.stdin == nil {
+			return errStdinNoSpill
+		}
+		s.fired, s.done = p.fired, p.done // the spill replays from the offset
+		return nil
 	}
 	if _, err := s.file.Seek(p.offset, io.SeekStart); err != nil {
 		return fmt.Errorf("read %s: seek to the checkpoint's offset %d: %w", s.name, p.offset, err)
@@ -176,5 +210,85 @@ func (a *firActor[T]) Restore(b []byte) error {
 		return fmt.Errorf("fir: checkpoint of %d bytes: expected %d (%d taps)", len(b), n, len(a.s.hr))
 	}
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(&h[0])), n), b)
+	return nil
+}
+
+// textPos is a text source's position at a checkpoint.
+type textPos struct {
+	Offset, Line, Fired int64
+	Done, HeaderRead    bool
+}
+
+// Snapshot records the offset after the last line read, the line number,
+// the firings done, whether the last window was produced and whether the
+// header line was read.
+func (s *textSource) Snapshot() ([]byte, error) {
+	if s.path == "" {
+		if s.stdin == nil {
+			return nil, errStdinNoSpill
+		}
+		s.snapAt = s.off
+	}
+	p := textPos{Offset: s.off, Line: int64(s.line), Fired: s.fired, Done: s.done, HeaderRead: s.headerRead}
+	b := binary.LittleEndian.AppendUint64(nil, uint64(p.Offset))
+	b = binary.LittleEndian.AppendUint64(b, uint64(p.Line))
+	b = binary.LittleEndian.AppendUint64(b, uint64(p.Fired))
+	return append(b, boolByte(p.Done), boolByte(p.HeaderRead)), nil
+}
+
+// Restore sets the position Start moves to.
+func (s *textSource) Restore(b []byte) error {
+	if len(b) != 26 {
+		return fmt.Errorf("text source %s: checkpoint of %d bytes: expected 26", s.name, len(b))
+	}
+	u := func(i int) int64 { return int64(binary.LittleEndian.Uint64(b[8*i:])) }
+	s.resume = &sourcePos{offset: u(0), fired: u(2), done: b[24] == 1}
+	s.line, s.off = int(u(1)), u(0)
+	if b[25] == 1 {
+		s.header = false
+		s.headerRead = true
+	}
+	return nil
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// Snapshot records the last frame received (with a firing-number verb in
+// the path, nothing: each frame's file is named by its firing, so a resumed
+// run rewrites the same files with the same bytes).
+func (s *imageSink) Snapshot() ([]byte, error) {
+	if s.perFiring || !s.got {
+		return nil, nil
+	}
+	return append([]byte(nil), imageBytes(s.img)...), nil
+}
+
+// Restore sets the last frame from a snapshot (Stop writes it).
+func (s *imageSink) Restore(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	pix := imageBytes(s.img)
+	if len(b) != len(pix) {
+		return fmt.Errorf("image sink %s: checkpoint of %d bytes: expected %d (a %d×%d frame)", s.path, len(b), len(pix), s.w, s.h)
+	}
+	copy(pix, b)
+	s.got = true
+	return nil
+}
+
+// imageBytes returns the pixels of an image the sink made.
+func imageBytes(img image.Image) []byte {
+	switch m := img.(type) {
+	case *image.Gray:
+		return m.Pix
+	case *image.NRGBA:
+		return m.Pix
+	}
 	return nil
 }

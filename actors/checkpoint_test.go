@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -142,20 +144,10 @@ func TestCheckpointKillResume(t *testing.T) {
 	}
 }
 
-// TestCheckpointStdinRefused: a run reading stdin cannot take checkpoints,
-// and says so at the first one.
+// TestCheckpointStdinRefused: without a directory to spill it to, a run
+// reading stdin cannot take checkpoints, and says so at the first one.
 func TestCheckpointStdinRefused(t *testing.T) {
-	g, err := spec.ParseGraph("stdin.yaml", []byte(`kind: graph
-name: stdin-ckpt
-actors:
-  src:  {use: stdin, with: {format: binary}, out: {y: {type: f32, rate: 1}}, stateful: true}
-  sink: {use: file.write, with: {path: `+filepath.Join(t.TempDir(), "o.bin")+`}, in: {x: {type: f32, rate: 1}}, stateful: true}
-channels:
-  - {from: src.y, to: sink.x}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := stdinGraph(t, "binary", filepath.Join(t.TempDir(), "o.bin"))
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +167,145 @@ channels:
 	}()
 	_, err = runtime.Run(context.Background(), g, runtime.Options{Checkpoint: &runtime.CheckpointOptions{
 		Interval: 5 * time.Millisecond, Store: &runtime.DirStore{Dir: t.TempDir()}}})
-	if err == nil || !strings.Contains(err.Error(), "stdin cannot be replayed from a checkpoint") {
+	if err == nil || !strings.Contains(err.Error(), "stdin cannot be replayed from a checkpoint without a directory") {
 		t.Fatalf("run: %v", err)
 	}
+}
+
+// stdinGraph reads stdin (format binary: f32 tokens; text: one number a
+// line; or "csv:PATH", csv.read of PATH) through a FIR filter with taps
+// into file out.
+func stdinGraph(t *testing.T, format, out string) *graph.Graph {
+	t.Helper()
+	src := "{use: stdin, with: {format: " + format + "}"
+	if path, ok := strings.CutPrefix(format, "csv:"); ok {
+		src = "{use: csv.read, with: {path: " + path + "}"
+	}
+	g, err := spec.ParseGraph("stdin.yaml", []byte(`kind: graph
+name: stdin-ckpt
+actors:
+  src:  `+src+`, out: {y: {type: f32, rate: 4}}, stateful: true}
+  fir:  {use: fir, with: {taps: [0.5, 0.25, 0.125]}, in: {x: {type: f32, rate: 4}}, out: {y: {type: f32, rate: 4}}, stateful: true}
+  sink: {use: file.write, with: {path: `+out+`}, in: {x: {type: f32, rate: 4}}, stateful: true}
+channels:
+  - {from: src.y, to: fir.x}
+  - {from: fir.y, to: sink.x}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestCheckpointStdinSpill: a run reading stdin spills what it reads; it
+// is stopped after three checkpoints and resumed, its stdin going on where
+// the stopped run's reading ended: the output equals an uninterrupted
+// run's. Binary and text formats; the spill's segments before the last
+// checkpoint are removed. And csv.read of a file, which seeks to the
+// checkpoint's offset.
+func TestCheckpointStdinSpill(t *testing.T) {
+	for _, format := range []string{"binary", "text", "csv"} {
+		t.Run(format, func(t *testing.T) { testStdinSpill(t, format) })
+	}
+}
+
+func testStdinSpill(t *testing.T, format string) {
+	defer func(n int64) { spillSegment = n }(spillSegment)
+	spillSegment = 4 << 10 // many segments
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	var data []byte
+	for i := range 400_000 {
+		v := float32(i%977) * 0.25
+		if format == "binary" {
+			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(v))
+		} else {
+			data = fmt.Appendf(data, "%g\n", v)
+		}
+	}
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withStdin := func(off int64, f func()) {
+		file, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer file.Close()
+		if _, err := file.Seek(off, io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		old := os.Stdin
+		os.Stdin = file
+		defer func() { os.Stdin = old }()
+		f()
+	}
+	if format == "csv" {
+		format = "csv:" + in // stdin is not read
+	}
+	ref, out := filepath.Join(dir, "ref.f32"), filepath.Join(dir, "out.f32")
+	withStdin(0, func() {
+		if _, err := runtime.Run(context.Background(), stdinGraph(t, format, ref), runtime.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ck, spillDir := filepath.Join(dir, "ck"), filepath.Join(dir, "spill")
+	store := &runtime.DirStore{Dir: ck}
+	withStdin(0, func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		n := 0
+		_, err := runtime.Run(ctx, stdinGraph(t, format, out), runtime.Options{Checkpoint: &runtime.CheckpointOptions{
+			Interval: 3 * time.Millisecond, Store: store, SpillDir: spillDir, Completed: func(*runtime.Checkpoint) {
+				if n++; n == 3 {
+					cancel()
+				}
+			}}})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("run: %v: expected it stopped after 3 checkpoints (%d taken)", err, n)
+		}
+	})
+	cp, err := store.Latest(context.Background())
+	if err != nil || cp == nil {
+		t.Fatalf("latest checkpoint: %v, %v", cp, err)
+	}
+	end := int64(0)
+	if format == "binary" || format == "text" {
+		end = spilledEnd(t, spillDir)
+	}
+	t.Logf("stopped at checkpoint %d (iteration %d); read up to byte %d of %d", cp.ID, cp.Iteration, end, len(data))
+	if end >= int64(len(data)) {
+		t.Fatalf("the stopped run had read all of stdin: make the input longer")
+	}
+	withStdin(end, func() {
+		if _, err := runtime.Run(context.Background(), stdinGraph(t, format, out), runtime.Options{Checkpoint: &runtime.CheckpointOptions{
+			Interval: time.Hour, Store: store, SpillDir: spillDir, Resume: cp}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	want, _ := os.ReadFile(ref)
+	got, _ := os.ReadFile(out)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("resumed output: %d bytes, expected %d equal to the uninterrupted run's", len(got), len(want))
+	}
+}
+
+// spilledEnd returns the stream offset where src's stdin spill in dir
+// ends (what the stopped run had read), checking that the segments
+// before the last checkpoint were removed.
+func spilledEnd(t *testing.T, dir string) int64 {
+	t.Helper()
+	sp := &spill{dir: dir, actor: "src"}
+	segs, err := sp.list()
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("spill segments %v, %v", segs, err)
+	}
+	last, err := os.Stat(sp.path(segs[len(segs)-1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if segs[0] == 0 && len(segs) > 1 {
+		t.Errorf("spill segments %v: expected those before the last checkpoint removed", segs)
+	}
+	return segs[len(segs)-1] + last.Size()
 }

@@ -35,6 +35,10 @@ type textSource struct {
 	sc     *bufio.Scanner
 	line   int
 	fields [][]byte // reused
+	// off is the offset after the last line scanned (a checkpoint's
+	// position); headerRead, whether the header line was.
+	off        int64
+	headerRead bool
 }
 
 func newCSVRead(a *graph.Actor, p runtime.Params) (any, error) {
@@ -65,18 +69,26 @@ func newTextSource(a *graph.Actor, p runtime.Params, path string, count int64) (
 	if path == "" {
 		name = "stdin"
 	}
-	return &textSource{fileSource: fileSource{path: path, name: name, count: count}, header: header, ti: ti, tname: a.Outputs[0].Type.Name,
+	return &textSource{fileSource: fileSource{path: path, name: name, actor: a.Name, count: count}, header: header, ti: ti, tname: a.Outputs[0].Type.Name,
 		fields: make([][]byte, 0, ti.width+1)}, nil
 }
 
-// Start opens the file.
-func (s *textSource) Start(context.Context) error {
-	r, err := s.open()
+// Start opens the file, at a resumed run's offset.
+func (s *textSource) Start(ctx context.Context) error {
+	r, err := s.open(ctx)
 	if err != nil {
+		return err
+	}
+	if err := s.seekResumed(); err != nil {
 		return err
 	}
 	s.sc = bufio.NewScanner(r)
 	s.sc.Buffer(make([]byte, 64<<10), 16<<20)
+	s.sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		s.off += int64(adv)
+		return adv, tok, err
+	})
 	return nil
 }
 
@@ -127,7 +139,7 @@ func (s *textSource) next() (bool, error) {
 			continue
 		}
 		if s.header {
-			s.header = false
+			s.header, s.headerRead = false, true
 			continue
 		}
 		return true, nil

@@ -44,21 +44,41 @@ type byteSource struct {
 // file (or stdin), the count limit and the end of stream after a padded
 // window.
 type fileSource struct {
-	path  string // "" for stdin
-	name  string // for messages: the path or "stdin"
-	count int64
-	file  *os.File
-	done  bool // the last (padded) window was produced
-	fired int64
+	path  string       // "" for stdin
+	name  string       // for messages: the path or "stdin"
+	actor string       // the actor's name (its stdin spill's)
+	stdin *stdinReader // stdin with a spill (checkpoints), else nil
+	// snapAt is the stream offset of the last snapshot (its commit
+	// drops the spill before it).
+	snapAt int64
+	count  int64
+	file   *os.File
+	done   bool // the last (padded) window was produced
+	fired  int64
 	// resume, when set, is the position to seek to at Start (a run
 	// resumed from a checkpoint, see checkpoint.go).
 	resume *sourcePos
 }
 
-// open opens the file, or returns stdin when there is no path.
-func (s *fileSource) open() (io.Reader, error) {
+// open opens the file, or returns stdin when there is no path: spilled
+// when the run has checkpoints and a directory for the spill, and then
+// starting at a resumed run's offset.
+func (s *fileSource) open(ctx context.Context) (io.Reader, error) {
 	if s.path == "" {
-		return os.Stdin, nil
+		dir := runtime.SpillDir(ctx)
+		if dir == "" {
+			return os.Stdin, nil
+		}
+		at := int64(-1)
+		if s.resume != nil {
+			at = s.resume.offset
+		}
+		sp, replay, err := openSpill(dir, s.actor, at)
+		if err != nil {
+			return nil, fmt.Errorf("stdin: %w", err)
+		}
+		s.stdin = &stdinReader{replay: replay, in: os.Stdin, sp: sp, consumed: max(at, 0)}
+		return s.stdin, nil
 	}
 	f, err := os.Open(s.path)
 	if err != nil {
@@ -81,6 +101,9 @@ func (s *fileSource) pad(b []byte, n int) {
 
 // Stop closes the file.
 func (s *fileSource) Stop() error {
+	if s.stdin != nil {
+		return s.stdin.sp.close()
+	}
 	if s.file == nil {
 		return nil
 	}
@@ -105,7 +128,7 @@ func newFileRead(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &byteSource{fileSource: fileSource{path: path, name: path, count: count}, loop: loop}, nil
+	return &byteSource{fileSource: fileSource{path: path, name: path, actor: a.Name, count: count}, loop: loop}, nil
 }
 
 // sourcePorts checks for no input and one output with a static rate.
@@ -141,8 +164,8 @@ func sinkPorts(a *graph.Actor) error {
 }
 
 // Start opens the file.
-func (s *byteSource) Start(context.Context) error {
-	r, err := s.open()
+func (s *byteSource) Start(ctx context.Context) error {
+	r, err := s.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -355,7 +378,7 @@ func newStdin(a *graph.Actor, p runtime.Params) (any, error) {
 		if p.Has("header") {
 			return nil, fmt.Errorf("parameter \"header\" applies to format text only")
 		}
-		return &byteSource{fileSource: fileSource{name: "stdin", count: count}}, nil
+		return &byteSource{fileSource: fileSource{name: "stdin", actor: a.Name, count: count}}, nil
 	}
 	return newTextSource(a, p, "", count)
 }

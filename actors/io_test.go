@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"errors"
 	"image"
 	"image/color"
@@ -422,5 +423,35 @@ func TestFactoryErrors(t *testing.T) {
 				t.Errorf("%s %v: error %q does not contain %q", tc.use, tc.ports, err, w)
 			}
 		}
+	}
+}
+
+// TestImageWriteCheckpoint: image.write's snapshot holds its last frame,
+// which a restored sink writes at Stop, as the stopped one would have.
+func TestImageWriteCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "last.png")
+	frame := make([]byte, 16)
+	for i := range frame {
+		frame[i] = byte(16 * i)
+	}
+	a, impl := build(t, "image.write", map[string]any{"path": path}, "in p u8 16")
+	start(t, impl)
+	if err := fire(a, impl, 0, [][]byte{frame}, nil); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := impl.(runtime.Checkpointer).Snapshot()
+	if err != nil || len(snap) != 16 {
+		t.Fatalf("snapshot: %d bytes, %v: expected the 16-pixel frame", len(snap), err)
+	}
+	_, impl2 := build(t, "image.write", map[string]any{"path": path}, "in p u8 16")
+	if err := impl2.(runtime.Checkpointer).Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	start(t, impl2)
+	stop(t, impl2)
+	img := readPNG(t, path)
+	if g := img.(*image.Gray); !bytes.Equal(g.Pix, frame) {
+		t.Fatalf("the restored sink wrote %v: expected %v", g.Pix, frame)
 	}
 }

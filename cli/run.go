@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -516,7 +517,15 @@ func checkpointOptions(ctx context.Context, f runFlags, cl *cluster.Client) (*ru
 		}
 		store = js
 	}
-	o := &runtime.CheckpointOptions{Interval: f.ckInterval, Store: store}
+	o := &runtime.CheckpointOptions{Interval: f.ckInterval, Store: store, SpillDir: filepath.Join(dir, "spill")}
+	if name, ok := strings.CutPrefix(dir, "nats:"); ok {
+		// what stdin read is kept on this host, beside the build cache
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		o.SpillDir = filepath.Join(cache, "sluice", "spill", name)
+	}
 	if f.ckInterval == 0 {
 		o.Interval = time.Duration(1<<63 - 1) // resume only
 	}

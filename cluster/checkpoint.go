@@ -129,6 +129,40 @@ func (j *job) snapshot(firing int64) (runtime.ActorSnapshot, error) {
 	return *rep.Snapshot, nil
 }
 
+// holdReply is the worker's answer to a hold or release request.
+type holdReply struct {
+	Firing int64  `json:"firing"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Hold implements runtime.RemoteHolder: the worker caps the actor (a
+// source) at the firing its current round ends at and answers with it.
+func (j *job) Hold(ctx context.Context) (int64, error) {
+	rep, err := j.holdRequest(ctx, "hold")
+	return rep.Firing, err
+}
+
+// Release implements runtime.RemoteHolder: the worker lifts the cap.
+func (j *job) Release(ctx context.Context) error {
+	_, err := j.holdRequest(ctx, "release")
+	return err
+}
+
+func (j *job) holdRequest(ctx context.Context, what string) (holdReply, error) {
+	var rep holdReply
+	m, err := j.e.c.nc.RequestWithContext(ctx, jobSubject(j.id, what), nil)
+	if err != nil {
+		return rep, lostWorker(j.p.Worker, "worker %s: %s request for actor %s: %v", j.p.Worker, what, j.ra.Actor.Name, err)
+	}
+	if err := json.Unmarshal(m.Data, &rep); err != nil {
+		return rep, fmt.Errorf("worker %s: bad %s reply: %w", j.p.Worker, what, err)
+	}
+	if rep.Error != "" {
+		return rep, fmt.Errorf("worker %s: %s: %s", j.p.Worker, what, rep.Error)
+	}
+	return rep, nil
+}
+
 // runCtx returns the context of the job's Run (Background before it).
 func (j *job) runCtx() context.Context {
 	if c := j.ctxp.Load(); c != nil {
@@ -178,6 +212,45 @@ func (s *workerSnaps) handler(jobCtx context.Context, actor string) nats.MsgHand
 				case <-jobCtx.Done():
 					rep.Error, rep.Finished = "the job ended", true
 				}
+			}
+			data, _ := json.Marshal(rep)
+			_ = m.Respond(data)
+		}()
+	}
+}
+
+// holdHandler returns the NATS handler of sluice.job.JOB.hold for actor:
+// runtime.HoldActor once the job's run has started.
+func (s *workerSnaps) holdHandler(jobCtx context.Context, actor string) nats.MsgHandler {
+	return s.onRun(jobCtx, func(ctx context.Context) holdReply {
+		pos, err := runtime.HoldActor(ctx, actor)
+		if err != nil {
+			return holdReply{Error: err.Error()}
+		}
+		return holdReply{Firing: pos}
+	})
+}
+
+// releaseHandler returns the handler of sluice.job.JOB.release.
+func (s *workerSnaps) releaseHandler(jobCtx context.Context, actor string) nats.MsgHandler {
+	return s.onRun(jobCtx, func(ctx context.Context) holdReply {
+		if err := runtime.ReleaseActor(ctx, actor); err != nil {
+			return holdReply{Error: err.Error()}
+		}
+		return holdReply{}
+	})
+}
+
+// onRun answers a request with f's reply once the job's run has started.
+func (s *workerSnaps) onRun(jobCtx context.Context, f func(ctx context.Context) holdReply) nats.MsgHandler {
+	return func(m *nats.Msg) {
+		go func() {
+			var rep holdReply
+			select {
+			case <-s.set:
+				rep = f(s.ctx)
+			case <-jobCtx.Done():
+				rep.Error = "the job ended"
 			}
 			data, _ := json.Marshal(rep)
 			_ = m.Respond(data)

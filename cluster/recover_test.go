@@ -71,11 +71,22 @@ func recoverPipeline(count, rate int, sink *fileSink) *graph.Graph {
 	return g
 }
 
-// TestRecoverLostWorker: the stateful FIR runs on w2 and scale on w1;
+// TestRecoverLostWorker: the stateful FIR runs on w2 and scale on w1 (or
+// the source on w2 and fir on w1);
 // w2 drops off the network after the run's second checkpoint. The run
 // re-places fir on another worker, resumes from the last checkpoint and
 // ends with the output of a local run.
 func TestRecoverLostWorker(t *testing.T) {
+	t.Run("fir", func(t *testing.T) {
+		testRecoverLostWorker(t, map[string]*graph.Placement{"scale": {Device: "worker:w1/cpu"}, "fir": {Device: "worker:w2/cpu"}})
+	})
+	// a remote source: held at each barrier by its worker (HoldActor)
+	t.Run("source", func(t *testing.T) {
+		testRecoverLostWorker(t, map[string]*graph.Placement{"src": {Device: "worker:w2/cpu"}, "fir": {Device: "worker:w1/cpu"}})
+	})
+}
+
+func testRecoverLostWorker(t *testing.T, actors map[string]*graph.Placement) {
 	const count, rate = 60_000, 64
 	ref := &fileSink{}
 	if _, err := runtime.Run(context.Background(), recoverPipeline(count, rate, ref), runtime.Options{}); err != nil {
@@ -97,7 +108,7 @@ func TestRecoverLostWorker(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	mp := &graph.Mapping{Actors: map[string]*graph.Placement{"scale": {Device: "worker:w1/cpu"}, "fir": {Device: "worker:w2/cpu"}}}
+	mp := &graph.Mapping{Actors: actors}
 	sink := &fileSink{}
 	store := &runtime.DirStore{Dir: t.TempDir()}
 	var once sync.Once

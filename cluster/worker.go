@@ -346,6 +346,13 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 		return fail(fmt.Errorf("worker %s: subscribing to snapshot requests: %w", w.o.Name, err))
 	}
 	j.subs = append(j.subs, snapSub)
+	for what, h := range map[string]nats.MsgHandler{"hold": j.snaps.holdHandler(j.ctx, a.Name), "release": j.snaps.releaseHandler(j.ctx, a.Name)} {
+		s, err := w.nc.Subscribe(jobSubject(req.Job, what), h)
+		if err != nil {
+			return fail(fmt.Errorf("worker %s: subscribing to %s requests: %w", w.o.Name, what, err))
+		}
+		j.subs = append(j.subs, s)
+	}
 	if err := g.Validate(); err != nil {
 		return fail(fmt.Errorf("worker %s: actor %s: %w", w.o.Name, req.Actor.Name, err))
 	}
@@ -399,6 +406,7 @@ func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 // netOut is the process draining output i to the network.
 func (j *workerJob) netOut(i int) func(p *runtime.Process) error {
 	return func(p *runtime.Process) error {
+		j.snaps.started(p.Context()) // a source has no netIn
 		port := j.actor.Outputs[i]
 		if j.dataC != nil {
 			c, err := j.conn(p.Context(), fmt.Sprintf("out.%d", i))

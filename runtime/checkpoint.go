@@ -46,6 +46,10 @@ type CheckpointOptions struct {
 	// Completed, when set, is called after each checkpoint is stored, from
 	// the run's checkpoint goroutine.
 	Completed func(*Checkpoint)
+	// SpillDir is where sources that cannot rewind (stdin) keep what they
+	// read, so that a resumed run reads it again (SpillDir(ctx)); without
+	// it such sources refuse checkpoints.
+	SpillDir string
 	// External takes no checkpoints of its own: snapshots are taken on
 	// request (SnapshotActor), as a worker does for the actor a client
 	// placed on it; Interval and Store are not used, and Resume restores
@@ -164,6 +168,12 @@ type checkpoints struct {
 	// reach holds, per unit, the firing its current (or last) round ends
 	// at (reserve): no unit fires past it before it reads hold again.
 	reach []atomic.Int64
+	// capAt holds, per unit of a run with External checkpoints, the
+	// firing it may not pass (capFree: none; capPausing: none at all
+	// while HoldActor reads its position): how a source, which no input
+	// bounds, is held at a barrier (HoldActor, SnapshotActor).
+	capAt   []atomic.Int64
+	holders map[int]RemoteHolder // remote sources (remoteCheckpointable)
 
 	mu      sync.Mutex
 	pending *Checkpoint
@@ -189,12 +199,7 @@ func (c *checkpoints) checkpointable(u *unit) string {
 	case modeDevice:
 		return c.deviceCheckpointable(u)
 	}
-	if u.team {
-		if _, ok := u.impl.(Checkpointer); ok || u.a.Stateful {
-			return "is a team with replicated state"
-		}
-	}
-	if _, ok := u.impl.(Checkpointer); ok {
+	if _, ok := u.lifecycle()[0].(Checkpointer); ok {
 		return ""
 	}
 	if u.a.Stateful && u.a.StateDecl == nil && !hasHistory(u.a) {
@@ -218,7 +223,11 @@ func (c *checkpoints) remoteCheckpointable(u *unit) string {
 		return fmt.Sprintf("runs on a remote worker whose executor (%T) takes no snapshots", job)
 	}
 	if len(u.ins) == 0 {
-		return "runs on a remote worker and has no input (a remote source's position cannot be bounded at a barrier)"
+		h, ok := job.(RemoteHolder)
+		if !ok {
+			return fmt.Sprintf("runs on a remote worker and has no input, and its executor (%T) cannot hold it at a barrier", job)
+		}
+		c.holders[u.idx] = h
 	}
 	for i := range u.ins {
 		if u.ins[i].ch.c.Initial > 0 {
@@ -253,7 +262,8 @@ func (r *run) newCheckpoints(ctx context.Context) (context.Context, error) {
 	}
 	n := len(r.units)
 	c := &checkpoints{r: r, opts: *o, q: make([]int64, n), base: make([]int64, n), taken: make([]int64, n), reach: make([]atomic.Int64, n),
-		delay: make([][]int, n), hist: map[int][][]byte{}, done: make(chan *Checkpoint, 1), next: 1, remote: map[int]RemoteCheckpointer{}}
+		delay: make([][]int, n), hist: map[int][][]byte{}, done: make(chan *Checkpoint, 1), next: 1, remote: map[int]RemoteCheckpointer{},
+		holders: map[int]RemoteHolder{}}
 	for _, u := range r.units {
 		if why := c.checkpointable(u); why != "" {
 			return ctx, fmt.Errorf("runtime: checkpoints: actor %s %s", u.name, why)
@@ -293,9 +303,11 @@ func (c *checkpoints) restore(ctx context.Context, cp *Checkpoint) error {
 		if want := cp.Iteration * c.q[u.idx]; s.Firing != want {
 			return fmt.Errorf("runtime: resume: actor %s is at firing %d in checkpoint %d: expected %d (iteration %d × %d); was the graph changed?", u.name, s.Firing, cp.ID, want, cp.Iteration, c.q[u.idx])
 		}
-		if cr, ok := u.impl.(Checkpointer); ok {
-			if err := cr.Restore(s.Impl); err != nil {
-				return fmt.Errorf("runtime: resume: actor %s: restore: %w", u.name, err)
+		for _, impl := range u.lifecycle() { // every replica of a team
+			if cr, ok := impl.(Checkpointer); ok {
+				if err := cr.Restore(s.Impl); err != nil {
+					return fmt.Errorf("runtime: resume: actor %s: restore: %w", u.name, err)
+				}
 			}
 		}
 		if reps := st[u.a]; reps != nil {
@@ -352,7 +364,7 @@ func (c *checkpoints) restore(ctx context.Context, cp *Checkpoint) error {
 // snapshot first. Only the unit's runner calls it (from prepare).
 func (c *checkpoints) round(u *unit, k int64) int64 {
 	if c.external {
-		return k
+		return c.capped(u, k)
 	}
 	if c.hold.Load() {
 		return 0
@@ -404,13 +416,14 @@ func (c *checkpoints) waits(u *unit) bool {
 // makes the trigger, which stores hold before loading reach, see either
 // the new reach or this unit stopped.
 func (c *checkpoints) reserve(u *unit, end int64) bool {
-	if c.external {
-		return true
-	}
 	if u.fz != nil {
 		u = u.fz.stages[0]
 	}
 	c.reach[u.idx].Store(end)
+	if c.external {
+		capAt := c.capAt[u.idx].Load()
+		return capAt == capFree || (capAt >= 0 && end <= capAt)
+	}
 	return !c.hold.Load()
 }
 
@@ -483,7 +496,9 @@ func (c *checkpoints) snapshot(u *unit, b int64) {
 func (c *checkpoints) take(u *unit, next int64) (ActorSnapshot, map[string][]byte, error) {
 	s := ActorSnapshot{Firing: next}
 	var err error
-	if cr, ok := u.impl.(Checkpointer); ok {
+	// A team with replicated state: every replica ran every firing, so
+	// their states are one; the first replica's is the snapshot.
+	if cr, ok := u.lifecycle()[0].(Checkpointer); ok {
 		if s.Impl, err = cr.Snapshot(); err != nil {
 			err = fmt.Errorf("actor %s: snapshot: %w", u.name, err)
 		}
@@ -602,8 +617,7 @@ func (c *checkpoints) loop(quit chan struct{}) {
 			return
 		case <-t.C:
 			if !busy && !c.r.stopped.Load() {
-				busy = true
-				c.trigger()
+				busy = c.trigger()
 			}
 		case cp := <-c.done:
 			for _, u := range c.r.units {
@@ -643,12 +657,27 @@ func (c *checkpoints) loop(quit chan struct{}) {
 }
 
 // trigger chooses the next barrier: an iteration that no actor can have
-// passed. While hold is set no unit starts a round, so each unit is at
-// most one round (maxRound firings) past the position read here.
-func (c *checkpoints) trigger() {
+// passed. While hold is set no unit starts a round, so a pooled unit is at
+// most at the end of the round it reserved (reach), a kernel actor at most
+// its device's depth of invocations past its completed firings, and a
+// remote source at the firing its worker holds it at (holdSources). It
+// reports false when it gave the checkpoint up (a source could not be
+// held): the next tick tries again.
+func (c *checkpoints) trigger() bool {
 	r := c.r
 	c.hold.Store(true)
 	b := c.barrier.Load() + 1
+	held, err := c.holdSources()
+	if err != nil {
+		c.hold.Store(false)
+		for _, u := range r.poolUnits() {
+			u.schedule()
+		}
+		return false
+	}
+	for idx, pos := range held {
+		b = max(b, (pos+c.q[idx]-1)/c.q[idx])
+	}
 	for _, u := range r.units {
 		q := c.q[u.idx]
 		pos := max(c.base[u.idx]+u.firings.Load(), c.reach[u.idx].Load())
@@ -683,6 +712,7 @@ func (c *checkpoints) trigger() {
 	for _, u := range r.poolUnits() {
 		u.schedule()
 	}
+	return true
 }
 
 // statistics returns the run's checkpoint statistics (nil without
@@ -702,7 +732,11 @@ func (c *checkpoints) statistics() *CheckpointStats {
 func (r *run) externalCheckpoints(ctx context.Context, o *CheckpointOptions) (context.Context, error) {
 	n := len(r.units)
 	c := &checkpoints{r: r, opts: *o, external: true, q: make([]int64, n), base: make([]int64, n), taken: make([]int64, n),
+		reach: make([]atomic.Int64, n), capAt: make([]atomic.Int64, n),
 		delay: make([][]int, n), hist: map[int][][]byte{}, resume: map[int][][]byte{}}
+	for i := range c.capAt {
+		c.capAt[i].Store(capFree)
+	}
 	st, _ := ctx.Value(stateKey{}).(actorStates)
 	if cp := o.Resume; cp != nil {
 		for _, u := range r.units {
@@ -727,6 +761,7 @@ func (r *run) externalCheckpoints(ctx context.Context, o *CheckpointOptions) (co
 				c.resume[u.idx] = s.History
 			}
 			u.next, c.base[u.idx] = s.Firing, s.Firing
+			c.reach[u.idx].Store(s.Firing)
 		}
 		if err := restoreFused(r); err != nil {
 			return ctx, fmt.Errorf("runtime: resume: %w", err)
@@ -759,6 +794,15 @@ func SnapshotActor(ctx context.Context, actor string, firing int64) (ActorSnapsh
 	}
 	if u == nil {
 		return ActorSnapshot{}, fmt.Errorf("runtime: SnapshotActor: the run has no actor %s", actor)
+	}
+	if capAt := c.capAt[u.idx].Load(); capAt >= 0 {
+		// held by HoldActor: let it go on up to the barrier, no further
+		if firing < capAt {
+			return ActorSnapshot{}, fmt.Errorf("runtime: actor %s is held at firing %d, past the barrier's %d", actor, capAt, firing)
+		}
+		c.capAt[u.idx].Store(firing)
+		defer c.release(u)
+		u.schedule()
 	}
 	for wait := time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
 		pos := c.base[u.idx] + u.firings.Load()

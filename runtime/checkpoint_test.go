@@ -117,6 +117,10 @@ func checkpointGraph(file *ckFile) *graph.Graph {
 func TestCheckpointResume(t *testing.T) {
 	t.Run("pooled", func(t *testing.T) { testCheckpointResume(t, nil) })
 	// hist and acc on their own goroutines, pinned to core 0
+	// acc as a team of two replicas, each with its own (equal) state
+	t.Run("team", func(t *testing.T) {
+		testCheckpointResume(t, &graph.Mapping{Actors: map[string]*graph.Placement{"acc": {Replicas: 2, Team: graph.TeamReplicate}}})
+	})
 	t.Run("pinned", func(t *testing.T) {
 		testCheckpointResume(t, &graph.Mapping{Actors: map[string]*graph.Placement{"hist": {Affinity: []int{0}}, "acc": {Affinity: []int{0}}}})
 	})
