@@ -56,6 +56,9 @@ run() {
 	step chain16-nofuse.jsonl "$dir/chain" -json -gnuradio no -cpus 2,4,8,16 -n-per-sample 262144 -no-fuse-cpu
 	step chain64.jsonl "$dir/chain" -json -gnuradio no -cpus 2,4,8,16 -stages 64 -n 8388608 -n-per-sample 65536
 	step chain16-b.jsonl "$dir/chain" -json -gnuradio no -cpus 2,4,8,16 -n-per-sample 262144
+	# The source stateful (one core generates every sample, as before the
+	# source was fused with the stages).
+	step chain16-stateful.jsonl "$dir/chain" -json -gnuradio no -cpus 2,4,8,16 -n-per-sample 262144 -stateful-source
 	# The 256-actor DAG and the replicated actor (1 core for the DAG's
 	# scaling), fused and not.
 	step scale.jsonl "$dir/scale" -json -cpus 1,2,4,8,16 -rounds 2 -seconds 0.5
@@ -95,7 +98,7 @@ def rows(name):
             except ValueError:
                 pass
     return rs
-for f in ["chain16.jsonl", "chain16-b.jsonl", "chain64.jsonl", "chain16-nofuse.jsonl"]:
+for f in ["chain16.jsonl", "chain16-b.jsonl", "chain64.jsonl", "chain16-nofuse.jsonl", "chain16-stateful.jsonl"]:
     for r in rows(f):
         print("%-22s %2d cores %2d stages: sluice %.3g fused-loop %.3g goroutines %.3g samples/s; sluice/fused %.2f sluice/goroutines %.2f" % (
             f, r["gomaxprocs"], r["stages"], r["sluice_samples_per_s"], r["fused_samples_per_s"],

@@ -1,7 +1,10 @@
 // Command chain compares sluice with a hand-written goroutine-and-channel
 // pipeline (and, when installed, GNU Radio) on a chain of saxpy stages over
 // float32 streams: source -> 16 × (y = a·x + b) -> sink, 1024 samples per
-// firing (per batch).
+// firing (per batch). sluice's source is stateless (its tokens depend on
+// nothing, as the hand-fused loop's, which each worker makes for itself),
+// so the runtime fuses it with the stages; -stateful-source makes it
+// stateful, and then one core generates every sample.
 //
 //	go run ./bench/chain -json
 //	go run ./bench/chain -json -cpus 2,4,8,16
@@ -50,17 +53,19 @@ func main() {
 		asJSON  = flag.Bool("json", false, "print one JSON object")
 		mode    = flag.String("mode", "", "internal: run one variant (sluice, goroutines, fused, persample) and print its rate")
 		noFuse  = flag.Bool("no-fuse-cpu", false, "run sluice with runtime.Options.NoFuseCPU (a goroutine-free scheduling unit per actor)")
+		stSrc   = flag.Bool("stateful-source", false, "make sluice's source stateful (it counts what it made), so it is not fused with the stages and one core generates every sample")
 		perSamp = flag.Int64("n-per-sample", 1<<21, "samples for the per-sample-channel variant (it is slow)")
 		gr      = flag.String("gnuradio", "auto", "run the GNU Radio flowgraph: auto, yes or no")
 		cpuList = flag.String("cpus", "", "comma-separated core counts (GOMAXPROCS and affinity), one row each; empty: as started")
 	)
 	flag.Parse()
+	statefulSource = *stSrc
 	if *mode != "" {
 		var rate float64
 		var err error
 		switch *mode {
 		case "sluice":
-			rate, err = runSluice(*n, *stages, *batch, *noFuse)
+			rate, err = runSluice(*n, *stages, *batch, *noFuse, *stSrc)
 		case "goroutines":
 			rate = runGoroutines(*n, *stages, *batch)
 		case "fused":
@@ -88,6 +93,9 @@ func main() {
 
 // row measures every variant on nc CPUs and prints one JSON object or a
 // short table.
+// statefulSource is -stateful-source, passed on to the child processes.
+var statefulSource bool
+
 func row(nc int, pin bool, n int64, stages, batch int, perSamp int64, gr string, asJSON, noFuse bool) {
 	res := map[string]any{
 		"samples": n, "stages": stages, "batch": batch,
@@ -99,7 +107,8 @@ func row(nc int, pin bool, n int64, stages, batch int, perSamp int64, gr string,
 			fail(err)
 		}
 		args := []string{"-mode", m, "-n", fmt.Sprint(n), "-stages", fmt.Sprint(stages),
-			"-batch", fmt.Sprint(batch), "-n-per-sample", fmt.Sprint(perSamp), fmt.Sprintf("-no-fuse-cpu=%v", noFuse)}
+			"-batch", fmt.Sprint(batch), "-n-per-sample", fmt.Sprint(perSamp), fmt.Sprintf("-no-fuse-cpu=%v", noFuse),
+			fmt.Sprintf("-stateful-source=%v", statefulSource)}
 		var out []byte
 		if pin {
 			out, err = cpus.Output(nc, exe, args...)
@@ -129,6 +138,7 @@ func row(nc int, pin bool, n int64, stages, batch int, perSamp int64, gr string,
 	res["fused_peak_rss_bytes"] = frss
 	res["ratio_fused"] = sr / fr
 	res["no_fuse_cpu"] = noFuse
+	res["stateful_source"] = statefulSource
 	res["goroutines_per_sample_samples_per_s"] = pr
 	res["goroutines_per_sample_peak_rss_bytes"] = prss
 	res["ratio_per_sample"] = sr / pr
@@ -177,20 +187,23 @@ func saxpy(in, out []float32) {
 }
 
 // runSluice runs the chain as a sluice graph until the source ends.
-func runSluice(n int64, stages, batch int, noFuse bool) (float64, error) {
+func runSluice(n int64, stages, batch int, noFuse, statefulSource bool) (float64, error) {
 	g := graph.New("chain")
-	var made int64
-	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
-		if made >= n {
-			return runtime.ErrEndOfStream
-		}
+	// The source's tokens depend on nothing (as the hand-fused loop's,
+	// which each worker makes for itself): stateless, it is fused with the
+	// stages and the run ends after n/batch iterations. Stateful, one core
+	// generates every sample.
+	var opts []graph.ActorOption
+	if statefulSource {
+		opts = append(opts, graph.Stateful())
+	}
+	src := g.AddActor("src", append(opts, graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
 		out := runtime.Output[float32](f, 0)
 		for i := range out {
 			out[i] = float32(i)
 		}
-		made += int64(len(out))
 		return nil
-	})))
+	})))...)
 	prev := graph.AddOutput[float32](src, "out", graph.SDF(batch))
 	for s := 0; s < stages; s++ {
 		a := g.AddActor(fmt.Sprintf("saxpy%02d", s), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
@@ -207,12 +220,13 @@ func runSluice(n int64, stages, batch int, noFuse bool) (float64, error) {
 		return nil
 	})))
 	graph.Connect(g, prev, graph.AddInput[float32](sink, "in", graph.SDF(batch)))
-	st, err := runtime.Run(context.Background(), g, runtime.Options{NoFuseCPU: noFuse})
+	iters := n / int64(batch)
+	st, err := runtime.Run(context.Background(), g, runtime.Options{NoFuseCPU: noFuse, Iterations: iters})
 	if err != nil {
 		return 0, err
 	}
 	_ = check
-	return float64(made) / st.Elapsed.Seconds(), nil
+	return float64(iters*int64(batch)) / st.Elapsed.Seconds(), nil
 }
 
 // runGoroutines is the hand-written pipeline: one goroutine per stage,
