@@ -158,7 +158,7 @@ func (r *Result) Model() *machine.Machine {
 			// Copies between two GPUs go through the host (staged).
 			Routing: map[string]machine.Routing{"cpu": machine.StoreAndForward, name: machine.NoRouting}})
 		p := name + "_"
-		c[p+"name"] = g.Name
+		c[p+"name"], c[p+"id"] = g.Name, g.ID
 		c[p+"launch_ns"], c[p+"launch_gap_ns"] = f(g.LaunchNs), f(g.LaunchGapNs)
 		c[p+"h2d_pinned_ns"], c[p+"d2h_pinned_ns"] = f(g.H2DPinnedNs), f(g.D2HPinnedNs)
 		c[p+"h2d_pageable_ns"], c[p+"d2h_pageable_ns"] = f(g.H2DPageableNs), f(g.D2HPageableNs)

@@ -3,9 +3,9 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,10 +15,10 @@ import (
 
 func newMap() *cobra.Command {
 	var (
-		machineFile, fixedFile, costsFile, profileFile, strategy, outFile string
-		seed                                                              uint64
-		evaluations                                                       int
-		iterations                                                        int64
+		machineFile, fixedFile, costsFile, profileFile, strategy, outFile, workGroups string
+		seed                                                                          uint64
+		evaluations, workItems                                                        int
+		iterations                                                                    int64
 	)
 	cmd := &cobra.Command{
 		Use:   "map GRAPH [--machine MACHINE]",
@@ -29,48 +29,38 @@ search runs a seeded simulated annealing over placements, replica counts and cha
 capacities, scoring each candidate with the simulator; all runs both. It prints the
 predicted throughput of each strategy tried and writes the best mapping (-o, default
 standard output) in the mapping YAML format. --mapping pins the actors it names.
-Without --machine it maps onto this host's model measured by sluice calibrate.`,
+Without --machine it maps onto this host's model measured by sluice calibrate.
+Actors placed on a processor of a calibrated model that stands for a device are
+written with its device ID (opencl:0:0, cuda:0), their kernel implementation, the
+G the search chose (--work-groups) and the work-items of --mapping (else
+--work-items), so that sluice run GRAPH --mapping FILE runs the result.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, err := loadSimInputs(args[0], machineFile, fixedFile, costsFile, profileFile)
 			if err != nil {
 				return err
 			}
-			min := mapping.Input{Graph: in.graph, Machine: in.machine, Costs: in.costs, Fixed: in.mapping}
-			var found []*mapping.Found
 			switch strategy {
 			case "heft", "search", "all":
 			default:
 				return fmt.Errorf("--strategy %q: expected heft, search or all", strategy)
 			}
-			var heft *mapping.Found
-			if strategy == "heft" || strategy == "all" {
-				heft, err = mapping.HEFTFound(min, iterations)
-				if err != nil {
-					return err
-				}
-				found = append(found, heft)
+			min := mapping.Input{Graph: in.graph, Machine: in.machine, Costs: in.costs, Fixed: in.mapping}
+			gs, err := parseIntList("--work-groups", workGroups)
+			if err != nil {
+				return err
 			}
-			if strategy == "search" || strategy == "all" {
-				opt := mapping.SearchOptions{Seed: seed, Evaluations: evaluations, Iterations: iterations}
-				if heft != nil {
-					opt.Start = heft.Mapping
-				}
-				s, err := mapping.Search(cmd.Context(), min, opt)
-				if err != nil {
-					return err
-				}
-				found = append(found, s)
+			res, err := mapping.Map(cmd.Context(), min, mapping.MapOptions{Strategy: strategy, Seed: seed, Evaluations: evaluations,
+				Iterations: iterations, WorkGroups: gs, WorkItems: workItems})
+			if err != nil {
+				return err
 			}
 			errw := cmd.ErrOrStderr()
-			best := found[0]
-			for _, f := range found {
+			for _, f := range res.Found {
 				fmt.Fprintf(errw, "%-7s predicted throughput %.6g iterations/s, period %.6g s (%d simulation(s))\n",
 					f.Strategy, f.Throughput, f.Period, f.Evaluations)
-				if f.Period < best.Period && math.Abs(f.Period-best.Period) > 1e-12*best.Period {
-					best = f
-				}
 			}
+			best := res.Best
 			doc := fmt.Sprintf("found by sluice map --strategy %s on machine %s: %s, predicted period %.6g s (%.6g iterations/s)",
 				strategy, in.machine.Name, best.Strategy, best.Period, best.Throughput)
 			if len(best.Capacity) > 0 {
@@ -86,7 +76,7 @@ Without --machine it maps onto this host's model measured by sluice calibrate.`,
 				doc += "; channel capacities assumed (simulate with --capacity " + strings.Join(parts, ",") + ")"
 			}
 			var buf bytes.Buffer
-			if err := mapping.WriteMapping(&buf, best.Mapping, doc); err != nil {
+			if err := mapping.WriteMapping(&buf, res.Runnable, doc); err != nil {
 				return err
 			}
 			if outFile == "" {
@@ -111,5 +101,24 @@ Without --machine it maps onto this host's model measured by sluice calibrate.`,
 	f.Uint64Var(&seed, "seed", 1, "seed of the search")
 	f.IntVar(&evaluations, "evaluations", 300, "simulations the search may run")
 	f.Int64VarP(&iterations, "iterations", "n", 64, "graph iterations per simulation")
+	f.StringVar(&workGroups, "work-groups", "16,64", "G (firings per kernel invocation) the search tries for actors on GPUs, comma-separated; the largest for HEFT's")
+	f.IntVar(&workItems, "work-items", 64, "work-items per work-group of a kernel actor that --mapping gives none")
 	return cmd
+}
+
+// parseIntList reads a comma-separated list of positive integers (flag
+// names the flag in errors).
+func parseIntList(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%s: expected positive integers separated by commas, found %q", flag, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -50,14 +50,14 @@ func loadSimInputs(graphFile, machineFile, mapFile, costsFile, profileFile strin
 		}
 	}
 	if profileFile != "" {
-		prof, err := sim.LoadProfile(profileFile)
+		prof, err := sim.LoadProfileFull(profileFile)
 		if err != nil {
 			return nil, err
 		}
 		if in.costs == nil {
 			in.costs = &sim.Costs{}
 		}
-		in.costs.Profile = prof
+		in.costs.Profile, in.costs.Kernels = prof.Mean, prof.Kernels
 	}
 	if mapFile != "" {
 		if in.mapping, err = spec.LoadMapping(mapFile); err != nil {
@@ -76,7 +76,7 @@ func newSimulate() *cobra.Command {
 		traceFile, paraverFile                                     string
 		iterations                                                 int64
 		seed                                                       uint64
-		asJSON                                                     bool
+		asJSON, noFuse                                             bool
 		capacity                                                   map[string]int
 	)
 	cmd := &cobra.Command{
@@ -105,7 +105,7 @@ Times are reported in seconds. See docs/simulate.md.`,
 				}
 				how = "heft (no --mapping given)"
 			}
-			prog, err := sim.Build(in.graph, in.mapping, in.machine, in.costs, sim.Options{Capacity: capacity})
+			prog, err := sim.Build(in.graph, in.mapping, in.machine, in.costs, sim.Options{Capacity: capacity, NoFuseCPU: noFuse})
 			if err != nil {
 				return err
 			}
@@ -141,6 +141,9 @@ Times are reported in seconds. See docs/simulate.md.`,
 			placement := map[string]string{}
 			for _, t := range prog.Tasks {
 				placement[t.Name] = in.machine.Processors[t.Processor].Name
+				for _, st := range t.Stages {
+					placement[st] = placement[t.Name]
+				}
 			}
 			declared := math.NaN()
 			if profileFile != "" && declaresCosts(in.graph) {
@@ -148,9 +151,9 @@ Times are reported in seconds. See docs/simulate.md.`,
 				dc := &sim.Costs{}
 				if in.costs != nil {
 					*dc = *in.costs
-					dc.Profile = nil
+					dc.Profile, dc.Kernels = nil, nil
 				}
-				dprog, err := sim.Build(in.graph, in.mapping, in.machine, dc, sim.Options{Capacity: capacity})
+				dprog, err := sim.Build(in.graph, in.mapping, in.machine, dc, sim.Options{Capacity: capacity, NoFuseCPU: noFuse})
 				if err != nil {
 					return err
 				}
@@ -175,6 +178,7 @@ Times are reported in seconds. See docs/simulate.md.`,
 	alias(f, "map", "mapping")
 	f.StringVar(&costsFile, "costs", "", "cost file: per-actor, per-processor firing costs, control nodes, probabilities")
 	f.StringVar(&profileFile, "profile", "", "profile written by sluice run --profile (actor → mean_ns)")
+	f.BoolVar(&noFuse, "no-fuse-cpu", false, "simulate every CPU actor alone, as sluice run --no-fuse-cpu runs them (default: the chains the runtime fuses are one replicated unit)")
 	f.StringVar(&controlsFile, "controls", "", "control variables for the trace-driven mode (YAML: name → list of outcomes)")
 	f.Int64VarP(&iterations, "iterations", "n", 100, "graph iterations to simulate (by default more on a pool processor: 20 of its longest rounds)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the statistical model")

@@ -345,6 +345,36 @@ func (m *Machine) Resolve(device string) *Processor {
 	return nil
 }
 
+// DeviceID returns the device ID (cuda:0, opencl:0:0) that gpu processor
+// p of a calibrated model stands for, which sluice run and device.Open
+// accept: the calibration record's NAME_id (sluice calibrate writes it),
+// else the ID read back from calibrate's naming — "cuda" and a number, or
+// "opencl" and two digits (platform, device). It returns "" for any other
+// processor (a hand-written model's "gpu" names no device).
+func (m *Machine) DeviceID(p *Processor) string {
+	if p == nil || p.Kind != "gpu" {
+		return ""
+	}
+	if id := m.Calibration[p.Name+"_id"]; id != "" {
+		return id
+	}
+	digits := func(s string) bool {
+		for _, r := range s {
+			if r < '0' || r > '9' {
+				return false
+			}
+		}
+		return s != ""
+	}
+	if n, ok := strings.CutPrefix(p.Name, "cuda"); ok && digits(n) {
+		return "cuda:" + n
+	}
+	if n, ok := strings.CutPrefix(p.Name, "opencl"); ok && digits(n) && len(n) == 2 {
+		return "opencl:" + n[:1] + ":" + n[1:]
+	}
+	return ""
+}
+
 // resolveWorker finds the processor of a worker's device, "NAME/DEVICE"
 // or "NAME" (its CPU), as a calibrated cluster model names them: "NAME"
 // for the worker's CPU pool ("NAME-cpu" when the host's model has an

@@ -597,8 +597,9 @@ func HEFTFound(in Input, iterations int64) (*Found, error) {
 //	mapping:
 //	  actor: {device: cpu0, replicas: 2}
 //
-// Actors are sorted by name; replicas are written when above 1, priority
-// when set. doc (one line) may say how the mapping was found.
+// Actors are sorted by name; replicas are written when above 1, priority,
+// the implementation, work-groups, work-items and distribution when set.
+// doc (one line) may say how the mapping was found.
 func WriteMapping(w io.Writer, m *graph.Mapping, doc string) error {
 	var b strings.Builder
 	if m.Name != "" {
@@ -624,6 +625,23 @@ func WriteMapping(w io.Writer, m *graph.Mapping, doc string) error {
 		}
 		if pl.Impl != "" {
 			fmt.Fprintf(&b, ", impl: %s", pl.Impl)
+		}
+		if pl.WorkGroups > 0 {
+			fmt.Fprintf(&b, ", work-groups: %d", pl.WorkGroups)
+		}
+		if pl.WorkItems > 0 {
+			fmt.Fprintf(&b, ", work-items: %d", pl.WorkItems)
+		}
+		if len(pl.Distribution) > 0 {
+			ports := make([]string, 0, len(pl.Distribution))
+			for p := range pl.Distribution {
+				ports = append(ports, p)
+			}
+			sort.Strings(ports)
+			for i, p := range ports {
+				ports[i] = fmt.Sprintf("%s: %s", strconv.Quote(p), pl.Distribution[p])
+			}
+			fmt.Fprintf(&b, ", distribution: {%s}", strings.Join(ports, ", "))
 		}
 		b.WriteString("}\n")
 	}

@@ -83,6 +83,15 @@ type ActorStats struct {
 	// actor, empty when it ran on its own (docs/runtime.md, "Fused
 	// chains").
 	Fused string `json:"fused"`
+	// Device, WorkGroups and DeviceMode describe a kernel actor's
+	// invocations: the device ID, the firings per invocation (G) and how
+	// they were enqueued. With DeviceMode Callback one invocation is in
+	// flight at a time, so Mean is each invocation's own time (copies,
+	// launch and kernel) over its firings; with EnqueueAhead it is the
+	// actor's share of the time between the device's completions.
+	Device     string     `json:"device,omitempty"`
+	WorkGroups int64      `json:"work_groups,omitempty"`
+	DeviceMode DeviceMode `json:"device_mode,omitempty"`
 }
 
 // ChannelStats are one channel's statistics. Channels fed by one output
@@ -203,6 +212,14 @@ func (a *unitAcc) p50() int64 {
 	return a.max
 }
 
+// deviceMode is the run's Options.DeviceMode, EnqueueAhead when unset.
+func (r *run) deviceMode() DeviceMode {
+	if r.opts.DeviceMode == "" {
+		return EnqueueAhead
+	}
+	return r.opts.DeviceMode
+}
+
 // stats gathers the statistics once every goroutine has ended.
 func (r *run) stats() *Stats {
 	st := &Stats{}
@@ -222,6 +239,7 @@ func (r *run) stats() *Stats {
 			as.Kind = "process"
 		} else if u.mode == modeDevice {
 			as.Kind = "kernel"
+			as.Device, as.WorkGroups, as.DeviceMode = u.drv.id, u.du.G, r.deviceMode()
 		} else if u.mode == modeRemote {
 			as.Kind = "remote"
 		} else if u.phases > 1 {
@@ -380,6 +398,11 @@ func (s *Stats) WriteTable(w io.Writer) error {
 //	    max_ns: 40211
 //	    p50_ns: 20480
 //
+// A kernel actor's entry adds kind: kernel, its device, work_groups (G,
+// firings per invocation) and device_mode: its mean is each invocation's
+// own time over its firings only with device_mode callback (see
+// ActorStats.DeviceMode).
+//
 // Actors that never fired (and KPN processes) are left out.
 func (s *Stats) WriteProfile(w io.Writer) error {
 	var b strings.Builder
@@ -398,6 +421,10 @@ func (s *Stats) WriteProfile(w io.Writer) error {
 		fmt.Fprintf(&b, "    min_ns: %d\n", a.Min.Nanoseconds())
 		fmt.Fprintf(&b, "    max_ns: %d\n", a.Max.Nanoseconds())
 		fmt.Fprintf(&b, "    p50_ns: %d\n", a.P50.Nanoseconds())
+		if a.Kind == "kernel" {
+			fmt.Fprintf(&b, "    kind: kernel\n    device: %s\n    work_groups: %d\n    device_mode: %s\n",
+				strconv.Quote(a.Device), a.WorkGroups, a.DeviceMode)
+		}
 	}
 	if n == 0 {
 		b.WriteString("  {}\n")

@@ -67,6 +67,11 @@ type Costs struct {
 	// `sluice run --profile`); it is the default cost on every processor,
 	// ahead of graph.Actor.Cost.
 	Profile map[string]float64
+	// Kernels describes the Profile entries measured as kernel actors
+	// (a profile's kind: kernel entries): such a mean is a cost on gpu
+	// processors only, and Build turns it into the kernel's time per
+	// firing (KernelProfile.FiringTime).
+	Kernels map[string]KernelProfile
 	// Control maps actor name → its control node.
 	Control map[string]Control
 	// Probabilities gives, for the statistical mode, the probability that
@@ -82,7 +87,8 @@ type Costs struct {
 // Lookup returns the cost of one firing of a on p and where it came from
 // ("costs", "profile", "graph" or "none" for a zero default). Precedence:
 // the cost file's entry for p's name, then for p's kind, then "*", then
-// the profile's mean, then the graph's Actor.Cost.
+// the profile's mean (a kernel actor's on gpu processors only), then the
+// graph's Actor.Cost.
 func (c *Costs) Lookup(a *graph.Actor, p *machine.Processor) (Cost, string) {
 	if c != nil {
 		if m, ok := c.Actors[a.Name]; ok {
@@ -93,13 +99,25 @@ func (c *Costs) Lookup(a *graph.Actor, p *machine.Processor) (Cost, string) {
 			}
 		}
 		if s, ok := c.Profile[a.Name]; ok {
-			return Cost{Seconds: s}, "profile"
+			if _, kernel := c.Kernels[a.Name]; !kernel || p.Kind == "gpu" {
+				return Cost{Seconds: s}, "profile"
+			}
 		}
 	}
 	if a.Cost > 0 {
 		return Cost{Seconds: a.Cost.Seconds()}, "graph"
 	}
 	return Cost{}, "none"
+}
+
+// kernel returns the kernel profile of actor name, if its profile entry
+// was measured as a kernel actor.
+func (c *Costs) kernel(name string) (KernelProfile, bool) {
+	if c == nil {
+		return KernelProfile{}, false
+	}
+	k, ok := c.Kernels[name]
+	return k, ok
 }
 
 // ControlOf returns the control node of actor a: the cost file's, else the
@@ -251,12 +269,12 @@ func ParseCosts(file string, data []byte) (*Costs, error) {
 			if !filepath.IsAbs(path) {
 				path = filepath.Join(filepath.Dir(file), path)
 			}
-			prof, err := LoadProfile(path)
+			prof, err := LoadProfileFull(path)
 			if err != nil {
 				r.Errorf(p.V, "profile: %v", err)
 				continue
 			}
-			c.Profile = prof
+			c.Profile, c.Kernels = prof.Mean, prof.Kernels
 		case "control":
 			for _, a := range r.Fields(p.V, "control", nil) {
 				var ct Control
@@ -316,6 +334,62 @@ func LoadProfile(path string) (map[string]float64, error) {
 
 // ParseProfile is LoadProfile on bytes.
 func ParseProfile(file string, data []byte) (map[string]float64, error) {
+	p, err := ParseProfileFull(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return p.Mean, nil
+}
+
+// KernelProfile is how a kernel actor's profile entry was measured: on
+// Device, WorkGroups firings per invocation, invocations enqueued by Mode
+// ("callback" or "enqueue-ahead", runtime.DeviceMode).
+type KernelProfile struct {
+	Device     string
+	WorkGroups int64
+	Mode       string
+}
+
+// Own reports whether the entry's mean is each invocation's own time
+// (one invocation in flight at a time: `sluice run --device-mode
+// callback`). With enqueue-ahead, several kernel actors' invocations are
+// in flight on one device and each completion's interval goes to
+// whichever completed first: the means are shares of the device's time,
+// not per-actor costs.
+func (k KernelProfile) Own() bool { return k.Mode == "callback" }
+
+// FiringTime is the kernel's time per firing on p from a profile mean
+// (seconds per firing, an invocation's time over its G firings, launch
+// included): the mean less the launch (p's firing cost) spread over the
+// profiled G, at least 0. The simulator adds the launch once per
+// invocation, so an invocation of G firings costs G × FiringTime +
+// launch, which is the measured invocation at the profiled G.
+func (k KernelProfile) FiringTime(mean float64, p *machine.Processor) float64 {
+	return max(0, mean-p.Seconds(p.FiringCost)/float64(max(1, k.WorkGroups)))
+}
+
+// Profile is a profile file read by ParseProfileFull: each actor's mean
+// firing time, and how its kernel actors were measured.
+type Profile struct {
+	// Mean maps actor name → mean firing time in seconds.
+	Mean map[string]float64
+	// Kernels maps the kernel actors' names (kind: kernel) → how they
+	// were measured.
+	Kernels map[string]KernelProfile
+}
+
+// LoadProfileFull is ParseProfileFull on a file.
+func LoadProfileFull(path string) (*Profile, error) {
+	b, err := readLimited(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProfileFull(path, b)
+}
+
+// ParseProfileFull reads a profile (LoadProfile) with its kernel actors'
+// entries (kind: kernel, device, work_groups, device_mode).
+func ParseProfileFull(file string, data []byte) (*Profile, error) {
 	r := yamlpos.NewReader(file)
 	root := r.Parse(data)
 	ps := r.Fields(root, "profile", nil)
@@ -325,27 +399,41 @@ func ParseProfile(file string, data []byte) (map[string]float64, error) {
 			break
 		}
 	}
-	out := map[string]float64{}
+	out := &Profile{Mean: map[string]float64{}, Kernels: map[string]KernelProfile{}}
 	for _, p := range ps {
 		if p.V.Kind != yaml.MappingNode {
 			continue // header fields such as graph: or wall_ns:
 		}
-		found := false
+		found, kernel := false, false
+		var kp KernelProfile
 		for _, f := range r.Fields(p.V, "profile of "+p.K.Value, nil) {
-			if f.K.Value != "mean_ns" {
-				continue
+			switch f.K.Value {
+			case "kind":
+				kernel = f.V.Value == "kernel"
+			case "device":
+				kp.Device = f.V.Value
+			case "device_mode":
+				kp.Mode = f.V.Value
+			case "work_groups":
+				if v, ok := r.Int(f.V, "profile of "+p.K.Value+": work_groups", 1, math.MaxInt32); ok {
+					kp.WorkGroups = v
+				}
+			case "mean_ns":
+				w := "profile of " + p.K.Value + ": mean_ns"
+				v, ok := r.Number(f.V, w)
+				if !ok {
+					continue
+				}
+				if !(v >= 0 && v <= math.MaxFloat64) {
+					r.Errorf(f.V, "%s: expected a non-negative number of nanoseconds, found %s", w, yamlpos.Kind(f.V))
+					continue
+				}
+				out.Mean[p.K.Value] = v / 1e9
+				found = true
 			}
-			w := "profile of " + p.K.Value + ": mean_ns"
-			v, ok := r.Number(f.V, w)
-			if !ok {
-				continue
-			}
-			if !(v >= 0 && v <= math.MaxFloat64) {
-				r.Errorf(f.V, "%s: expected a non-negative number of nanoseconds, found %s", w, yamlpos.Kind(f.V))
-				continue
-			}
-			out[p.K.Value] = v / 1e9
-			found = true
+		}
+		if kernel {
+			out.Kernels[p.K.Value] = kp
 		}
 		if !found && len(r.Errs) == 0 {
 			r.Errorf(p.K, "profile of %s: expected mean_ns", p.K.Value)

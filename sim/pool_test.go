@@ -17,7 +17,7 @@ func runtimePool(units int, firing, round, spin, slice, wake int64) *machine.Mac
 
 func simulateCap(t *testing.T, g *graph.Graph, mach *machine.Machine, capacity map[string]int, iters int64) (*Program, *Result) {
 	t.Helper()
-	p, err := Build(g, nil, mach, nil, Options{Capacity: capacity})
+	p, err := Build(g, nil, mach, nil, Options{Capacity: capacity, NoFuseCPU: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestPoolSpinAndPark(t *testing.T) {
 // larger rate times the team — and the round limit follows.
 func TestRuntimeCapacity(t *testing.T) {
 	g := chain(t, stage{name: "A", cost: 1, out: 1, tokenSize: 4}, stage{name: "B", cost: 1, in: 1})
-	p, err := Build(g, nil, runtimePool(2, 0, 0, 0, 0, 0), nil, Options{})
+	p, err := Build(g, nil, runtimePool(2, 0, 0, 0, 0, 0), nil, Options{NoFuseCPU: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,6 +113,13 @@ type Task struct {
 	// acquire and release per stream, and one message per stream carrying
 	// the G firings' tokens. 0 or 1: firing by firing.
 	Batch int64
+	// Stages are the actors of a fused chain run as this one task (the CPU
+	// runtime's fused units, FusedChains), nil for a task of one actor.
+	Stages []string
+	// ClaimBatch, for a fused task, is the firings a replica claims at once
+	// (the runtime's batch): the processor's firing cost and the port
+	// costs of a firing are spread over them. 0 or 1: paid per firing.
+	ClaimBatch int64
 
 	controls int // number of control nodes
 }
@@ -133,6 +140,11 @@ type Program struct {
 type Options struct {
 	// Capacity overrides channel capacities (channel name → tokens).
 	Capacity map[string]int
+	// NoFuseCPU simulates every actor as its own task, as the runtime
+	// runs them with Options.NoFuseCPU (sluice run --no-fuse-cpu); by
+	// default the chains the runtime fuses are one task each
+	// (FusedChains).
+	NoFuseCPU bool
 }
 
 // Build derives the program model from a graph, a mapping (nil: every
@@ -192,6 +204,12 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 		}
 		t.Processor = mach.ProcessorIndex(proc.Name)
 		cost, src := costs.Lookup(a, proc)
+		if kp, ok := costs.kernel(a.Name); ok && src == "profile" && proc.Kind == "gpu" {
+			cost = Cost{Seconds: kp.FiringTime(cost.Seconds, proc)}
+			if !kp.Own() {
+				p.Notes = append(p.Notes, fmt.Sprintf("kernel actor %s: its profile was taken with device mode %q, whose means share the device's time among the kernels in flight; profile with sluice run --device-mode callback for each kernel's own time", a.Name, kp.Mode))
+			}
+		}
 		if cost.Never {
 			return nil, fmt.Errorf("sim: actor %s is mapped to %s but its cost there is never (it cannot run on a %s processor)", a.Name, proc.Name, proc.Kind)
 		}
@@ -238,6 +256,7 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 		taskOf[a] = len(p.Tasks)
 		p.Tasks = append(p.Tasks, t)
 	}
+	taskOf, fused := p.fuse(g, FusedChains(g, m, mach, costs, opt.NoFuseCPU), taskOf)
 	for _, name := range sortedNames(opt.Capacity) {
 		if g.Channel(name) == nil {
 			return nil, fmt.Errorf("sim: capacity given for unknown channel %q (channels are named producer.port->consumer.port)", name)
@@ -247,6 +266,9 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 	for _, c := range g.Channels {
 		if c.From == nil || c.To == nil {
 			return nil, fmt.Errorf("sim: channel %s has a missing end (run Validate)", c.Name)
+		}
+		if taskOf[c.From.Actor] == taskOf[c.To.Actor] && len(p.Tasks[taskOf[c.From.Actor]].Stages) > 0 {
+			continue // inside a fused chain: the stages pass it in the worker's scratch
 		}
 		s := &Stream{Name: c.Name, ElemSize: int64(max(1, c.From.Type.Size)), PreQueue: int64(c.Initial),
 			Producer: taskOf[c.From.Actor], Consumer: taskOf[c.To.Actor]}
@@ -261,7 +283,7 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 			if pt.Batch > 1 || ct.Batch > 1 {
 				capTokens = kernelCapacity(c, pt, ct)
 			} else if pp.Pool || cp.Pool {
-				capTokens = RuntimeCapacity(c, max(pt.Replicas, ct.Replicas))
+				capTokens = poolCapacity(c, pt, ct, fused[taskOf[c.From.Actor]], fused[taskOf[c.To.Actor]])
 			} else {
 				capTokens = DefaultCapacity(c)
 			}
@@ -350,6 +372,27 @@ func RuntimeCapacity(c *graph.Channel, replicas int) int64 {
 	n := int64(c.Initial) + 2*int64(max(c.From.Rate.Max(), c.To.Rate.Max(), 1))*int64(max(replicas, 1))
 	if ts := c.From.Type.Size; ts > 0 {
 		n = max(n, int64(pageBytes/ts))
+	}
+	return n
+}
+
+// poolCapacity is the CPU runtime's default capacity of a channel between
+// tasks pt and ct of which one at least is on a pool: RuntimeCapacity
+// with the replicas the mapping gives (a fused task's stages have one),
+// and at least fusedCapacity at a fused end.
+func poolCapacity(c *graph.Channel, pt, ct *Task, pf, cf fusedInfo) int64 {
+	reps := func(t *Task, f fusedInfo) int {
+		if f.replicas > 0 {
+			return 1
+		}
+		return t.Replicas
+	}
+	n := RuntimeCapacity(c, max(reps(pt, pf), reps(ct, cf)))
+	if cf.replicas > 0 {
+		n = max(n, fusedCapacity(c, cf.batch, cf.replicas, c.To.Rate.Max()))
+	}
+	if pf.replicas > 0 {
+		n = max(n, fusedCapacity(c, pf.batch, pf.replicas, c.From.Rate.Max()))
 	}
 	return n
 }

@@ -102,7 +102,8 @@ type Result struct {
 	// Utilization maps each processor and interconnect to its busy
 	// fraction of the makespan (over all its units or channels).
 	Utilization map[string]float64
-	// Firings maps each task to the subtasks it ran.
+	// Firings maps each task to the subtasks it ran (a fused task, and
+	// each of its stages, to its firings).
 	Firings map[string]int64
 	// Messages is the number of messages sent over interconnects.
 	Messages int64
@@ -827,7 +828,10 @@ func (e *engine) start(ti, pi, lane int) {
 		e.streams[a.Stream].space -= a.Count
 		acq += pr.PushAcq
 	}
-	procEnd := e.now + pr.Seconds(acq) + st.Time + ps.firingT
+	// A fused chain's replicas claim batches of firings: the runtime's
+	// per-firing and per-port work is paid once per claimed batch.
+	per := float64(max(1, ts.t.ClaimBatch))
+	procEnd := e.now + (pr.Seconds(acq)+ps.firingT)/per + st.Time
 	sendAt := procEnd
 	for _, a := range st.Pushes {
 		ss := &e.streams[a.Stream]
@@ -840,9 +844,9 @@ func (e *engine) start(ti, pi, lane int) {
 		}
 		c := pr.PushSend.Cycles(bytes)
 		rel += c
-		sendAt += pr.Seconds(c)
+		sendAt += pr.Seconds(c) / per
 	}
-	end := procEnd + pr.Seconds(rel)
+	end := procEnd + pr.Seconds(rel)/per
 	ps.busy += end - e.now
 	relT := max(end, ts.lastRel)
 	ts.lastRel = relT
@@ -1069,6 +1073,9 @@ func (e *engine) finish() (*Result, error) {
 	for i := range e.tasks {
 		ts := &e.tasks[i]
 		r.Firings[ts.t.Name] = ts.firings
+		for _, st := range ts.t.Stages {
+			r.Firings[st] = ts.firings
+		}
 		r.Makespan = max(r.Makespan, ts.lastRel)
 		if ts.t.Passes > 0 {
 			done = min(done, ts.passes/ts.t.Passes)

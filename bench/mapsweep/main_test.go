@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
+	"github.com/sluicehq/sluice/mapping"
 )
 
 // sweepTiny runs the sweep on testdata/tiny.yaml with the test machine
@@ -132,7 +133,8 @@ func TestSweepOpenCL(t *testing.T) {
 }
 
 // TestSpaceAndRunnable checks the enumeration and the translation of a
-// mapping onto the model's processors into a runnable one.
+// mapping onto the model's processors into a runnable one (sluice map's,
+// mapping.ForRuntime).
 func TestSpaceAndRunnable(t *testing.T) {
 	g, err := load("testdata/tiny.yaml")
 	if err != nil {
@@ -155,8 +157,11 @@ func TestSpaceAndRunnable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Machine: m, Backend: graph.ImplOpenCL, Devices: []string{"opencl:0:0"}, G: []int{4}, WorkItems: 16}
-	r := runnable(&graph.Mapping{Actors: map[string]*graph.Placement{"half": {Device: "opencl00"}, "ramp": {Device: "cpu", Replicas: 2}}}, cfg)
+	r, err := mapping.ForRuntime(g, m, &graph.Mapping{Actors: map[string]*graph.Placement{"half": {Device: "opencl00"}, "ramp": {Device: "cpu", Replicas: 2}}},
+		mapping.RunnableOptions{WorkGroups: 4, WorkItems: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got, want := describe(r), "half=opencl:0:0/G4 ramp=cpu×2"; got != want {
 		t.Errorf("runnable: %s, expected %s", got, want)
 	}

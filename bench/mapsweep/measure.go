@@ -33,8 +33,8 @@ type run struct {
 	// after every actor has done a tenth of its firings (start-up and
 	// kernel compilation left out), both in iterations per second.
 	whole, steady float64
-	profile       map[string]float64 // actor → mean firing time, s
-	iters         int64              // iterations of the measured run
+	profile       *sim.Profile // mean firing times (s), kernel actors' G and device mode
+	iters         int64        // iterations of the measured run
 }
 
 // lengthen is the iterations of a measured run: iters, or more where the
@@ -51,10 +51,11 @@ func lengthen(iters, warm int64, warmTook, minTime time.Duration) int64 {
 // measure runs the graph with mapping m (capacity: channel capacities in
 // tokens where the mapping search assumed some; nil: the runtime's): a
 // warm-up run, then a run of iters iterations (more if it would last less
-// than minTime) whose throughput and profile it returns.
-func measure(ctx context.Context, file string, m *graph.Mapping, capacity map[string]int, workers int, warm, iters int64, minTime time.Duration) (run, error) {
+// than minTime) whose throughput and profile it returns; kernel actors'
+// invocations are enqueued by mode ("": the runtime's default).
+func measure(ctx context.Context, file string, m *graph.Mapping, capacity map[string]int, workers int, warm, iters int64, minTime time.Duration, mode runtime.DeviceMode) (run, error) {
 	var r run
-	opts := runtime.Options{Mapping: m, Workers: workers}
+	opts := runtime.Options{Mapping: m, Workers: workers, DeviceMode: mode}
 	if len(capacity) > 0 {
 		opts.DefaultCapacity = func(c *graph.Channel) int { return capacity[c.Name] }
 	}
@@ -87,7 +88,7 @@ func measure(ctx context.Context, file string, m *graph.Mapping, capacity map[st
 	if err := st.WriteProfile(&buf); err != nil {
 		return r, err
 	}
-	prof, err := sim.ParseProfile(file+" (profile)", buf.Bytes())
+	prof, err := sim.ParseProfileFull(file+" (profile)", buf.Bytes())
 	if err != nil {
 		return r, err
 	}

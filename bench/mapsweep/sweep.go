@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/mapping"
+	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/sim"
 )
 
@@ -137,16 +138,27 @@ func Sweep(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Default != nil {
 		refs = append(refs, variants(cfg, sp)...)
 	}
+	var kern *sim.Profile
+	if len(refs) > 1 {
+		// The kernel actors' own times: the all-device mapping with one
+		// invocation in flight at a time.
+		r, err := measure(ctx, cfg.Graph, refs[1], nil, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime, runtime.Callback)
+		if err != nil {
+			return nil, fmt.Errorf("kernel times (all-device, device mode callback): %w", err)
+		}
+		kern = r.profile
+		cfg.logf("kernel times (all-device, callback): %s", kernelTimes(kern))
+	}
 	all := append(refs, sp.candidates(cfg.Max, cfg.Seed, refs)...)
 	for i, m := range all {
-		c := cfg.candidate(ctx, m)
+		c := cfg.candidate(ctx, m, kern)
 		cfg.logf("[%d/%d] %s %s: measured %.0f it/s, predicted %.0f (%+.1f%%) %s", i+1, len(all), c.Name, c.Mapping, c.Measured, c.Predicted, c.ErrorPct, c.Err)
 		rep.Candidates = append(rep.Candidates, c)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 	}
-	rep.Costs = costTable(g, rep.Candidates[:len(refs)])
+	rep.Costs = costTable(g, rep.Candidates[:len(refs)], kern, cfg.Machine)
 	costs := toCosts(rep.Costs)
 	for i := range rep.Candidates {
 		c := &rep.Candidates[i]
@@ -162,14 +174,14 @@ func Sweep(ctx context.Context, cfg Config) (*Report, error) {
 	if rep.BestIterS == 0 {
 		return nil, fmt.Errorf("%s: no candidate mapping ran (first error: %s)", cfg.Graph, rep.Candidates[0].Err)
 	}
-	return rep, cfg.pick(ctx, g, costs, rep)
+	return rep, cfg.pick(ctx, g, costs, kern, rep)
 }
 
-// candidate measures and predicts one mapping; a failure is recorded in
-// Err.
-func (cfg *Config) candidate(ctx context.Context, m *graph.Mapping) Candidate {
+// candidate measures and predicts one mapping (its kernel actors' costs
+// from kern, withKernelTimes); a failure is recorded in Err.
+func (cfg *Config) candidate(ctx context.Context, m *graph.Mapping, kern *sim.Profile) Candidate {
 	c := Candidate{Name: m.Name, Mapping: describe(m), m: m}
-	r, err := measure(ctx, cfg.Graph, m, nil, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime)
+	r, err := measure(ctx, cfg.Graph, m, nil, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime, "")
 	if err != nil {
 		c.Err = err.Error()
 		return c
@@ -177,10 +189,10 @@ func (cfg *Config) candidate(ctx context.Context, m *graph.Mapping) Candidate {
 	c.Iterations = r.iters
 	c.Measured, c.MeasuredWhole = r.steady, r.whole
 	c.Profile = map[string]float64{}
-	for a, s := range r.profile {
+	for a, s := range r.profile.Mean {
 		c.Profile[a] = s * 1e9
 	}
-	p, err := predict(cfg.Graph, m, cfg.Machine, &sim.Costs{Profile: r.profile}, nil, r.iters)
+	p, err := predict(cfg.Graph, m, cfg.Machine, withKernelTimes(r.profile, kern), nil, r.iters)
 	if err != nil {
 		c.Err = "predict: " + err.Error()
 		return c
@@ -254,29 +266,37 @@ func variants(cfg Config, sp *space) []*graph.Mapping {
 	return out
 }
 
-// costTable gathers per-kind firing costs (ns) from the reference runs: an
-// actor's mean on the CPU from the run that placed it on the CPU, on the
-// device ("gpu") from the run that placed its kernel there.
-func costTable(g *graph.Graph, refs []Candidate) map[string]map[string]float64 {
+// costTable gathers per-kind firing costs (ns): an actor's mean on the
+// CPU from the all-cpu run (refs[0], else the first reference run that
+// placed it on the CPU) and its kernel's time per firing on the device
+// ("gpu") from kern, the all-device run with one invocation in flight at a
+// time, less the launch spread over its G (sim.KernelProfile.FiringTime:
+// the simulator adds the launch per invocation).
+func costTable(g *graph.Graph, refs []Candidate, kern *sim.Profile, mach *machine.Machine) map[string]map[string]float64 {
 	t := map[string]map[string]float64{}
+	set := func(a, kind string, ns float64) {
+		if t[a] == nil {
+			t[a] = map[string]float64{}
+		}
+		if _, ok := t[a][kind]; !ok {
+			t[a][kind] = ns
+		}
+	}
 	for _, c := range refs {
 		if c.Err != "" {
 			continue
 		}
 		for _, a := range g.Actors {
 			pl, ns := c.m.Actors[a.Name], c.Profile[a.Name]
-			if pl == nil || ns <= 0 {
-				continue
+			if pl != nil && ns > 0 && (pl.Device == "cpu" || pl.Device == "") {
+				set(a.Name, "cpu", ns)
 			}
-			kind := "cpu"
-			if pl.Device != "cpu" && pl.Device != "" {
-				kind = "gpu"
-			}
-			if t[a.Name] == nil {
-				t[a.Name] = map[string]float64{}
-			}
-			if _, ok := t[a.Name][kind]; !ok {
-				t[a.Name][kind] = ns
+		}
+	}
+	if kern != nil {
+		for a, k := range kern.Kernels {
+			if p := mach.Resolve(k.Device); p != nil && p.Kind == "gpu" {
+				set(a, "gpu", 1e9*k.FiringTime(kern.Mean[a], p))
 			}
 		}
 	}
@@ -322,25 +342,16 @@ func WriteCosts(w io.Writer, t map[string]map[string]float64) error {
 	return err
 }
 
-// pick runs HEFT and the search as sluice map --strategy all does, keeps
-// the mapping with the shorter predicted period, makes it runnable
-// (device IDs, kernel settings) and measures it.
-func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, rep *Report) error {
-	in := mapping.Input{Graph: g, Machine: cfg.Machine, Costs: costs}
-	heft, err := mapping.HEFTFound(in, cfg.SearchIterations)
+// pick runs mapping.Map as sluice map --strategy all does (G searched
+// over cfg.G, kernel settings from the default mapping, else cfg.WorkItems),
+// and measures the runnable mapping it writes.
+func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, kern *sim.Profile, rep *Report) error {
+	res, err := mapping.Map(ctx, mapping.Input{Graph: g, Machine: cfg.Machine, Costs: costs}, mapping.MapOptions{Strategy: "all", Seed: 1,
+		Evaluations: cfg.Evaluations, Iterations: cfg.SearchIterations, WorkGroups: cfg.G, WorkItems: cfg.WorkItems, Settings: cfg.Default})
 	if err != nil {
 		return err
 	}
-	s, err := mapping.Search(ctx, in, mapping.SearchOptions{Seed: 1, Evaluations: cfg.Evaluations, Iterations: cfg.SearchIterations,
-		Start: withKernelSettings(heft.Mapping, cfg), WorkGroups: cfg.G})
-	if err != nil {
-		return err
-	}
-	best := heft
-	if s.Period < heft.Period {
-		best = s
-	}
-	m := runnable(best.Mapping, cfg)
+	best, m := res.Best, res.Runnable
 	m.Name = "picked"
 	rep.PickedBy, rep.PickedPredicted = best.Strategy, best.Throughput
 	if best.Strategy == "search" {
@@ -348,12 +359,12 @@ func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, r
 	}
 	cfg.logf("sluice map's choice (%s, predicted %.0f it/s): %s", best.Strategy, best.Throughput, describe(m))
 	c := Candidate{Name: "picked", Mapping: describe(m), m: m}
-	r, err := measure(ctx, cfg.Graph, m, rep.Capacity, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime)
+	r, err := measure(ctx, cfg.Graph, m, rep.Capacity, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime, "")
 	if err != nil {
 		return fmt.Errorf("measuring the picked mapping: %w", err)
 	}
 	c.Measured, c.MeasuredWhole, c.Iterations = r.steady, r.whole, r.iters
-	if p, err := predict(cfg.Graph, m, cfg.Machine, &sim.Costs{Profile: r.profile}, rep.Capacity, r.iters); err == nil {
+	if p, err := predict(cfg.Graph, m, cfg.Machine, withKernelTimes(r.profile, kern), rep.Capacity, r.iters); err == nil {
 		c.Predicted, c.PredictedWhole, c.ErrorPct = p.steady, p.whole, pct(p.steady, c.Measured)
 	}
 	if p, err := predict(cfg.Graph, m, cfg.Machine, costs, rep.Capacity, r.iters); err == nil {
@@ -363,56 +374,37 @@ func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, r
 	return nil
 }
 
-// withKernelSettings gives the actors m places on a gpu processor the
-// default mapping's kernel settings (or the backend's implementation and
-// cfg.WorkItems), so that the search keeps them.
-func withKernelSettings(m *graph.Mapping, cfg *Config) *graph.Mapping {
-	out := &graph.Mapping{Name: m.Name, Actors: map[string]*graph.Placement{}}
-	for n, pl := range m.Actors {
-		cp := *pl
-		if p := cfg.Machine.Resolve(pl.Device); p != nil && p.Kind == "gpu" {
-			kernelSettings(&cp, n, cfg)
-		}
-		out.Actors[n] = &cp
+// withKernelTimes is the costs of a run's profile with its kernel actors'
+// means taken from kern, the profile of a run with one invocation in
+// flight at a time (device mode callback), where kern has them: a run
+// that enqueues ahead gives each kernel actor a share of the device's
+// time, not its own (docs/simulate.md, "Kernel actors' costs").
+func withKernelTimes(own, kern *sim.Profile) *sim.Costs {
+	c := &sim.Costs{Profile: map[string]float64{}, Kernels: map[string]sim.KernelProfile{}}
+	for a, v := range own.Mean {
+		c.Profile[a] = v
 	}
-	return out
-}
-
-func kernelSettings(pl *graph.Placement, actor string, cfg *Config) {
-	pl.Impl = cfg.Backend
-	if d := cfg.Default; d != nil && d.Actors[actor] != nil && d.Actors[actor].Impl == cfg.Backend {
-		pl.WorkItems, pl.Distribution = d.Actors[actor].WorkItems, d.Actors[actor].Distribution
-	}
-	if pl.WorkItems == 0 {
-		pl.WorkItems = cfg.WorkItems
-	}
-	if pl.WorkGroups == 0 {
-		pl.WorkGroups = defaultG(*cfg)
-	}
-}
-
-// runnable turns a mapping onto the model's processors into one the
-// runtime runs: "cpu" stays; a gpu processor becomes the device whose ID
-// without colons is its name (calibrate's naming), else the first device,
-// with the kernel settings.
-func runnable(m *graph.Mapping, cfg *Config) *graph.Mapping {
-	out := &graph.Mapping{Name: m.Name, Actors: map[string]*graph.Placement{}}
-	for n, pl := range m.Actors {
-		cp := *pl
-		p := cfg.Machine.Resolve(pl.Device)
-		if p == nil || p.Kind != "gpu" || len(cfg.Devices) == 0 {
-			cp.Device, cp.Impl, cp.WorkGroups, cp.WorkItems, cp.Distribution = "cpu", "", 0, 0, nil
-			out.Actors[n] = &cp
-			continue
-		}
-		cp.Device, cp.Replicas = cfg.Devices[0], 0
-		for _, id := range cfg.Devices {
-			if strings.ReplaceAll(id, ":", "") == p.Name {
-				cp.Device = id
+	for a, k := range own.Kernels {
+		c.Kernels[a] = k
+		if kern != nil {
+			if kk, ok := kern.Kernels[a]; ok {
+				c.Profile[a], c.Kernels[a] = kern.Mean[a], kk
 			}
 		}
-		kernelSettings(&cp, n, cfg)
-		out.Actors[n] = &cp
 	}
-	return out
+	return c
+}
+
+// kernelTimes lists a profile's kernel actors' means (µs per firing) and G.
+func kernelTimes(p *sim.Profile) string {
+	names := make([]string, 0, len(p.Kernels))
+	for a := range p.Kernels {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, a := range names {
+		parts[i] = fmt.Sprintf("%s %.1f µs/firing (G %d)", a, p.Mean[a]*1e6, p.Kernels[a].WorkGroups)
+	}
+	return strings.Join(parts, ", ")
 }

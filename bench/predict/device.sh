@@ -20,9 +20,10 @@
 # calibrated model of the whole host; calibrate.log its figures),
 # predict-N.json, predict-N.txt and predict-N.log (bench/predict at N
 # cores, one JSON object per graph), drift-N.log (the drift test at N
-# cores), and for the GPU chain (examples/predict/gpu-chain.yaml) on one
-# and on two GPUs: CASE.profile.yaml, CASE.stats.json, CASE.sim.json and
-# CASE.txt (measured against predicted). It takes about 3 to 4 minutes.
+# cores), cluster.txt (two workers on loopback), and for the GPU chain
+# (examples/predict/gpu-chain.yaml) on one and on two GPUs:
+# CASE.profile.yaml, CASE.stats.json, CASE.sim.json and CASE.txt
+# (measured against predicted). It takes about 4 to 6 minutes.
 set -u
 out=${1:?usage: device.sh OUTDIR [BINDIR]}
 bin=${2:-bin}
@@ -84,6 +85,14 @@ for n in $settings; do
 	echo "drift test on CPUs $cores: exit $?"
 	grep -E -- '^(--- |    --- |PASS|FAIL|ok)' "$out/drift-$n.log"
 done
+
+# Two workers on loopback (bench/predict -cluster: a broker here and two
+# worker processes, the cluster calibrated, examples/predict/cluster-chain.yaml
+# run across them and predicted).
+echo "== bench/predict -cluster"
+timeout 150 "$bin/predict" -cluster -reps 3 -iterations 5000 -warmup 500 >"$out/cluster.txt" 2>"$out/cluster.log"
+echo "predict -cluster: exit $?"
+cat "$out/cluster.txt"
 
 # GPUs: examples/predict/gpu-chain.yaml (two kernel actors between CPU
 # actors) on the first CUDA device (the first OpenCL device where there is

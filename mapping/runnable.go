@@ -1,0 +1,206 @@
+package mapping
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/machine"
+)
+
+// RunnableOptions give the kernel settings ForRuntime fills in.
+type RunnableOptions struct {
+	// Pinned is the mapping whose placements were kept (sluice map
+	// --mapping): its kernel settings (work-items, distribution, and
+	// work-groups where the mapping found none) are an actor's first
+	// choice.
+	Pinned *graph.Mapping
+	// WorkGroups is G for a kernel actor that neither the found mapping
+	// nor Pinned gives one (≤ 0: 16).
+	WorkGroups int
+	// WorkItems is the work-items per work-group of a kernel actor that
+	// Pinned gives none (≤ 0: 64).
+	WorkItems int
+}
+
+// ForRuntime turns a mapping onto a machine model's processors into one that
+// sluice run accepts: an actor on a gpu processor that stands for a device
+// (machine.DeviceID: a calibrated model's cuda0, opencl00) is placed on
+// that device ID with the backend's kernel implementation, its work-groups
+// (the found G, else Pinned's, else opt.WorkGroups), work-items and
+// distribution (Pinned's, else opt.WorkItems) and no replicas; an actor on
+// the CPU pool keeps its replicas and loses any kernel setting. Other
+// processors (a hand-written model's) keep their names: such a mapping is
+// for the simulator only. It is an error when an actor placed on a device
+// has no kernel for its backend.
+func ForRuntime(g *graph.Graph, mach *machine.Machine, m *graph.Mapping, opt RunnableOptions) (*graph.Mapping, error) {
+	out := &graph.Mapping{Name: m.Name, Actors: map[string]*graph.Placement{}}
+	names := make([]string, 0, len(m.Actors))
+	for n := range m.Actors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		cp := *m.Actors[n]
+		p := mach.Resolve(cp.Device)
+		id := mach.DeviceID(p)
+		switch {
+		case id != "":
+			if err := onDevice(g, &cp, n, id, p.Name, opt); err != nil {
+				return nil, err
+			}
+		case p != nil && p.Kind != "gpu":
+			if cp.Impl == graph.ImplOpenCL || cp.Impl == graph.ImplCUDA {
+				cp.Impl = ""
+			}
+			cp.WorkGroups, cp.WorkItems, cp.Distribution = 0, 0, nil
+		}
+		out.Actors[n] = &cp
+	}
+	return out, nil
+}
+
+// onDevice sets pl to run actor name's kernel on device id (processor
+// proc of the model).
+func onDevice(g *graph.Graph, pl *graph.Placement, name, id, proc string, opt RunnableOptions) error {
+	backend, _, _ := strings.Cut(id, ":")
+	kind := graph.ImplKind(backend)
+	if a := g.Actor(name); a != nil {
+		if _, ok := a.Impl(kind); !ok {
+			return fmt.Errorf("mapping: actor %s is placed on %s (device %s) but has no %s kernel: expected an actor with a %s implementation there", name, proc, id, backend, backend)
+		}
+	}
+	var pin *graph.Placement
+	if opt.Pinned != nil {
+		pin = opt.Pinned.Actors[name]
+	}
+	pl.Device, pl.Impl, pl.Replicas = id, kind, 0
+	if pin != nil && pin.Impl == kind {
+		pl.WorkItems, pl.Distribution = pin.WorkItems, pin.Distribution
+		if pl.WorkGroups <= 0 {
+			pl.WorkGroups = pin.WorkGroups
+		}
+	}
+	if pl.WorkGroups <= 0 {
+		pl.WorkGroups = opt.WorkGroups
+		if pl.WorkGroups <= 0 {
+			pl.WorkGroups = 16
+		}
+	}
+	if pl.WorkItems <= 0 {
+		pl.WorkItems = opt.WorkItems
+		if pl.WorkItems <= 0 {
+			pl.WorkItems = 64
+		}
+	}
+	return nil
+}
+
+// MapOptions are sluice map's settings.
+type MapOptions struct {
+	// Strategy is "heft", "search" or "all" (both; the best is kept).
+	Strategy string
+	// Seed, Evaluations and Iterations are the search's (SearchOptions).
+	Seed        uint64
+	Evaluations int
+	Iterations  int64
+	// WorkGroups lists the G the search tries for actors on gpu
+	// processors; the largest is the G of an actor placed there without
+	// one (HEFT's). Empty: G is left to Settings and RunnableOptions.
+	WorkGroups []int
+	// WorkItems is RunnableOptions.WorkItems.
+	WorkItems int
+	// Settings gives kernel settings per actor (work-items, distribution,
+	// G) for the runnable mapping (RunnableOptions.Pinned); nil: the
+	// pinned mapping's (Input.Fixed).
+	Settings *graph.Mapping
+}
+
+// Mapped is what Map found.
+type Mapped struct {
+	// Found lists each strategy's mapping with its prediction.
+	Found []*Found
+	// Best is the one with the shortest predicted period.
+	Best *Found
+	// Runnable is Best's mapping made runnable (ForRuntime).
+	Runnable *graph.Mapping
+}
+
+// Map runs the strategies as sluice map does — HEFT (its kernel actors
+// given the largest of opt.WorkGroups), the search from HEFT's mapping
+// over placements, replicas, capacities and opt.WorkGroups, or both —
+// keeps the mapping with the shortest predicted period and makes it
+// runnable.
+func Map(ctx context.Context, in Input, opt MapOptions) (*Mapped, error) {
+	switch opt.Strategy {
+	case "heft", "search", "all":
+	default:
+		return nil, fmt.Errorf("mapping: strategy %q: expected heft, search or all", opt.Strategy)
+	}
+	g := 0
+	for _, v := range opt.WorkGroups {
+		g = max(g, v)
+	}
+	heft, err := heftWithG(in, opt.Iterations, g)
+	if err != nil {
+		return nil, err
+	}
+	out := &Mapped{}
+	if opt.Strategy != "search" {
+		out.Found = append(out.Found, heft)
+	}
+	if opt.Strategy != "heft" {
+		s, err := Search(ctx, in, SearchOptions{Seed: opt.Seed, Evaluations: opt.Evaluations, Iterations: opt.Iterations,
+			Start: heft.Mapping, WorkGroups: opt.WorkGroups})
+		if err != nil {
+			return nil, err
+		}
+		out.Found = append(out.Found, s)
+	}
+	out.Best = out.Found[0]
+	for _, f := range out.Found {
+		if f.Period < out.Best.Period && math.Abs(f.Period-out.Best.Period) > 1e-12*out.Best.Period {
+			out.Best = f
+		}
+	}
+	pin := opt.Settings
+	if pin == nil {
+		pin = in.Fixed
+	}
+	out.Runnable, err = ForRuntime(in.Graph, in.Machine, out.Best.Mapping, RunnableOptions{Pinned: pin, WorkGroups: g, WorkItems: opt.WorkItems})
+	return out, err
+}
+
+// heftWithG is HEFTFound with G given to the actors HEFT places on gpu
+// processors without one (g > 0), simulated so.
+func heftWithG(in Input, iterations int64, g int) (*Found, error) {
+	f, err := HEFTFound(in, iterations)
+	if err != nil || g <= 0 {
+		return f, err
+	}
+	changed := false
+	for _, pl := range f.Mapping.Actors {
+		if p := in.Machine.Resolve(pl.Device); p != nil && p.Kind == "gpu" && pl.WorkGroups <= 0 {
+			pl.WorkGroups, changed = g, true
+		}
+	}
+	if !changed {
+		return f, nil
+	}
+	pr, err := prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	if iterations <= 0 {
+		iterations = 64
+	}
+	r, err := evaluateSteady(in, f.Mapping, nil, steadyIterations(f.Mapping, pr.rv, iterations))
+	if err != nil {
+		return nil, fmt.Errorf("mapping: simulating HEFT's mapping with G %d: %w", g, err)
+	}
+	f.Period, f.Throughput, f.Evaluations = r.Period, r.Throughput, f.Evaluations+1
+	return f, nil
+}
