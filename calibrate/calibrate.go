@@ -52,6 +52,9 @@ type Result struct {
 	GPUs []*GPU
 	// Skipped says why GPUs were not measured (none found, or errors).
 	Skipped []string
+	// Aliases maps a GPU's other device IDs to the one measured (the
+	// same GPU through another backend: opencl:1:0 → cuda:0).
+	Aliases map[string]string
 	// Links are the workers of a broker tree measured by Cluster (none
 	// without it).
 	Links []*Link
@@ -86,7 +89,12 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	r.Host = h
 	if !opt.NoGPU {
-		for _, info := range device.Devices(ctx) {
+		infos, aliases := sameGPUs(device.Devices(ctx), opt.Devices)
+		for id, of := range aliases {
+			r.Aliases = setAlias(r.Aliases, id, of)
+			logf("%s: the GPU of %s (same PCI address), measured as %s", id, of, of)
+		}
+		for _, info := range infos {
 			if len(opt.Devices) > 0 && !slices.Contains(opt.Devices, info.ID) || len(opt.Devices) == 0 && info.Kind != device.GPU {
 				continue
 			}
@@ -166,6 +174,11 @@ func (r *Result) Model() *machine.Machine {
 		c[p+"h2d_pageable_gb_s"], c[p+"d2h_pageable_gb_s"] = f(g.H2DPageableBW/1e9), f(g.D2HPageableBW/1e9)
 		c[p+"copy_engines"], c[p+"copy_overlap"] = strconv.Itoa(g.CopyEngines), f(g.Overlap)
 	}
+	for id, of := range r.Aliases {
+		if m.Processor(strings.ReplaceAll(of, ":", "")) != nil {
+			m.Aliases = setAlias(m.Aliases, id, strings.ReplaceAll(of, ":", ""))
+		}
+	}
 	addLinks(m, r.Links, c)
 	m.Calibration = c
 	return m
@@ -179,6 +192,7 @@ func (r *Result) YAML() []byte {
 		"One processor \"cpu\" is the CPU runtime's pool (pool: true; clock 1 GHz, so costs are ns);",
 		"each GPU is a processor named by its device ID without colons (cuda0), joined to cpu by pcie-cuda0.",
 		"Workers measured with --broker are processors named after them, joined to cpu by credit links net-NAME.",
+		"aliases: a GPU's other device IDs (the same GPU through another backend), resolved to its processor.",
 		"The calibration section keeps the raw figures.")
 }
 
@@ -269,4 +283,34 @@ func sanitize(s string) string {
 		return "host"
 	}
 	return string(b)
+}
+
+// sameGPUs drops from infos the GPUs that another backend already shows
+// (the same PCI address: an NVIDIA GPU is cuda:N and also an OpenCL device
+// of NVIDIA's platform), keeping the first one listed (CUDA is discovered
+// before OpenCL), unless asked for by ID in want; it returns the devices
+// kept and, by the IDs dropped, the ID kept for each.
+func sameGPUs(infos []device.Info, want []string) ([]device.Info, map[string]string) {
+	first := map[string]string{} // PCI address → the ID kept
+	var kept []device.Info
+	aliases := map[string]string{}
+	for _, in := range infos {
+		if in.Kind == device.GPU && in.PCIBus != "" && !slices.Contains(want, in.ID) {
+			if of, dup := first[in.PCIBus]; dup {
+				aliases[in.ID] = of
+				continue
+			}
+			first[in.PCIBus] = in.ID
+		}
+		kept = append(kept, in)
+	}
+	return kept, aliases
+}
+
+func setAlias(m map[string]string, id, of string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[id] = of
+	return m
 }

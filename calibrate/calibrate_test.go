@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,5 +172,45 @@ func TestModelTwoGPUs(t *testing.T) {
 	hops, err := m.Route("cuda0", "cuda1")
 	if err != nil || len(hops) != 2 {
 		t.Errorf("route cuda0 → cuda1: %v hops, %v: expected two hops through cpu", len(hops), err)
+	}
+}
+
+// TestSameGPUs: a GPU seen through CUDA and through an OpenCL platform
+// (same PCI address) is measured once, the other ID an alias of it, which
+// the model resolves to the one processor; a GPU asked for by ID is kept.
+func TestSameGPUs(t *testing.T) {
+	infos := []device.Info{
+		{ID: "cpu", Kind: device.CPU},
+		{ID: "cuda:0", Kind: device.GPU, PCIBus: "0000:1b:00"},
+		{ID: "cuda:1", Kind: device.GPU, PCIBus: "0000:3d:00"},
+		{ID: "opencl:0:0", Kind: device.CPU},
+		{ID: "opencl:1:0", Kind: device.GPU, PCIBus: "0000:1b:00"},
+		{ID: "opencl:1:1", Kind: device.GPU, PCIBus: "0000:3d:00"},
+		{ID: "opencl:2:0", Kind: device.GPU}, // no address: kept
+	}
+	kept, aliases := sameGPUs(infos, nil)
+	var ids []string
+	for _, in := range kept {
+		ids = append(ids, in.ID)
+	}
+	if want := []string{"cpu", "cuda:0", "cuda:1", "opencl:0:0", "opencl:2:0"}; !slices.Equal(ids, want) {
+		t.Errorf("kept %v: expected %v", ids, want)
+	}
+	if len(aliases) != 2 || aliases["opencl:1:0"] != "cuda:0" || aliases["opencl:1:1"] != "cuda:1" {
+		t.Errorf("aliases %v: expected opencl:1:0 → cuda:0, opencl:1:1 → cuda:1", aliases)
+	}
+	if kept, aliases = sameGPUs(infos, []string{"opencl:1:0"}); len(aliases) != 1 || len(kept) != 6 {
+		t.Errorf("asked for opencl:1:0: kept %d, aliases %v: expected it kept", len(kept), aliases)
+	}
+	r := &Result{Host: &Host{Workers: 2}, GPUs: []*GPU{{ID: "cuda:0", Name: "gpu", CopyEngines: 1}, {ID: "cuda:1", Name: "gpu", CopyEngines: 1}},
+		Aliases: map[string]string{"opencl:1:0": "cuda:0", "opencl:1:1": "cuda:1"}}
+	m, err := machine.Parse("m.yaml", r.YAML())
+	if err != nil {
+		t.Fatalf("model: %v\n%s", err, r.YAML())
+	}
+	for id, want := range map[string]string{"opencl:1:0": "cuda0", "opencl:1:1": "cuda1", "cuda:1": "cuda1"} {
+		if p := m.Resolve(id); p == nil || p.Name != want {
+			t.Errorf("Resolve(%s) = %v: expected processor %s", id, p, want)
+		}
 	}
 }

@@ -61,6 +61,10 @@ type Info struct {
 	// HostUnified is true when device memory is host memory (CPU devices,
 	// integrated GPUs).
 	HostUnified bool `json:"host_unified"`
+	// PCIBus is the device's PCI address, "domain:bus:device" in hex
+	// (0000:1b:00), when the driver tells it: one GPU seen through two
+	// backends (CUDA and NVIDIA's OpenCL) has the same.
+	PCIBus string `json:"pci_bus,omitempty"`
 }
 
 // String returns "ID (name)".

@@ -120,6 +120,12 @@ func Format(m *Machine, header ...string) []byte {
 		}
 		fmt.Fprintf(&b, "  %s: {%s}\n", quote(ic.Name), strings.Join(f, ", "))
 	}
+	if len(m.Aliases) > 0 {
+		b.WriteString("aliases:\n")
+		for _, k := range sortedKeys(m.Aliases) {
+			fmt.Fprintf(&b, "  %s: %s\n", quote(k), quote(m.Aliases[k]))
+		}
+	}
 	if len(m.Calibration) > 0 {
 		b.WriteString("calibration:\n")
 		for _, k := range sortedKeys(m.Calibration) {

@@ -41,7 +41,7 @@ func Load(path string) (*Machine, error) {
 
 // field names accepted, with the ASM's Figure 14 spellings as aliases.
 var (
-	topKeys  = []string{"kind", "name", "processors", "memories", "interconnects", "calibration"}
+	topKeys  = []string{"kind", "name", "processors", "memories", "interconnects", "calibration", "aliases"}
 	procKeys = []string{"kind", "clock", "units", "io", "address_space", "push_acquire_cost", "push_send_fixed_cost",
 		"push_send_unit", "push_send_unit_cost", "pop_acquire_fixed_cost", "pop_acquire_unit", "pop_acquire_unit_cost", "pop_discard_cost",
 		"wake_latency", "pool", "firing_cost", "round_cost", "spin_time", "time_slice"}
@@ -136,6 +136,13 @@ func Parse(file string, data []byte) (*Machine, error) {
 		case "interconnects":
 			for _, e := range p.Fields(f.V, "interconnects", nil) {
 				m.Interconnects = append(m.Interconnects, p.interconnect(e))
+			}
+		case "aliases":
+			m.Aliases = map[string]string{}
+			for _, e := range p.Fields(f.V, "aliases", nil) {
+				if v, ok := p.Str(e.V, "aliases: "+e.K.Value); ok {
+					m.Aliases[e.K.Value] = v
+				}
 			}
 		case "calibration":
 			m.Calibration = map[string]string{}

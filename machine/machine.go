@@ -255,6 +255,10 @@ type Machine struct {
 	// (host, CPU model, devices, raw figures), as strings keyed by name;
 	// it does not enter the cost model.
 	Calibration map[string]string
+	// Aliases maps device IDs to the processor that stands for them: one
+	// GPU seen through two backends (cuda:0, and opencl:1:0 through
+	// NVIDIA's OpenCL) is one processor, which both IDs resolve to.
+	Aliases map[string]string
 	// Origin is the file the machine came from, if any.
 	Origin string
 }
@@ -312,6 +316,9 @@ func (m *Machine) Interconnect(name string) *Interconnect {
 func (m *Machine) Resolve(device string) *Processor {
 	if p := m.Processor(device); p != nil {
 		return p
+	}
+	if a, ok := m.Aliases[device]; ok {
+		return m.Processor(a)
 	}
 	if w, ok := strings.CutPrefix(device, "worker:"); ok {
 		return m.resolveWorker(w)
@@ -571,6 +578,11 @@ func (m *Machine) Validate() error {
 			if !onBus[x.Name] && x.Name != "" {
 				add(x.Origin, x.Name, "memory %s is on no interconnect: expected it among the elements of one", x.Name)
 			}
+		}
+	}
+	for _, id := range sortedKeys(m.Aliases) {
+		if m.Processor(m.Aliases[id]) == nil {
+			add(m.Origin, m.Name, "alias %s names processor %q, which the machine does not have", id, m.Aliases[id])
 		}
 	}
 	if len(ps) == 0 {

@@ -135,6 +135,7 @@ func infoOf(i int, ci cu.DeviceInfo) device.Info {
 		Driver:  drv, Kind: device.GPU, ComputeUnits: ci.SMs, ClockMHz: ci.ClockMHz,
 		GlobalMem: ci.TotalMem, LocalMem: ci.MaxSharedPerBlock, MaxAlloc: ci.TotalMem,
 		MaxWorkGroupSize: ci.MaxThreadsPerBlock, HostUnified: ci.Integrated,
+		PCIBus: fmt.Sprintf("%04x:%02x:%02x", ci.PCIDomain, ci.PCIBus, ci.PCIDevice),
 	}
 }
 

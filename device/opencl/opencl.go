@@ -104,7 +104,7 @@ func infoOf(pi, di int, p cl.Platform, d cl.DeviceInfo) device.Info {
 		Name: d.Name, Vendor: d.Vendor, Version: d.Version, Driver: d.DriverVersion, Platform: p.Name,
 		Kind: kind, ComputeUnits: int(d.ComputeUnits), ClockMHz: int(d.ClockMHz),
 		GlobalMem: int64(d.GlobalMemSize), LocalMem: int64(d.LocalMemSize), MaxAlloc: int64(d.MaxMemAllocSize),
-		MaxWorkGroupSize: int(d.MaxWorkGroupSize), HostUnified: d.HostUnifiedMemory,
+		MaxWorkGroupSize: int(d.MaxWorkGroupSize), HostUnified: d.HostUnifiedMemory, PCIBus: d.PCIBus,
 	}
 }
 

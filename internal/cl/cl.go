@@ -222,6 +222,9 @@ type DeviceInfo struct {
 	MaxWorkItemSizes                                     []uintptr
 	ProfilingTimerResolution                             uintptr
 	Available, CompilerAvailable, HostUnifiedMemory      bool
+	// PCIBus is "domain:bus:device" in hex when the device answers
+	// cl_khr_pci_bus_info or NVIDIA's attribute query, else "".
+	PCIBus string
 }
 
 // Devices lists every device of the platform (none is not an error).
@@ -306,10 +309,40 @@ func deviceInfo(id uintptr) (DeviceInfo, error) {
 	d.Available = le(get(deviceAvailable)) != 0
 	d.CompilerAvailable = le(get(deviceCompilerAvailable)) != 0
 	d.HostUnifiedMemory = le(get(deviceHostUnifiedMemory)) != 0 // deprecated in 2.0 but still answered
+	d.PCIBus = pciBus(id)
 	if firstErr != nil && d.Name == "" {
 		return d, firstErr
 	}
 	return d, nil
+}
+
+// Device info of extensions: cl_khr_pci_bus_info, and NVIDIA's
+// cl_nv_device_attribute_query.
+const (
+	devicePCIBusInfoKHR = 0x410F // {domain, bus, device, function} cl_uint
+	devicePCIBusIDNV    = 0x4008
+	devicePCISlotIDNV   = 0x4009
+	devicePCIDomainIDNV = 0x400A
+)
+
+// pciBus returns the device's PCI address as "domain:bus:device" in hex,
+// or "" when the driver answers neither query.
+func pciBus(id uintptr) string {
+	if b, err := deviceBytes(id, devicePCIBusInfoKHR); err == nil && len(b) >= 12 {
+		return fmt.Sprintf("%04x:%02x:%02x", le(b[0:4]), le(b[4:8]), le(b[8:12]))
+	}
+	bus, err := deviceBytes(id, devicePCIBusIDNV)
+	if err != nil || len(bus) < 4 {
+		return ""
+	}
+	var dom, slot uint64
+	if b, err := deviceBytes(id, devicePCIDomainIDNV); err == nil && len(b) >= 4 {
+		dom = le(b[:4])
+	}
+	if b, err := deviceBytes(id, devicePCISlotIDNV); err == nil && len(b) >= 4 {
+		slot = le(b[:4])
+	}
+	return fmt.Sprintf("%04x:%02x:%02x", dom, le(bus[:4]), slot)
 }
 
 // ---------------------------------------------------------------------------

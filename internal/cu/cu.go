@@ -29,6 +29,7 @@ const (
 	AttrCanMapHostMemory        = 19
 	AttrPCIBusID                = 33
 	AttrPCIDeviceID             = 34
+	AttrPCIDomainID             = 50
 	AttrUnifiedAddressing       = 41
 	AttrComputeCapabilityMajor  = 75
 	AttrComputeCapabilityMinor  = 76
@@ -128,19 +129,19 @@ func (d Device) Attribute(attr int) (int, error) {
 
 // DeviceInfo is what sluice reads about a device.
 type DeviceInfo struct {
-	Ordinal                  int
-	Name                     string
-	Major, Minor             int // compute capability
-	SMs                      int
-	TotalMem                 int64
-	ClockMHz                 int
-	MaxThreadsPerBlock       int
-	MaxSharedPerBlock        int64
-	WarpSize                 int
-	Integrated               bool
-	UnifiedAddressing        bool
-	PCIBus, PCIDevice        int
-	DriverMajor, DriverMinor int
+	Ordinal                      int
+	Name                         string
+	Major, Minor                 int // compute capability
+	SMs                          int
+	TotalMem                     int64
+	ClockMHz                     int
+	MaxThreadsPerBlock           int
+	MaxSharedPerBlock            int64
+	WarpSize                     int
+	Integrated                   bool
+	UnifiedAddressing            bool
+	PCIDomain, PCIBus, PCIDevice int
+	DriverMajor, DriverMinor     int
 }
 
 // Info reads the device's name, compute capability, SM count, memory and
@@ -165,7 +166,7 @@ func (d Device) Info() (DeviceInfo, error) {
 		SMs: a(AttrMultiprocessorCount), ClockMHz: a(AttrClockRate) / 1000,
 		MaxThreadsPerBlock: a(AttrMaxThreadsPerBlock), MaxSharedPerBlock: int64(a(AttrMaxSharedMemPerBlock)),
 		WarpSize: a(AttrWarpSize), Integrated: a(AttrIntegrated) != 0, UnifiedAddressing: a(AttrUnifiedAddressing) != 0,
-		PCIBus: a(AttrPCIBusID), PCIDevice: a(AttrPCIDeviceID),
+		PCIDomain: a(AttrPCIDomainID), PCIBus: a(AttrPCIBusID), PCIDevice: a(AttrPCIDeviceID),
 	}
 	in.DriverMajor, in.DriverMinor, _ = DriverVersion()
 	return in, nil
