@@ -159,7 +159,7 @@ func (r *Result) Model() *machine.Machine {
 	for _, g := range r.GPUs {
 		name := strings.ReplaceAll(g.ID, ":", "")
 		m.Processors = append(m.Processors, &machine.Processor{Name: name, Kind: "gpu", ClockHz: 1e9, Units: 1,
-			FiringCost: ns(g.LaunchGapNs)})
+			FiringCost: ns(g.LaunchGapNs), Threads: g.Threads()})
 		m.Interconnects = append(m.Interconnects, &machine.Interconnect{Name: "pcie-" + name, ClockHz: 1e9,
 			Elements: []string{"cpu", name}, StartLatency: ns(g.H2DPinnedNs), Bandwidth: max(1, ns(g.H2DPinnedBW/1e9)),
 			Channels: g.CopyEngines, Multiplexable: true, Duplex: map[string]bool{"cpu": g.CopyEngines > 1, name: g.CopyEngines > 1},
@@ -173,6 +173,9 @@ func (r *Result) Model() *machine.Machine {
 		c[p+"h2d_pinned_gb_s"], c[p+"d2h_pinned_gb_s"] = f(g.H2DPinnedBW/1e9), f(g.D2HPinnedBW/1e9)
 		c[p+"h2d_pageable_gb_s"], c[p+"d2h_pageable_gb_s"] = f(g.H2DPageableBW/1e9), f(g.D2HPageableBW/1e9)
 		c[p+"copy_engines"], c[p+"copy_overlap"] = strconv.Itoa(g.CopyEngines), f(g.Overlap)
+		if g.Threads() > 0 {
+			c[p+"sms"], c[p+"threads_per_sm"] = strconv.Itoa(g.ComputeUnits), strconv.Itoa(g.ThreadsPerUnit)
+		}
 	}
 	for id, of := range r.Aliases {
 		if m.Processor(strings.ReplaceAll(of, ":", "")) != nil {

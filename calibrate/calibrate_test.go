@@ -146,16 +146,22 @@ func TestCache(t *testing.T) {
 // TestModelTwoGPUs: a calibration with two GPUs gives a processor per GPU
 // named by its device ID, which machine.Resolve finds from the ID, each
 // joined to the host by a link of its copy figures, and a route between
-// the GPUs through the host.
+// the GPUs through the host; a GPU that reports its SMs and resident
+// threads per SM gets threads (their product).
 func TestModelTwoGPUs(t *testing.T) {
 	gpu := func(id string, engines int) *GPU {
 		return &GPU{ID: id, Name: "test GPU", LaunchNs: 5000, LaunchGapNs: 2000, H2DPinnedNs: 8000,
 			H2DPinnedBW: 25e9, D2HPinnedBW: 26e9, CopyEngines: engines}
 	}
 	r := &Result{Host: &Host{Workers: 16, CPUModel: "test"}, GPUs: []*GPU{gpu("cuda:0", 2), gpu("cuda:1", 1)}}
+	r.GPUs[0].ComputeUnits, r.GPUs[0].ThreadsPerUnit = 132, 2048 // cuda:1 does not tell (OpenCL)
 	m, err := machine.Parse("two.yaml", r.YAML())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, r.YAML())
+	}
+	if p0, p1 := m.Resolve("cuda:0"), m.Resolve("cuda:1"); p0.Threads != 132*2048 || p1.Threads != 0 ||
+		m.Calibration["cuda0_sms"] != "132" || m.Calibration["cuda0_threads_per_sm"] != "2048" || m.Calibration["cuda1_sms"] != "" {
+		t.Errorf("threads %d and %d, calibration %v: expected 132 × 2048 resident threads on cuda0 and none known on cuda1", p0.Threads, p1.Threads, m.Calibration)
 	}
 	for id, name := range map[string]string{"cuda:0": "cuda0", "cuda:1": "cuda1", "cuda": "cuda0"} {
 		if p := m.Resolve(id); p == nil || p.Name != name || p.FiringCost != 2000 {

@@ -34,6 +34,20 @@ type GPU struct {
 	// Overlap is the concurrent copies' time over the sum of their times
 	// alone.
 	Overlap float64 `json:"overlap"`
+	// ComputeUnits (SMs) and ThreadsPerUnit (resident threads per SM) are
+	// what the device reports (device.Info), 0 when unknown: their product
+	// is the threads the GPU runs at once (machine.Processor.Threads).
+	ComputeUnits   int `json:"compute_units,omitempty"`
+	ThreadsPerUnit int `json:"threads_per_unit,omitempty"`
+}
+
+// Threads is the number of threads the GPU keeps resident at once
+// (ComputeUnits × ThreadsPerUnit), 0 when either is unknown.
+func (g *GPU) Threads() int64 {
+	if g.ComputeUnits <= 0 || g.ThreadsPerUnit <= 0 {
+		return 0
+	}
+	return int64(g.ComputeUnits) * int64(g.ThreadsPerUnit)
 }
 
 // emptyKernel is a kernel that does nothing, per backend.
@@ -49,7 +63,7 @@ func emptyKernel(backend string) (device.Source, error) {
 
 // measureGPU runs the GPU microbenchmarks on the device info describes.
 func measureGPU(ctx context.Context, info device.Info, logf func(string, ...any)) (g *GPU, err error) {
-	g = &GPU{ID: info.ID, Name: info.Name}
+	g = &GPU{ID: info.ID, Name: info.Name, ComputeUnits: info.ComputeUnits, ThreadsPerUnit: info.MaxThreadsPerComputeUnit}
 	d, err := device.Open(ctx, info.ID)
 	if err != nil {
 		return nil, err

@@ -58,6 +58,11 @@ type Info struct {
 	MaxAlloc  int64 `json:"max_alloc,omitempty"`
 	// MaxWorkGroupSize is the largest number of work-items in a work-group.
 	MaxWorkGroupSize int `json:"max_work_group_size,omitempty"`
+	// MaxThreadsPerComputeUnit is the most work-items one compute unit
+	// keeps resident at once (CUDA: max threads per SM), 0 when the
+	// backend does not tell; ComputeUnits × it is what the device runs at
+	// once.
+	MaxThreadsPerComputeUnit int `json:"max_threads_per_compute_unit,omitempty"`
 	// HostUnified is true when device memory is host memory (CPU devices,
 	// integrated GPUs).
 	HostUnified bool `json:"host_unified"`

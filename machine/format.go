@@ -65,6 +65,7 @@ func Format(m *Machine, header ...string) []byte {
 		nz("round_cost", p.RoundCost)
 		nz("spin_time", p.SpinTime)
 		nz("time_slice", p.TimeSlice)
+		nz("threads", p.Threads)
 		fmt.Fprintf(&b, "  %s: {%s}\n", quote(p.Name), strings.Join(f, ", "))
 	}
 	if len(m.Memories) > 0 {

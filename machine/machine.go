@@ -126,6 +126,14 @@ type Processor struct {
 	// one actor while other work waits (0: one round per turn). An
 	// extension of Figure 14.
 	TimeSlice int64
+	// Threads is the number of threads (work-items) a GPU keeps resident
+	// at once: its SMs (compute units) × the resident threads per SM. With
+	// it, invocations of kernel actors on the processor run concurrently
+	// (on different streams of the device) while their threads fit — an
+	// invocation of G work-groups of I work-items takes G × I of them, all
+	// when that is more — and at least one runs at a time; 0 (unknown)
+	// keeps one invocation per unit. An extension of Figure 14.
+	Threads int64
 	// Origin says where the processor was declared, if known.
 	Origin string
 }
@@ -505,6 +513,7 @@ func (m *Machine) Validate() error {
 		nonNeg(p.Origin, p.Name, "round cost", p.RoundCost)
 		nonNeg(p.Origin, p.Name, "spin time", p.SpinTime)
 		nonNeg(p.Origin, p.Name, "time slice", p.TimeSlice)
+		nonNeg(p.Origin, p.Name, "threads", p.Threads)
 		stair(p.Origin, p.Name, "push send", p.PushSend)
 		stair(p.Origin, p.Name, "pop acquire", p.PopAcq)
 		for _, a := range p.AddressSpace {

@@ -368,6 +368,92 @@ func (k KernelProfile) FiringTime(mean float64, p *machine.Processor) float64 {
 	return max(0, mean-p.Seconds(p.FiringCost)/float64(max(1, k.WorkGroups)))
 }
 
+// KernelFiringTime is the kernel's time per firing on proc that the
+// simulator uses for kernel actor a, whose profile entry (mean seconds per
+// firing) was measured as kp (kernels: all of the profile's kernel
+// actors). From a callback-mode entry (KernelProfile.Own), the copies of
+// its host-staged ports (HostCopyTime) are taken out first, since the
+// simulator charges them on the link, and what is left is at least the
+// launch's share of the profiled invocation (clamped reports that this
+// floor was hit); then KernelProfile.FiringTime takes out the launch,
+// which the simulator adds once per invocation.
+func KernelFiringTime(g *graph.Graph, a *graph.Actor, mean float64, kp KernelProfile, kernels map[string]KernelProfile, mach *machine.Machine, proc *machine.Processor) (t float64, clamped bool) {
+	if kp.Own() {
+		if cp := HostCopyTime(g, a, kp, kernels, mach, proc); cp > 0 {
+			floor := proc.Seconds(proc.FiringCost) / float64(max(1, kp.WorkGroups))
+			clamped = mean-cp < floor
+			mean = max(mean-cp, floor)
+		}
+	}
+	return kp.FiringTime(mean, proc), clamped
+}
+
+// HostCopyTime is the time per firing that a profile entry of kernel actor
+// a, measured as kp with one invocation in flight (KernelProfile.Own),
+// spent in the copies of its host-staged ports, as the simulator charges
+// them on the link between proc (the GPU it is simulated on) and the host:
+// per such port, its bytes per firing over the link's bandwidth plus the
+// link's start latency, start and finish costs spread over the profiled
+// invocation's G firings. A port is host-staged when, in the profiled
+// run, its channel's other end was not a kernel actor on the same device
+// (kernels: the profile's kernel actors); a channel between two kernel
+// actors of one device is a ring in device memory and is not copied. 0
+// when no link joins proc to a processor of another kind.
+func HostCopyTime(g *graph.Graph, a *graph.Actor, kp KernelProfile, kernels map[string]KernelProfile, mach *machine.Machine, proc *machine.Processor) float64 {
+	link := hostLink(mach, proc)
+	if g == nil || a == nil || link == nil {
+		return 0
+	}
+	var t float64
+	for _, c := range g.Channels {
+		if c.From == nil || c.To == nil {
+			continue
+		}
+		var other *graph.Actor
+		var bytes int64
+		size := int64(max(1, c.From.Type.Size))
+		switch {
+		case c.From.Actor == a && c.To.Actor == a:
+			continue // a self-loop stays on the device
+		case c.From.Actor == a:
+			other, bytes = c.To.Actor, int64(c.From.Rate.Max())*size
+		case c.To.Actor == a:
+			other, bytes = c.From.Actor, int64(c.To.Rate.Max())*size
+		default:
+			continue
+		}
+		if k, ok := kernels[other.Name]; ok && k.Device == kp.Device {
+			continue // a ring in device memory in the profiled run
+		}
+		cyc := float64(link.StartLatency+link.StartCost+link.FinishCost) / float64(max(1, kp.WorkGroups))
+		if link.Bandwidth > 0 {
+			cyc += float64(bytes) / float64(link.Bandwidth)
+		}
+		t += cyc / link.ClockHz
+	}
+	return t
+}
+
+// hostLink is the first interconnect (in machine order) that joins
+// processor p to a processor of another kind (a GPU's PCIe link to the
+// host), not a credit link; nil when none does.
+func hostLink(m *machine.Machine, p *machine.Processor) *machine.Interconnect {
+	if m == nil || p == nil {
+		return nil
+	}
+	for _, ic := range m.Interconnects {
+		if ic.Credits || indexOf(ic.Elements, p.Name) < 0 {
+			continue
+		}
+		for _, el := range ic.Elements {
+			if i := m.ProcessorIndex(el); i >= 0 && m.Processors[i].Kind != p.Kind {
+				return ic
+			}
+		}
+	}
+	return nil
+}
+
 // Profile is a profile file read by ParseProfileFull: each actor's mean
 // firing time, and how its kernel actors were measured.
 type Profile struct {

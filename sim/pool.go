@@ -119,6 +119,7 @@ func (e *engine) startRound(ti, pi, lane int, newTurn bool) {
 	}
 	ps.units[lane] = true
 	ps.free--
+	share := e.occupy(ps, lane, ti)
 	t := e.now + ps.roundT
 	if batch > 1 {
 		t += ps.firingT // one launch for the invocation
@@ -212,7 +213,7 @@ func (e *engine) startRound(ti, pi, lane int, newTurn bool) {
 			e.iterT[it] = relT
 		}
 	}
-	ps.busy += end - e.now
+	ps.busy += (end - e.now) * share
 	if e.cfg.Trace {
 		e.res.Spans = append(e.res.Spans, Span{Element: ps.name, Lane: lane, Name: name, Task: ti, Start: e.now, End: end})
 	}

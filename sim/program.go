@@ -113,6 +113,16 @@ type Task struct {
 	// acquire and release per stream, and one message per stream carrying
 	// the G firings' tokens. 0 or 1: firing by firing.
 	Batch int64
+	// Threads is the threads (work-items) one invocation of a batched task
+	// occupies on a processor with machine.Processor.Threads: G × I, at
+	// most the processor's. 0: the whole processor (one invocation at a
+	// time, or one per unit).
+	Threads int64
+	// Invocations is the most invocations of a batched task in flight at
+	// once (a stateless kernel actor's invocations on several streams of
+	// its GPU): the processor's threads over the task's, at least 1; set
+	// only with Threads. 0 or 1: one at a time.
+	Invocations int
 	// Stages are the actors of a fused chain run as this one task (the CPU
 	// runtime's fused units, FusedChains), nil for a task of one actor.
 	Stages []string
@@ -196,6 +206,14 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 				t.Priority = pl.Priority
 				if pl.WorkGroups > 1 && proc.Kind == "gpu" && a.Phases() == 1 {
 					t.Batch = int64(pl.WorkGroups)
+					if proc.Threads > 0 && !proc.Pool && pl.WorkItems > 0 {
+						// Occupancy: invocations run at once while their
+						// threads fit on the GPU.
+						t.Threads = min(proc.Threads, t.Batch*int64(pl.WorkItems))
+						if !a.Stateful {
+							t.Invocations = int(max(1, proc.Threads/t.Threads))
+						}
+					}
 				}
 			}
 		}
@@ -205,7 +223,11 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 		t.Processor = mach.ProcessorIndex(proc.Name)
 		cost, src := costs.Lookup(a, proc)
 		if kp, ok := costs.kernel(a.Name); ok && src == "profile" && proc.Kind == "gpu" {
-			cost = Cost{Seconds: kp.FiringTime(cost.Seconds, proc)}
+			ft, clamped := KernelFiringTime(g, a, cost.Seconds, kp, costs.Kernels, mach, proc)
+			if clamped {
+				p.Notes = append(p.Notes, fmt.Sprintf("kernel actor %s: its profiled time (%.3g s a firing) is not above its host copies as the link model charges them plus its launch's share: its kernel time is taken as 0", a.Name, cost.Seconds))
+			}
+			cost = Cost{Seconds: ft}
 			if !kp.Own() {
 				p.Notes = append(p.Notes, fmt.Sprintf("kernel actor %s: its profile was taken with device mode %q, whose means share the device's time among the kernels in flight; profile with sluice run --device-mode callback for each kernel's own time", a.Name, kp.Mode))
 			}
@@ -244,7 +266,7 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 		if ct.If != "" || ct.While != "" || a.Pattern != nil {
-			t.Batch = 0 // invocations of a conditional actor are not batched here
+			t.Batch, t.Threads, t.Invocations = 0, 0, 0 // invocations of a conditional actor are not batched here
 		}
 		switch {
 		case ct.If != "":
@@ -528,6 +550,9 @@ func (p *Program) Validate() error {
 		}
 		if t.Replicas < 1 {
 			errs = append(errs, fmt.Sprintf("task %s: %d replicas: expected ≥ 1", t.Name, t.Replicas))
+		}
+		if t.Threads < 0 || t.Invocations < 0 {
+			errs = append(errs, fmt.Sprintf("task %s: %d threads, %d invocations: expected ≥ 0", t.Name, t.Threads, t.Invocations))
 		}
 		if t.Passes < 0 {
 			errs = append(errs, fmt.Sprintf("task %s: %d passes per iteration: expected ≥ 0", t.Name, t.Passes))

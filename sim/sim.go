@@ -202,6 +202,7 @@ type taskState struct {
 	firings  int64
 	ctlNodes []*Node
 	inRound  bool // a pool round is being laid out: passes wait for its end
+	invocs   int  // on a processor with threads: invocations (firings) holding a unit
 }
 
 type streamState struct {
@@ -257,6 +258,12 @@ type procState struct {
 	procIdx   int
 	maxPrio   int
 	samePrio  bool
+	// A processor with threads (machine.Processor.Threads): its units
+	// run invocations at once while their threads fit.
+	threads     int64
+	used        int64   // threads held by running invocations
+	laneThreads []int64 // per unit: the threads its invocation holds
+	laneTask    []int   // per unit: the task it runs
 }
 
 type busState struct {
@@ -379,6 +386,12 @@ func newEngine(p *Program, cfg Config) (*engine, error) {
 		e.res.Interconnects = append(e.res.Interconnects, ic.Name)
 		e.res.Channels = append(e.res.Channels, ic.Channels)
 	}
+	for i, pr := range m.Processors {
+		if pr.Threads > 0 && !pr.Pool {
+			threadLanes(&e.procs[i], pr.Threads, p.Tasks, i)
+			e.res.Units[i] = len(e.procs[i].units)
+		}
+	}
 	for i, t := range p.Tasks {
 		t.controls = numberControls(t.Tree, 0)
 		ts := taskState{t: t, proc: t.Processor, next: -2, target: t.Passes * cfg.Iterations, cursors: make([]int64, t.controls)}
@@ -422,6 +435,52 @@ func newEngine(p *Program, cfg Config) (*engine, error) {
 		e.streams = append(e.streams, ss)
 	}
 	return e, nil
+}
+
+// threadLanes sets up processor pi with threads: the threads and one unit
+// per invocation that may run at once (each task's Invocations, at least
+// one), at least the processor's units.
+func threadLanes(ps *procState, threads int64, tasks []*Task, pi int) {
+	ps.threads = threads
+	n := len(ps.units)
+	lanes := 0
+	for _, t := range tasks {
+		if t.Processor == pi {
+			lanes += max(1, t.Invocations)
+		}
+	}
+	n = max(n, lanes)
+	ps.units, ps.free = make([]bool, n), n
+	ps.laneThreads, ps.laneTask = make([]int64, n), make([]int, n)
+	if ps.freeAt != nil {
+		ps.freeAt, ps.wakeAt = make([]float64, n), make([]float64, n)
+		for k := range ps.wakeAt {
+			ps.wakeAt[k] = -1
+		}
+	}
+}
+
+// demand is the threads task ts holds while it runs on processor ps (with
+// threads): its Threads, or the whole processor.
+func (ps *procState) demand(t *Task) int64 {
+	if t.Threads > 0 && t.Threads < ps.threads {
+		return t.Threads
+	}
+	return ps.threads
+}
+
+// occupy records that unit lane of ps runs task ti (a processor with
+// threads): its threads are held until the unit frees. It returns the
+// share of the processor the task holds, which weighs its busy time.
+func (e *engine) occupy(ps *procState, lane, ti int) float64 {
+	if ps.threads <= 0 {
+		return 1
+	}
+	d := ps.demand(e.tasks[ti].t)
+	ps.used += d
+	ps.laneThreads[lane], ps.laneTask[lane] = d, ti
+	e.tasks[ti].invocs++
+	return float64(d) / float64(ps.threads) * float64(len(ps.units))
 }
 
 func indexOf(l []string, s string) int {
@@ -551,6 +610,10 @@ func (e *engine) run() (*Result, error) {
 			ps := &e.procs[ev.a]
 			ps.units[ev.b] = false
 			ps.free++
+			if ps.threads > 0 {
+				ps.used -= ps.laneThreads[ev.b]
+				e.tasks[ps.laneTask[ev.b]].invocs--
+			}
 			if ps.freeAt != nil {
 				ps.freeAt[ev.b] = e.now
 			}
@@ -673,8 +736,18 @@ func (e *engine) passDone(ts *taskState) {
 
 func (e *engine) ready(ti int) bool {
 	ts := &e.tasks[ti]
-	if ts.running >= ts.t.Replicas {
+	ps := &e.procs[ts.proc]
+	if ps.threads > 0 && ts.t.Batch > 1 {
+		// Invocations in flight, not firings released: an invocation
+		// holds its threads until its unit frees.
+		if ts.invocs >= max(1, ts.t.Invocations) {
+			return false
+		}
+	} else if ts.running >= ts.t.Replicas {
 		return false
+	}
+	if ps.threads > 0 && ps.used > 0 && ps.used+ps.demand(ts.t) > ps.threads {
+		return false // its threads do not fit beside the running invocations
 	}
 	return e.readyTokens(ti)
 }
@@ -690,8 +763,9 @@ func (e *engine) readyTokens(ti int) bool {
 		return false
 	}
 	st := &ts.t.Subtasks[ts.next]
-	if k := e.batchSize(ts); k > 1 && ts.running == 0 {
-		// A kernel invocation waits for all of its firings.
+	if k := e.batchSize(ts); k > 1 && !ts.inRound && (ts.running == 0 || e.procs[ts.proc].threads > 0) {
+		// A kernel invocation waits for all of its firings (on a
+		// processor with threads, also while earlier ones are in flight).
 		for _, a := range st.Pops {
 			if e.streams[a.Stream].avail < k*a.Count {
 				return false
@@ -817,6 +891,7 @@ func (e *engine) start(ti, pi, lane int) {
 	sub := ts.next
 	ps.units[lane] = true
 	ps.free--
+	share := e.occupy(ps, lane, ti)
 	var acq, rel int64
 	for _, a := range st.Pops {
 		ss := &e.streams[a.Stream]
@@ -847,7 +922,7 @@ func (e *engine) start(ti, pi, lane int) {
 		sendAt += pr.Seconds(c) / per
 	}
 	end := procEnd + pr.Seconds(rel)/per
-	ps.busy += end - e.now
+	ps.busy += (end - e.now) * share
 	relT := max(end, ts.lastRel)
 	ts.lastRel = relT
 	ts.running++

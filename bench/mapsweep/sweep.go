@@ -270,8 +270,9 @@ func variants(cfg Config, sp *space) []*graph.Mapping {
 // CPU from the all-cpu run (refs[0], else the first reference run that
 // placed it on the CPU) and its kernel's time per firing on the device
 // ("gpu") from kern, the all-device run with one invocation in flight at a
-// time, less the launch spread over its G (sim.KernelProfile.FiringTime:
-// the simulator adds the launch per invocation).
+// time, less the copies of its host-staged ports and the launch spread
+// over its G (sim.KernelFiringTime: the simulator charges the copies on
+// the link and adds the launch per invocation).
 func costTable(g *graph.Graph, refs []Candidate, kern *sim.Profile, mach *machine.Machine) map[string]map[string]float64 {
 	t := map[string]map[string]float64{}
 	set := func(a, kind string, ns float64) {
@@ -296,7 +297,8 @@ func costTable(g *graph.Graph, refs []Candidate, kern *sim.Profile, mach *machin
 	if kern != nil {
 		for a, k := range kern.Kernels {
 			if p := mach.Resolve(k.Device); p != nil && p.Kind == "gpu" {
-				set(a, "gpu", 1e9*k.FiringTime(kern.Mean[a], p))
+				ft, _ := sim.KernelFiringTime(g, g.Actor(a), kern.Mean[a], k, kern.Kernels, mach, p)
+				set(a, "gpu", 1e9*ft)
 			}
 		}
 	}

@@ -134,7 +134,7 @@ func infoOf(i int, ci cu.DeviceInfo) device.Info {
 		Version: fmt.Sprintf("compute capability %d.%d (sm_%d%d)", ci.Major, ci.Minor, ci.Major, ci.Minor),
 		Driver:  drv, Kind: device.GPU, ComputeUnits: ci.SMs, ClockMHz: ci.ClockMHz,
 		GlobalMem: ci.TotalMem, LocalMem: ci.MaxSharedPerBlock, MaxAlloc: ci.TotalMem,
-		MaxWorkGroupSize: ci.MaxThreadsPerBlock, HostUnified: ci.Integrated,
+		MaxWorkGroupSize: ci.MaxThreadsPerBlock, MaxThreadsPerComputeUnit: ci.MaxThreadsPerSM, HostUnified: ci.Integrated,
 		PCIBus: fmt.Sprintf("%04x:%02x:%02x", ci.PCIDomain, ci.PCIBus, ci.PCIDevice),
 	}
 }

@@ -29,6 +29,7 @@ const (
 	AttrCanMapHostMemory        = 19
 	AttrPCIBusID                = 33
 	AttrPCIDeviceID             = 34
+	AttrMaxThreadsPerSM         = 39 // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
 	AttrPCIDomainID             = 50
 	AttrUnifiedAddressing       = 41
 	AttrComputeCapabilityMajor  = 75
@@ -133,6 +134,7 @@ type DeviceInfo struct {
 	Name                         string
 	Major, Minor                 int // compute capability
 	SMs                          int
+	MaxThreadsPerSM              int // resident threads per SM (occupancy limit)
 	TotalMem                     int64
 	ClockMHz                     int
 	MaxThreadsPerBlock           int
@@ -164,7 +166,7 @@ func (d Device) Info() (DeviceInfo, error) {
 		Ordinal: int(d), Name: string(buf[:n]), TotalMem: int64(mem),
 		Major: a(AttrComputeCapabilityMajor), Minor: a(AttrComputeCapabilityMinor),
 		SMs: a(AttrMultiprocessorCount), ClockMHz: a(AttrClockRate) / 1000,
-		MaxThreadsPerBlock: a(AttrMaxThreadsPerBlock), MaxSharedPerBlock: int64(a(AttrMaxSharedMemPerBlock)),
+		MaxThreadsPerBlock: a(AttrMaxThreadsPerBlock), MaxThreadsPerSM: a(AttrMaxThreadsPerSM), MaxSharedPerBlock: int64(a(AttrMaxSharedMemPerBlock)),
 		WarpSize: a(AttrWarpSize), Integrated: a(AttrIntegrated) != 0, UnifiedAddressing: a(AttrUnifiedAddressing) != 0,
 		PCIDomain: a(AttrPCIDomainID), PCIBus: a(AttrPCIBusID), PCIDevice: a(AttrPCIDeviceID),
 	}
