@@ -410,21 +410,37 @@ func (c *checkpoints) waits(u *unit) bool {
 	return pos == b*c.q[u.idx] && !c.producersAt(u, b)
 }
 
+// What reserve tells prepare.
+const (
+	reserveOK    = iota // the round may run
+	reserveHold         // a barrier is being chosen: wait (the trigger reschedules the unit)
+	reserveStale        // a barrier was chosen since round: prepare again
+)
+
 // reserve records that u's round ends at firing end, before it acquires
-// the round's windows; it reports false when a barrier is being chosen
-// (the trigger reschedules the unit). Storing reach before loading hold
-// makes the trigger, which stores hold before loading reach, see either
-// the new reach or this unit stopped.
-func (c *checkpoints) reserve(u *unit, end int64) bool {
+// the round's windows. Storing reach before loading hold makes the
+// trigger, which stores hold before loading reach, see either the new
+// reach or this unit stopped; and a barrier chosen between the unit's
+// round (which limited end) and this store, which the trigger chose from
+// the old reach, is seen here: the round is then limited again.
+func (c *checkpoints) reserve(u *unit, end int64) int {
 	if u.fz != nil {
 		u = u.fz.stages[0]
 	}
 	c.reach[u.idx].Store(end)
 	if c.external {
-		capAt := c.capAt[u.idx].Load()
-		return capAt == capFree || (capAt >= 0 && end <= capAt)
+		if capAt := c.capAt[u.idx].Load(); capAt == capFree || (capAt >= 0 && end <= capAt) {
+			return reserveOK
+		}
+		return reserveStale
 	}
-	return !c.hold.Load()
+	if c.hold.Load() {
+		return reserveHold
+	}
+	if b := c.barrier.Load(); c.taken[u.idx] < b && end > b*c.q[u.idx] {
+		return reserveStale
+	}
+	return reserveOK
 }
 
 // fusedRound is round for fused unit u: its stages are stateless and

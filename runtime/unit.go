@@ -256,8 +256,13 @@ func (u *unit) prepare() (int64, int) {
 	if u.portable() {
 		k = u.toRingEnds(next, k)
 	}
-	if ck := u.r.ck; ck != nil && !ck.reserve(u, next+k) {
-		return 0, whyIn // a barrier is being chosen (checkpoint.go)
+	if ck := u.r.ck; ck != nil {
+		switch ck.reserve(u, next+k) {
+		case reserveHold:
+			return 0, whyIn // a barrier is being chosen (checkpoint.go)
+		case reserveStale:
+			return u.prepare() // a barrier was chosen meanwhile: limit the round to it
+		}
 	}
 	for i := range u.ins {
 		p := &u.ins[i]
