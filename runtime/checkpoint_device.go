@@ -25,7 +25,7 @@ import (
 func (c *checkpoints) deviceCheckpointable(u *unit) string {
 	for i := range u.ins {
 		if u.ins[i].ch.c.Initial > 0 && u.du.ins[i].peer != nil {
-			return fmt.Sprintf("is a kernel actor whose input %s has initial tokens on a channel between two devices (copy them out is not supported): map both ends to one device", u.ins[i].p.Name)
+			return fmt.Sprintf("is a kernel actor whose input %s has initial tokens on a channel between two devices (copying them out is not supported): map both ends to one device", u.ins[i].p.Name)
 		}
 	}
 	return ""
