@@ -97,6 +97,9 @@ type ActorSnapshot struct {
 	Declared [][]byte
 	// History holds each input's history window (nil for inputs without).
 	History [][]byte
+	// Shared holds the shared variables whose last update was this
+	// actor's, by name, as they were at its barrier.
+	Shared map[string][]byte `json:",omitempty"`
 }
 
 // Size returns the bytes of state and tokens the checkpoint holds.
@@ -109,6 +112,9 @@ func (c *Checkpoint) Size() int64 {
 		}
 		for _, h := range a.History {
 			n += int64(len(h))
+		}
+		for _, v := range a.Shared {
+			n += int64(len(v))
 		}
 	}
 	for _, t := range c.Channels {
@@ -524,6 +530,7 @@ func (c *checkpoints) take(u *unit, next int64) (ActorSnapshot, map[string][]byt
 			s.Declared = append(s.Declared, append([]byte(nil), rep...))
 		}
 	}
+	s.Shared = sharedOfActor(c.r.ctx, u.a)
 	var toks map[string][]byte
 	for _, i := range c.delay[u.idx] {
 		p := &u.ins[i]

@@ -298,3 +298,68 @@ func TestCheckpointFusedChain(t *testing.T) {
 		t.Fatalf("resumed output: %d tokens, expected %d equal to the uninterrupted run's", len(file.got), len(ref.got))
 	}
 }
+
+// TestCheckpointSharedVariable: a shared variable that its one updater
+// increments at each firing (read, then update) is in the checkpoint with
+// its updater's snapshot, so the resumed run ends with the count of an
+// uninterrupted one.
+func TestCheckpointSharedVariable(t *testing.T) {
+	const iters = 200_000
+	build := func(file *ckFile) *graph.Graph {
+		g := graph.New("sharedckpt")
+		g.AddShared("count", graph.MustTokenType("i64"), make([]byte, 8), graph.SharedSync, "")
+		src := g.AddActor("src", graph.Stateful(), graph.WithFunc(Actor(&ckSource{})))
+		so := graph.AddOutput[int64](src, "y", graph.SDF(1))
+		cnt := g.AddActor("cnt", graph.WithFunc(FireFunc(func(f *Firing) error {
+			n, err := SharedValue[int64](f, "count")
+			if err != nil {
+				return err
+			}
+			copy(Output[int64](f, 0), Input[int64](f, 0))
+			return UpdateShared(f, "count", n+1)
+		})))
+		ci := graph.AddInput[int64](cnt, "x", graph.SDF(1))
+		co := graph.AddOutput[int64](cnt, "y", graph.SDF(1))
+		sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(Actor(&ckSink{file: file})))
+		graph.Connect(g, so, ci)
+		graph.Connect(g, co, graph.AddInput[int64](sink, "x", graph.SDF(1)))
+		return g
+	}
+	count := func(st *Stats) any {
+		for _, s := range st.Shared {
+			if s.Name == "count" {
+				return s.Value
+			}
+		}
+		return nil
+	}
+	file := &ckFile{}
+	store := &DirStore{Dir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	_, err := Run(ctx, build(file), Options{Iterations: iters, Workers: 2, Checkpoint: &CheckpointOptions{
+		Interval: 2 * time.Millisecond, Store: store, Completed: func(*Checkpoint) {
+			if n++; n == 3 {
+				cancel()
+			}
+		}}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("run: %v: expected it stopped after 3 checkpoints (%d taken)", err, n)
+	}
+	cp, err := store.Latest(context.Background())
+	if err != nil || cp == nil {
+		t.Fatalf("latest checkpoint: %v, %v", cp, err)
+	}
+	if v := cp.Actors["cnt"].Shared["count"]; len(v) != 8 || int64(binary.LittleEndian.Uint64(v)) != cp.Iteration {
+		t.Fatalf("checkpoint %d at iteration %d holds count %v: expected %d, recorded by cnt", cp.ID, cp.Iteration, v, cp.Iteration)
+	}
+	st, err := Run(context.Background(), build(file), Options{Iterations: iters, Workers: 2,
+		Checkpoint: &CheckpointOptions{Interval: time.Hour, Store: store, Resume: cp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := count(st); got != int64(iters) {
+		t.Fatalf("the resumed run ended with count %v: expected %d (resumed from iteration %d)", got, iters, cp.Iteration)
+	}
+}

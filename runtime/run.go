@@ -242,6 +242,12 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 	var endShared func()
 	r.ctx, endShared = withShared(r.ctx, g)
 	defer endShared()
+	if ck := opts.Checkpoint; ck != nil && ck.Resume != nil && !ck.External {
+		if err := restoreShared(r.ctx, g, ck.Resume); err != nil {
+			r.freeFifos()
+			return nil, err
+		}
+	}
 
 	// Start the actors that have a life cycle (every replica of a team
 	// with replicated state).

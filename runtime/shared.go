@@ -40,6 +40,7 @@ type sharedVar struct {
 	decl    *graph.SharedVar
 	cur     atomic.Pointer[[]byte]
 	updates atomic.Int64
+	by      atomic.Pointer[graph.Actor] // the actor whose update took effect last
 }
 
 // withShared returns ctx carrying g's shared variables (ctx itself when it
@@ -134,6 +135,7 @@ func publishShared(f *Firing) {
 	for _, u := range s.staged[f] {
 		if u.v.decl.Mode == graph.SharedSync {
 			u.v.set(u.val)
+			u.v.by.Store(f.actor)
 		} else {
 			if s.async[f.actor] == nil {
 				s.async[f.actor] = map[*sharedVar][]byte{}
@@ -145,6 +147,7 @@ func publishShared(f *Firing) {
 	if q := s.q[f.actor]; len(s.async[f.actor]) > 0 && (q <= 1 || (f.index+1)%q == 0) {
 		for v, val := range s.async[f.actor] {
 			v.set(val)
+			v.by.Store(f.actor)
 		}
 		delete(s.async, f.actor)
 	}
@@ -213,4 +216,49 @@ func endFiringShared(f *Firing, err error) {
 	} else if f.ctx != nil {
 		dropShared(f)
 	}
+}
+
+// sharedOfActor returns the values of the shared variables whose last
+// update that took effect was actor a's (a checkpoint's snapshot of a:
+// the value at a's barrier), or nil.
+func sharedOfActor(ctx context.Context, a *graph.Actor) map[string][]byte {
+	s, _ := ctx.Value(sharedKey{}).(*sharedSet)
+	if s == nil {
+		return nil
+	}
+	var out map[string][]byte
+	for name, v := range s.vars {
+		if v.by.Load() == a {
+			if out == nil {
+				out = map[string][]byte{}
+			}
+			out[name] = append([]byte(nil), *v.cur.Load()...)
+		}
+	}
+	return out
+}
+
+// restoreShared sets the shared variables to the values a checkpoint's
+// actors recorded (each variable as its last updater saw it at its
+// barrier).
+func restoreShared(ctx context.Context, g *graph.Graph, cp *Checkpoint) error {
+	s, _ := ctx.Value(sharedKey{}).(*sharedSet)
+	for name, snap := range cp.Actors {
+		for vname, val := range snap.Shared {
+			var v *sharedVar
+			if s != nil {
+				v = s.vars[vname]
+			}
+			if v == nil {
+				return fmt.Errorf("runtime: resume: checkpoint %d has shared variable %s (recorded by actor %s), which graph %s does not declare", cp.ID, vname, name, g.Name)
+			}
+			if len(val) != v.decl.Type.Size {
+				return fmt.Errorf("runtime: resume: shared variable %s has %d bytes in checkpoint %d: expected %d", vname, len(val), cp.ID, v.decl.Type.Size)
+			}
+			b := append([]byte(nil), val...)
+			v.cur.Store(&b)
+			v.by.Store(g.Actor(name))
+		}
+	}
+	return nil
 }
