@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -91,7 +92,7 @@ func (sp *spill) replay(at int64) (io.Reader, int64, error) {
 			}
 			b = b[at-s:]
 		}
-		rs = append(rs, strings.NewReader(string(b)))
+		rs = append(rs, bytes.NewReader(b))
 	}
 	return io.MultiReader(rs...), end, nil
 }

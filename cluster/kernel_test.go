@@ -19,15 +19,7 @@ import (
 func TestRemoteKernel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var cl device.Info
-	for _, r := range device.Discover(ctx) {
-		if r.Backend == "opencl" && len(r.Devices) > 0 {
-			cl = r.Devices[0]
-		}
-	}
-	if cl.ID == "" {
-		t.Skip("no OpenCL device (scripts/install-pocl.sh installs PoCL): the kernel-shipping test needs one on the worker")
-	}
+	cl := openCLDevice(ctx, t)
 	load := func() (*graph.Graph, *collector) {
 		g, err := spec.Load("../examples/opencl/saxpy.yaml")
 		if err != nil {
@@ -63,4 +55,17 @@ func TestRemoteKernel(t *testing.T) {
 	if len(want.got) != 128 || !slices.Equal(got.got, want.got) {
 		t.Fatalf("kernels on the worker gave %v, the local Go run %v", got.got, want.got)
 	}
+}
+
+// openCLDevice returns the first OpenCL device, for a worker to lend, or
+// skips the test without one.
+func openCLDevice(ctx context.Context, t *testing.T) device.Info {
+	t.Helper()
+	for _, r := range device.Discover(ctx) {
+		if r.Backend == "opencl" && len(r.Devices) > 0 {
+			return r.Devices[0]
+		}
+	}
+	t.Skip("no OpenCL device (scripts/install-pocl.sh installs PoCL): the test needs one on a worker")
+	return device.Info{}
 }

@@ -33,15 +33,7 @@ const scaleCL = `void FIRE() {
 func TestRecoverLostKernelWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var cl device.Info
-	for _, r := range device.Discover(ctx) {
-		if r.Backend == "opencl" && len(r.Devices) > 0 {
-			cl = r.Devices[0]
-		}
-	}
-	if cl.ID == "" {
-		t.Skip("no OpenCL device (scripts/install-pocl.sh installs PoCL): the test needs one on the workers")
-	}
+	cl := openCLDevice(ctx, t)
 	const count, rate = 40_000, 64
 	src := filepath.Join(t.TempDir(), "scale.cl")
 	if err := os.WriteFile(src, []byte(scaleCL), 0o644); err != nil {

@@ -378,18 +378,9 @@ func (c *checkpoints) round(u *unit, k int64) int64 {
 	if u.fz != nil {
 		return c.fusedRound(u, k)
 	}
-	b := c.barrier.Load()
-	if c.taken[u.idx] >= b {
-		return k
-	}
-	lim := b * c.q[u.idx]
-	switch {
-	case u.next < lim:
-		return min(k, lim-u.next)
-	case u.next > lim:
-		c.fail(fmt.Errorf("runtime: checkpoint at iteration %d: actor %s passed its barrier (firing %d) before taking its snapshot (at firing %d)", b, u.name, lim, u.next))
-		c.taken[u.idx] = b
-		return k
+	n, b, at := c.toBarrier(u, u, k)
+	if !at {
+		return n
 	}
 	if !c.producersAt(u, b) {
 		return 0
@@ -397,6 +388,28 @@ func (c *checkpoints) round(u *unit, k int64) int64 {
 	c.snapshot(u, b)
 	c.taken[u.idx] = b
 	return k
+}
+
+// toBarrier limits the k firings unit u may start from its next firing to
+// the current barrier b of unit h (u itself, or the head of u's fused
+// chain, whose stages fire together): it returns k or fewer, and at true
+// (with n 0) when u is at the barrier and h has not taken its snapshot
+// there, which the caller then takes or waits for.
+func (c *checkpoints) toBarrier(u, h *unit, k int64) (n, b int64, at bool) {
+	b = c.barrier.Load()
+	if c.taken[h.idx] >= b {
+		return k, b, false
+	}
+	lim := b * c.q[h.idx]
+	switch {
+	case u.next < lim:
+		return min(k, lim-u.next), b, false
+	case u.next > lim:
+		c.fail(fmt.Errorf("runtime: checkpoint at iteration %d: actor %s passed its barrier (firing %d) before taking its snapshot (at firing %d)", b, u.name, lim, u.next))
+		c.taken[h.idx] = b
+		return k, b, false
+	}
+	return 0, b, true
 }
 
 // waits reports, from atomic state only, whether the unit cannot fire
@@ -454,24 +467,15 @@ func (c *checkpoints) reserve(u *unit, end int64) int {
 // plus the head's inputs with initial tokens.
 func (c *checkpoints) fusedRound(u *unit, k int64) int64 {
 	h := u.fz.stages[0]
-	b := c.barrier.Load()
-	if c.taken[h.idx] >= b {
-		return k
-	}
-	lim := b * c.q[h.idx]
-	switch {
-	case u.next < lim:
-		return min(k, lim-u.next)
-	case u.next > lim:
-		c.fail(fmt.Errorf("runtime: checkpoint at iteration %d: fused chain %s passed its barrier (firing %d) before taking its snapshot (at firing %d)", b, u.name, lim, u.next))
-		c.taken[h.idx] = b
-		return k
+	n, b, at := c.toBarrier(u, h, k)
+	if !at {
+		return n
 	}
 	if !c.producersAt(h, b) {
 		return 0
 	}
 	for _, st := range u.fz.stages {
-		s, toks, err := c.take(st, lim)
+		s, toks, err := c.take(st, u.next)
 		if err != nil {
 			c.fail(fmt.Errorf("runtime: checkpoint at iteration %d: %w", b, err))
 			return 0

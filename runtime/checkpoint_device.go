@@ -43,23 +43,14 @@ func (c *checkpoints) deviceRound(u *unit, k int64) int64 {
 	if c.hold.Load() {
 		return 0
 	}
-	b := c.barrier.Load()
-	if c.taken[u.idx] >= b {
-		return k
-	}
-	lim := b * c.q[u.idx]
-	switch {
-	case u.next < lim:
-		return min(k, lim-u.next)
-	case u.next > lim:
-		c.fail(fmt.Errorf("runtime: checkpoint at iteration %d: kernel actor %s passed its barrier (firing %d) before taking its snapshot (at firing %d)", b, u.name, lim, u.next))
-		c.taken[u.idx] = b
-		return k
+	n, b, at := c.toBarrier(u, u, k)
+	if !at {
+		return n
 	}
 	if len(c.delay[u.idx]) > 0 {
 		return 0 // deviceSnapshots copies the tokens out
 	}
-	c.record(u, b, ActorSnapshot{Firing: lim}, nil)
+	c.record(u, b, ActorSnapshot{Firing: u.next}, nil)
 	c.taken[u.idx] = b
 	return k
 }

@@ -3,68 +3,12 @@ package runtime
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"math"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/graph"
 )
-
-// ckF32Source emits a fixed sequence of f32 tokens; its position is its
-// snapshot.
-type ckF32Source struct{ next int64 }
-
-func (s *ckF32Source) Fire(f *Firing) error {
-	for i, out := 0, Output[float32](f, 0); i < len(out); i++ {
-		out[i] = float32(s.next*7%1009)/1009 - 0.5
-		s.next++
-	}
-	return nil
-}
-
-func (s *ckF32Source) Snapshot() ([]byte, error) {
-	return binary.LittleEndian.AppendUint64(nil, uint64(s.next)), nil
-}
-
-func (s *ckF32Source) Restore(b []byte) error {
-	if len(b) != 8 {
-		return errors.New("expected 8 bytes")
-	}
-	s.next = int64(binary.LittleEndian.Uint64(b))
-	return nil
-}
-
-// ckF32File is a sink's output that outlives a run.
-type ckF32File struct {
-	mu  sync.Mutex
-	got []float32
-}
-
-// ckF32Sink appends to its file; a restore truncates it to the snapshot's
-// length.
-type ckF32Sink struct{ file *ckF32File }
-
-func (s *ckF32Sink) Fire(f *Firing) error {
-	s.file.mu.Lock()
-	s.file.got = append(s.file.got, Input[float32](f, 0)...)
-	s.file.mu.Unlock()
-	return nil
-}
-
-func (s *ckF32Sink) Snapshot() ([]byte, error) {
-	s.file.mu.Lock()
-	defer s.file.mu.Unlock()
-	return binary.LittleEndian.AppendUint64(nil, uint64(len(s.file.got))), nil
-}
-
-func (s *ckF32Sink) Restore(b []byte) error {
-	s.file.mu.Lock()
-	defer s.file.mu.Unlock()
-	s.file.got = s.file.got[:binary.LittleEndian.Uint64(b)]
-	return nil
-}
 
 // leakyCL is y = s/2 + x with s the previous y (a leaky integrator per
 // token lane): its state is the feedback channel loop → s.
@@ -86,10 +30,10 @@ const leakyCL = `void FIRE() {
 // deviceCheckpointGraph is src → a1 → leaky (feedback loop with initial
 // tokens) → a2 → snk, the three middle actors with kernels; with relay
 // the loop goes through a Go actor, its initial tokens on the host.
-func deviceCheckpointGraph(file *ckF32File, relay bool) *graph.Graph {
+func deviceCheckpointGraph(file *ckFile[float32], relay bool) *graph.Graph {
 	g := graph.New("devckpt")
 	f32 := graph.MustTokenType("f32")
-	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(Actor(&ckF32Source{})))
+	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(Actor(&ckSource[float32]{})))
 	src.AddPort("out", graph.Out, f32, graph.SDF(rate), "")
 	addAffine(g, "a1", 3, 1)
 	leaky := g.AddActor("leaky",
@@ -109,7 +53,7 @@ func deviceCheckpointGraph(file *ckF32File, relay bool) *graph.Graph {
 	leaky.AddPort("y", graph.Out, f32, graph.SDF(rate), "").Block = 8
 	leaky.AddPort("loop", graph.Out, f32, graph.SDF(rate), "").Block = 8
 	addAffine(g, "a2", 2, -0.5)
-	snk := g.AddActor("snk", graph.Stateful(), graph.WithFunc(Actor(&ckF32Sink{file: file})))
+	snk := g.AddActor("snk", graph.Stateful(), graph.WithFunc(Actor(&ckSink[float32]{file: file})))
 	snk.AddPort("in", graph.In, f32, graph.SDF(rate), "")
 	g.JoinNames("src.out", "a1.x")
 	g.JoinNames("a1.y", "leaky.x")
@@ -166,28 +110,12 @@ func testCheckpointKernels(t *testing.T, m map[string]*graph.Placement, relay, r
 	opts := func() Options {
 		return Options{Iterations: iters, Workers: 2, Mapping: &graph.Mapping{Actors: m}}
 	}
-	ref := &ckF32File{}
+	ref := &ckFile[float32]{}
 	if _, err := Run(context.Background(), deviceCheckpointGraph(ref, relay), opts()); err != nil {
 		t.Fatal(err)
 	}
-	store := &DirStore{Dir: t.TempDir()}
-	file := &ckF32File{}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	n := 0
-	o := opts()
-	o.Checkpoint = &CheckpointOptions{Interval: 5 * time.Millisecond, Store: store, Completed: func(*Checkpoint) {
-		if n++; n == 3 {
-			cancel()
-		}
-	}}
-	st, err := Run(ctx, deviceCheckpointGraph(file, relay), o)
-	if err == nil {
-		t.Fatalf("the run ended after %d checkpoints, before it was stopped: make it longer", n)
-	}
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("run: %v", err)
-	}
+	file := &ckFile[float32]{}
+	st, _, store := stopAfterCheckpoints(t, deviceCheckpointGraph(file, relay), opts(), 5*time.Millisecond)
 	if st.Checkpoints == nil || st.Checkpoints.Completed < 3 {
 		t.Fatalf("checkpoint stats %+v: expected 3 or more completed", st.Checkpoints)
 	}
@@ -205,7 +133,7 @@ func testCheckpointKernels(t *testing.T, m map[string]*graph.Placement, relay, r
 	if cp.Iteration >= iters {
 		t.Fatalf("checkpoint at iteration %d of %d: nothing left to resume", cp.Iteration, iters)
 	}
-	o = opts()
+	o := opts()
 	o.Checkpoint = &CheckpointOptions{Interval: time.Hour, Store: store, Resume: cp}
 	st, err = Run(context.Background(), deviceCheckpointGraph(file, relay), o)
 	if err != nil {

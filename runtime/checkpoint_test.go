@@ -13,22 +13,33 @@ import (
 	"github.com/sluicehq/sluice/graph"
 )
 
-// ckSource emits consecutive int64 values; its position is its snapshot.
-type ckSource struct{ next int64 }
+// ckSource emits a fixed sequence of tokens (ckValue); its position is
+// its snapshot.
+type ckSource[T int64 | float32] struct{ next int64 }
 
-func (s *ckSource) Fire(f *Firing) error {
-	for i, out := 0, Output[int64](f, 0); i < len(out); i++ {
-		out[i] = s.next * 7 % 1009
+func (s *ckSource[T]) Fire(f *Firing) error {
+	for i, out := 0, Output[T](f, 0); i < len(out); i++ {
+		out[i] = ckValue[T](s.next)
 		s.next++
 	}
 	return nil
 }
 
-func (s *ckSource) Snapshot() ([]byte, error) {
+// ckValue is token n of ckSource's sequence.
+func ckValue[T int64 | float32](n int64) T {
+	v := n * 7 % 1009
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return T(float32(v)/1009 - 0.5)
+	}
+	return T(v)
+}
+
+func (s *ckSource[T]) Snapshot() ([]byte, error) {
 	return binary.LittleEndian.AppendUint64(nil, uint64(s.next)), nil
 }
 
-func (s *ckSource) Restore(b []byte) error {
+func (s *ckSource[T]) Restore(b []byte) error {
 	if len(b) != 8 {
 		return errors.New("expected 8 bytes")
 	}
@@ -37,41 +48,67 @@ func (s *ckSource) Restore(b []byte) error {
 }
 
 // ckFile is a sink's output that outlives a run, as a file does.
-type ckFile struct {
+type ckFile[T any] struct {
 	mu  sync.Mutex
-	got []int64
+	got []T
 }
 
 // ckSink appends to its file; its snapshot is the file's length, and a
 // restore truncates the file to it (what the file sink does).
-type ckSink struct{ file *ckFile }
+type ckSink[T any] struct{ file *ckFile[T] }
 
-func (s *ckSink) Fire(f *Firing) error {
+func (s *ckSink[T]) Fire(f *Firing) error {
 	s.file.mu.Lock()
-	s.file.got = append(s.file.got, Input[int64](f, 0)...)
+	s.file.got = append(s.file.got, Input[T](f, 0)...)
 	s.file.mu.Unlock()
 	return nil
 }
 
-func (s *ckSink) Snapshot() ([]byte, error) {
+func (s *ckSink[T]) Snapshot() ([]byte, error) {
 	s.file.mu.Lock()
 	defer s.file.mu.Unlock()
 	return binary.LittleEndian.AppendUint64(nil, uint64(len(s.file.got))), nil
 }
 
-func (s *ckSink) Restore(b []byte) error {
+func (s *ckSink[T]) Restore(b []byte) error {
 	s.file.mu.Lock()
 	defer s.file.mu.Unlock()
 	s.file.got = s.file.got[:binary.LittleEndian.Uint64(b)]
 	return nil
 }
 
+// stopAfterCheckpoints runs g with opts and checkpoints every interval
+// into a fresh directory until three are stored, then stops the run; it
+// fails the test unless the run was stopped that way, and returns its
+// statistics, the iterations of the checkpoints as they completed, and
+// the store.
+func stopAfterCheckpoints(t *testing.T, g *graph.Graph, opts Options, interval time.Duration) (*Stats, []int64, *DirStore) {
+	t.Helper()
+	store := &DirStore{Dir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen []int64
+	opts.Checkpoint = &CheckpointOptions{Interval: interval, Store: store, Completed: func(cp *Checkpoint) {
+		if seen = append(seen, cp.Iteration); len(seen) == 3 {
+			cancel()
+		}
+	}}
+	st, err := Run(ctx, g, opts)
+	if err == nil {
+		t.Fatalf("the run ended (%d checkpoints: %v) before it was stopped: make it longer", len(seen), seen)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("run: %v", err)
+	}
+	return st, seen, store
+}
+
 // checkpointGraph is a multi-rate graph with every kind of state: a
 // source with a position, an input with history, declared state, a
 // feedback loop with an initial token, and a sink writing to file.
-func checkpointGraph(file *ckFile) *graph.Graph {
+func checkpointGraph(file *ckFile[int64]) *graph.Graph {
 	g := graph.New("ckpt")
-	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(Actor(&ckSource{})))
+	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(Actor(&ckSource[int64]{})))
 	so := graph.AddOutput[int64](src, "y", graph.SDF(3))
 
 	hist := g.AddActor("hist", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
@@ -102,7 +139,7 @@ func checkpointGraph(file *ckFile) *graph.Graph {
 	ay := graph.AddOutput[int64](acc, "y", graph.SDF(2))
 	aloop := graph.AddOutput[int64](acc, "loop", graph.SDF(1))
 
-	sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(Actor(&ckSink{file: file})))
+	sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(Actor(&ckSink[int64]{file: file})))
 	si := graph.AddInput[int64](sink, "x", graph.SDF(1))
 
 	graph.Connect(g, so, hi)
@@ -128,31 +165,13 @@ func TestCheckpointResume(t *testing.T) {
 
 func testCheckpointResume(t *testing.T, m *graph.Mapping) {
 	const iters = 100_000
-	ref := &ckFile{}
+	ref := &ckFile[int64]{}
 	if _, err := Run(context.Background(), checkpointGraph(ref), Options{Iterations: iters, Workers: 2}); err != nil {
 		t.Fatal(err)
 	}
 
-	dir := t.TempDir()
-	store := &DirStore{Dir: dir}
-	file := &ckFile{}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var seen []int64
-	st, err := Run(ctx, checkpointGraph(file), Options{Iterations: iters, Workers: 2, Mapping: m, Checkpoint: &CheckpointOptions{
-		Interval: 2 * time.Millisecond, Store: store,
-		Completed: func(cp *Checkpoint) {
-			seen = append(seen, cp.Iteration)
-			if len(seen) == 3 {
-				cancel()
-			}
-		}}})
-	if err == nil {
-		t.Fatalf("the run ended (%d checkpoints: %v) before it was stopped: make it longer", len(seen), seen)
-	}
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("run: %v", err)
-	}
+	file := &ckFile[int64]{}
+	st, seen, store := stopAfterCheckpoints(t, checkpointGraph(file), Options{Iterations: iters, Workers: 2, Mapping: m}, 2*time.Millisecond)
 	if st.Checkpoints == nil || st.Checkpoints.Completed < 3 || st.Checkpoints.LastBytes == 0 {
 		t.Fatalf("checkpoint stats %+v: expected 3 or more completed, with bytes", st.Checkpoints)
 	}
@@ -235,9 +254,9 @@ func TestDirStore(t *testing.T) {
 
 // fusedCheckpointGraph is src → three stateless stages (fused into one
 // chain) → sink.
-func fusedCheckpointGraph(file *ckFile) *graph.Graph {
+func fusedCheckpointGraph(file *ckFile[int64]) *graph.Graph {
 	g := graph.New("fusedckpt")
-	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(Actor(&ckSource{})))
+	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(Actor(&ckSource[int64]{})))
 	prev := graph.AddOutput[int64](src, "y", graph.SDF(4))
 	for i, name := range []string{"s1", "s2", "s3"} {
 		m := int64(i + 2)
@@ -252,7 +271,7 @@ func fusedCheckpointGraph(file *ckFile) *graph.Graph {
 		graph.Connect(g, prev, in)
 		prev = graph.AddOutput[int64](st, "y", graph.SDF(4))
 	}
-	sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(Actor(&ckSink{file: file})))
+	sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(Actor(&ckSink[int64]{file: file})))
 	graph.Connect(g, prev, graph.AddInput[int64](sink, "x", graph.SDF(4)))
 	return g
 }
@@ -262,24 +281,12 @@ func fusedCheckpointGraph(file *ckFile) *graph.Graph {
 // an uninterrupted run.
 func TestCheckpointFusedChain(t *testing.T) {
 	const iters = 400_000
-	ref := &ckFile{}
+	ref := &ckFile[int64]{}
 	if _, err := Run(context.Background(), fusedCheckpointGraph(ref), Options{Iterations: iters, Workers: 2}); err != nil {
 		t.Fatal(err)
 	}
-	store := &DirStore{Dir: t.TempDir()}
-	file := &ckFile{}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	n := 0
-	st, err := Run(ctx, fusedCheckpointGraph(file), Options{Iterations: iters, Workers: 2, Checkpoint: &CheckpointOptions{
-		Interval: 2 * time.Millisecond, Store: store, Completed: func(*Checkpoint) {
-			if n++; n == 3 {
-				cancel()
-			}
-		}}})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("run: %v: expected it stopped after 3 checkpoints (%d taken)", err, n)
-	}
+	file := &ckFile[int64]{}
+	st, _, store := stopAfterCheckpoints(t, fusedCheckpointGraph(file), Options{Iterations: iters, Workers: 2}, 2*time.Millisecond)
 	for _, a := range st.Actors {
 		if a.Name == "s2" && a.Fused == "" {
 			t.Fatalf("s2 ran unfused in the checkpointed run: expected the chain s1..s3 fused")
@@ -305,10 +312,10 @@ func TestCheckpointFusedChain(t *testing.T) {
 // uninterrupted one.
 func TestCheckpointSharedVariable(t *testing.T) {
 	const iters = 200_000
-	build := func(file *ckFile) *graph.Graph {
+	build := func(file *ckFile[int64]) *graph.Graph {
 		g := graph.New("sharedckpt")
 		g.AddShared("count", graph.MustTokenType("i64"), make([]byte, 8), graph.SharedSync, "")
-		src := g.AddActor("src", graph.Stateful(), graph.WithFunc(Actor(&ckSource{})))
+		src := g.AddActor("src", graph.Stateful(), graph.WithFunc(Actor(&ckSource[int64]{})))
 		so := graph.AddOutput[int64](src, "y", graph.SDF(1))
 		cnt := g.AddActor("cnt", graph.WithFunc(FireFunc(func(f *Firing) error {
 			n, err := SharedValue[int64](f, "count")
@@ -320,7 +327,7 @@ func TestCheckpointSharedVariable(t *testing.T) {
 		})))
 		ci := graph.AddInput[int64](cnt, "x", graph.SDF(1))
 		co := graph.AddOutput[int64](cnt, "y", graph.SDF(1))
-		sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(Actor(&ckSink{file: file})))
+		sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(Actor(&ckSink[int64]{file: file})))
 		graph.Connect(g, so, ci)
 		graph.Connect(g, co, graph.AddInput[int64](sink, "x", graph.SDF(1)))
 		return g
@@ -333,20 +340,8 @@ func TestCheckpointSharedVariable(t *testing.T) {
 		}
 		return nil
 	}
-	file := &ckFile{}
-	store := &DirStore{Dir: t.TempDir()}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	n := 0
-	_, err := Run(ctx, build(file), Options{Iterations: iters, Workers: 2, Checkpoint: &CheckpointOptions{
-		Interval: 2 * time.Millisecond, Store: store, Completed: func(*Checkpoint) {
-			if n++; n == 3 {
-				cancel()
-			}
-		}}})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("run: %v: expected it stopped after 3 checkpoints (%d taken)", err, n)
-	}
+	file := &ckFile[int64]{}
+	_, _, store := stopAfterCheckpoints(t, build(file), Options{Iterations: iters, Workers: 2}, 2*time.Millisecond)
 	cp, err := store.Latest(context.Background())
 	if err != nil || cp == nil {
 		t.Fatalf("latest checkpoint: %v, %v", cp, err)

@@ -53,21 +53,10 @@ type ClusterResult struct {
 	Reps       int    `json:"reps"`
 	// Links are the calibrated worker links.
 	Links []*calibrate.Link `json:"links"`
-	// Medians over the repetitions: the measured throughput of a fresh
-	// run, the profiled run's own, and the predictions from the profiled
-	// run's profile and from the graph's declared costs.
-	Measured         float64 `json:"measured_iter_per_s"`
-	SameRun          float64 `json:"same_run_iter_per_s"`
-	Predicted        float64 `json:"predicted_iter_per_s"`
-	Declared         float64 `json:"declared_iter_per_s,omitempty"`
-	ErrorPct         float64 `json:"error_pct"`
-	SameRunErrorPct  float64 `json:"same_run_error_pct"`
-	DeclaredErrorPct float64 `json:"declared_error_pct,omitempty"`
-	// Per-repetition figures.
-	MeasuredRuns  []float64 `json:"measured_runs"`
-	SameRuns      []float64 `json:"same_runs"`
-	PredictedRuns []float64 `json:"predicted_runs"`
-	DeclaredRuns  []float64 `json:"declared_runs,omitempty"`
+	// The measured throughput of a fresh run, the profiled run's own, and
+	// the predictions from the profiled run's profile and from the graph's
+	// declared costs.
+	Figures
 	// Availability is the share of the time GOMAXPROCS goroutines spinning
 	// on the clock ran, before the comparison (1 on an idle host).
 	Availability float64 `json:"availability"`
@@ -200,19 +189,9 @@ func CompareCluster(ctx context.Context, cfg ClusterConfig) (*ClusterResult, err
 		}
 		logf("%s rep %d: measured %.0f it/s (profiled run %.0f); predicted from the profile %.0f it/s (%+.1f%%), from declared costs %.0f it/s (%+.1f%%)",
 			cfg.Graph, rep+1, c.measured, c.sameRun, c.profile, pct(c.profile, c.measured), c.declared, pct(c.declared, c.measured))
-		res.MeasuredRuns = append(res.MeasuredRuns, c.measured)
-		res.SameRuns = append(res.SameRuns, c.sameRun)
-		res.PredictedRuns = append(res.PredictedRuns, c.profile)
-		if c.declared > 0 {
-			res.DeclaredRuns = append(res.DeclaredRuns, c.declared)
-		}
+		res.add(c)
 	}
-	res.Measured, res.SameRun, res.Predicted = median(res.MeasuredRuns), median(res.SameRuns), median(res.PredictedRuns)
-	res.ErrorPct, res.SameRunErrorPct = pct(res.Predicted, res.Measured), pct(res.Predicted, res.SameRun)
-	if len(res.DeclaredRuns) > 0 {
-		res.Declared = median(res.DeclaredRuns)
-		res.DeclaredErrorPct = pct(res.Declared, res.Measured)
-	}
+	res.summarize()
 	return res, nil
 }
 

@@ -95,27 +95,7 @@ type Result struct {
 	// the clock really ran, measured before each repetition (median): 1 on
 	// an idle host.
 	Availability float64 `json:"availability"`
-	// Predicted is the prediction from the profile, Declared from the
-	// graph's declared costs (0 when it declares none); medians over the
-	// repetitions.
-	Predicted float64 `json:"predicted_iter_per_s"`
-	Declared  float64 `json:"declared_iter_per_s,omitempty"`
-	Measured  float64 `json:"measured_iter_per_s"`
-	// SameRun is the throughput of the profiled run itself (median), and
-	// SameRunErrorPct the profile's prediction against it: the profile and
-	// the measurement then share the host's load, which on a shared host
-	// moves between runs.
-	SameRun         float64 `json:"same_run_iter_per_s"`
-	SameRunErrorPct float64 `json:"same_run_error_pct"`
-	// ErrorPct is 100 × (Predicted − Measured) / Measured; DeclaredErrorPct
-	// the same for Declared.
-	ErrorPct         float64 `json:"error_pct"`
-	DeclaredErrorPct float64 `json:"declared_error_pct,omitempty"`
-	// Per-repetition figures.
-	PredictedRuns []float64 `json:"predicted_runs"`
-	DeclaredRuns  []float64 `json:"declared_runs,omitempty"`
-	MeasuredRuns  []float64 `json:"measured_runs"`
-	SameRuns      []float64 `json:"same_runs"`
+	Figures
 	// BurnExtraNs is what the model adds to every declared cost: a
 	// synthetic actor's busy loop lasts that much longer than asked.
 	BurnExtraNs float64 `json:"burn_extra_ns,omitempty"`
@@ -304,12 +284,7 @@ func Compare(ctx context.Context, cfg Config) ([]Result, error) {
 				return nil, err
 			}
 			r.Graph, r.Iterations, r.Synthetic = c.graph, c.iters, c.synthetic
-			r.PredictedRuns = append(r.PredictedRuns, c.profile)
-			if c.declared > 0 {
-				r.DeclaredRuns = append(r.DeclaredRuns, c.declared)
-			}
-			r.MeasuredRuns = append(r.MeasuredRuns, c.measured)
-			r.SameRuns = append(r.SameRuns, c.sameRun)
+			r.add(c)
 			busy = append(busy, c.busyNs)
 			bc = append(bc, c.busyCores)
 			sbc = append(sbc, c.simBusyCores)
@@ -318,25 +293,63 @@ func Compare(ctx context.Context, cfg Config) ([]Result, error) {
 				c.graph, rep+1, par, av, c.busyCores, c.simBusyCores, c.measured, c.sameRun, c.profile, pct(c.profile, c.measured), pct(c.profile, c.sameRun), c.declared)
 		}
 		r.BurnExtraNs = burnExtra(base) * 1e9
-		r.Predicted = median(r.PredictedRuns)
-		r.Measured = median(r.MeasuredRuns)
+		r.summarize()
 		r.BusyNs = median(busy)
 		r.BusyCores, r.PredictedBusyCores = median(bc), median(sbc)
 		r.Parallelism = median(pars)
 		r.Availability = median(avs)
-		r.ErrorPct = pct(r.Predicted, r.Measured)
-		r.SameRun = median(r.SameRuns)
-		r.SameRunErrorPct = pct(r.Predicted, r.SameRun)
-		if len(r.DeclaredRuns) > 0 {
-			r.Declared = median(r.DeclaredRuns)
-			r.DeclaredErrorPct = pct(r.Declared, r.Measured)
-		}
 		out = append(out, r)
 	}
 	return out, nil
 }
 
 func pct(p, m float64) float64 { return 100 * (p - m) / m }
+
+// Figures are a comparison's throughputs (iterations per second) over its
+// repetitions, in Result and ClusterResult.
+type Figures struct {
+	// Predicted is the prediction from the profile, Declared from the
+	// graph's declared costs (0 when it declares none); medians over the
+	// repetitions.
+	Predicted float64 `json:"predicted_iter_per_s"`
+	Declared  float64 `json:"declared_iter_per_s,omitempty"`
+	Measured  float64 `json:"measured_iter_per_s"`
+	// SameRun is the throughput of the profiled run itself (median), and
+	// SameRunErrorPct the profile's prediction against it: the profile and
+	// the measurement then share the host's load, which on a shared host
+	// moves between runs.
+	SameRun         float64 `json:"same_run_iter_per_s"`
+	SameRunErrorPct float64 `json:"same_run_error_pct"`
+	// ErrorPct is 100 × (Predicted − Measured) / Measured; DeclaredErrorPct
+	// the same for Declared.
+	ErrorPct         float64 `json:"error_pct"`
+	DeclaredErrorPct float64 `json:"declared_error_pct,omitempty"`
+	// Per-repetition figures.
+	PredictedRuns []float64 `json:"predicted_runs"`
+	DeclaredRuns  []float64 `json:"declared_runs,omitempty"`
+	MeasuredRuns  []float64 `json:"measured_runs"`
+	SameRuns      []float64 `json:"same_runs"`
+}
+
+// add records one repetition.
+func (f *Figures) add(c comparison) {
+	f.PredictedRuns = append(f.PredictedRuns, c.profile)
+	if c.declared > 0 {
+		f.DeclaredRuns = append(f.DeclaredRuns, c.declared)
+	}
+	f.MeasuredRuns = append(f.MeasuredRuns, c.measured)
+	f.SameRuns = append(f.SameRuns, c.sameRun)
+}
+
+// summarize sets the medians and the errors from the repetitions.
+func (f *Figures) summarize() {
+	f.Predicted, f.Measured, f.SameRun = median(f.PredictedRuns), median(f.MeasuredRuns), median(f.SameRuns)
+	f.ErrorPct, f.SameRunErrorPct = pct(f.Predicted, f.Measured), pct(f.Predicted, f.SameRun)
+	if len(f.DeclaredRuns) > 0 {
+		f.Declared = median(f.DeclaredRuns)
+		f.DeclaredErrorPct = pct(f.Declared, f.Measured)
+	}
+}
 
 type comparison struct {
 	graph                       string
