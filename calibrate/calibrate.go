@@ -104,6 +104,12 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 				logf("%s: skipped: %v", info.ID, err)
 				continue
 			}
+			if err := measureIssue(ctx, g, info, workers); err != nil {
+				r.Skipped = append(r.Skipped, fmt.Sprintf("%s: issue costs: %v", info.ID, err))
+				logf("%s: issue costs not measured: %v", info.ID, err)
+			} else {
+				logf("%s: the runtime's device manager issues an invocation in %.1f µs and a host copy in %.1f µs", info.ID, g.IssueNs/1e3, g.CopyIssueNs/1e3)
+			}
 			r.GPUs = append(r.GPUs, g)
 		}
 	}
@@ -159,7 +165,7 @@ func (r *Result) Model() *machine.Machine {
 	for _, g := range r.GPUs {
 		name := strings.ReplaceAll(g.ID, ":", "")
 		m.Processors = append(m.Processors, &machine.Processor{Name: name, Kind: "gpu", ClockHz: 1e9, Units: 1,
-			FiringCost: ns(g.LaunchGapNs), Threads: g.Threads()})
+			FiringCost: ns(g.LaunchGapNs), Threads: g.Threads(), IssueCost: ns(g.IssueNs), CopyIssueCost: ns(g.CopyIssueNs)})
 		m.Interconnects = append(m.Interconnects, &machine.Interconnect{Name: "pcie-" + name, ClockHz: 1e9,
 			Elements: []string{"cpu", name}, StartLatency: ns(g.H2DPinnedNs), Bandwidth: max(1, ns(g.H2DPinnedBW/1e9)),
 			Channels: g.CopyEngines, Multiplexable: true, Duplex: map[string]bool{"cpu": g.CopyEngines > 1, name: g.CopyEngines > 1},
@@ -173,6 +179,9 @@ func (r *Result) Model() *machine.Machine {
 		c[p+"h2d_pinned_gb_s"], c[p+"d2h_pinned_gb_s"] = f(g.H2DPinnedBW/1e9), f(g.D2HPinnedBW/1e9)
 		c[p+"h2d_pageable_gb_s"], c[p+"d2h_pageable_gb_s"] = f(g.H2DPageableBW/1e9), f(g.D2HPageableBW/1e9)
 		c[p+"copy_engines"], c[p+"copy_overlap"] = strconv.Itoa(g.CopyEngines), f(g.Overlap)
+		if g.IssueNs > 0 || g.CopyIssueNs > 0 {
+			c[p+"issue_ns"], c[p+"copy_issue_ns"] = f(g.IssueNs), f(g.CopyIssueNs)
+		}
 		if g.Threads() > 0 {
 			c[p+"sms"], c[p+"threads_per_sm"] = strconv.Itoa(g.ComputeUnits), strconv.Itoa(g.ThreadsPerUnit)
 		}

@@ -96,6 +96,13 @@ func TestDeviceFigures(t *testing.T) {
 	if g.CopyEngines < 1 || g.CopyEngines > 2 {
 		t.Errorf("%d copy engines: expected 1 or 2", g.CopyEngines)
 	}
+	if err := measureIssue(ctx, g, info, 2); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("issue: %.1f µs an invocation, %.1f µs a host copy", g.IssueNs/1e3, g.CopyIssueNs/1e3)
+	if g.IssueNs+g.CopyIssueNs <= 0 {
+		t.Errorf("issue costs %g and %g ns: expected the runtime's device manager to take some time", g.IssueNs, g.CopyIssueNs)
+	}
 	r := &Result{Host: &Host{Workers: 1, CPUModel: "test"}, GPUs: []*GPU{g}}
 	m, err := machine.Parse("with-gpu.yaml", r.YAML())
 	if err != nil {
@@ -105,6 +112,9 @@ func TestDeviceFigures(t *testing.T) {
 	gpu := m.Resolve(info.ID)
 	if gpu == nil || gpu.Name != name || gpu.Kind != "gpu" || gpu.FiringCost <= 0 {
 		t.Fatalf("processor for %s: %+v: expected a gpu processor %s whose firing cost is the launch time", info.ID, gpu, name)
+	}
+	if gpu.IssueCost != int64(math.Round(g.IssueNs)) || gpu.CopyIssueCost != int64(math.Round(g.CopyIssueNs)) {
+		t.Errorf("processor %s: issue costs %d and %d cycles: expected the measured %.0f and %.0f ns", name, gpu.IssueCost, gpu.CopyIssueCost, g.IssueNs, g.CopyIssueNs)
 	}
 	if _, err := m.Route("cpu", name); err != nil {
 		t.Errorf("no route from cpu to %s: %v", name, err)

@@ -66,6 +66,8 @@ func Format(m *Machine, header ...string) []byte {
 		nz("spin_time", p.SpinTime)
 		nz("time_slice", p.TimeSlice)
 		nz("threads", p.Threads)
+		nz("issue_cost", p.IssueCost)
+		nz("copy_issue_cost", p.CopyIssueCost)
 		fmt.Fprintf(&b, "  %s: {%s}\n", quote(p.Name), strings.Join(f, ", "))
 	}
 	if len(m.Memories) > 0 {

@@ -44,7 +44,7 @@ var (
 	topKeys  = []string{"kind", "name", "processors", "memories", "interconnects", "calibration", "aliases"}
 	procKeys = []string{"kind", "clock", "units", "io", "address_space", "push_acquire_cost", "push_send_fixed_cost",
 		"push_send_unit", "push_send_unit_cost", "pop_acquire_fixed_cost", "pop_acquire_unit", "pop_acquire_unit_cost", "pop_discard_cost",
-		"wake_latency", "pool", "firing_cost", "round_cost", "spin_time", "time_slice", "threads"}
+		"wake_latency", "pool", "firing_cost", "round_cost", "spin_time", "time_slice", "threads", "issue_cost", "copy_issue_cost"}
 	memKeys = []string{"clock", "size", "latency", "bandwidth"}
 	icKeys  = []string{"elements", "clock", "duplex", "routing", "start_latency", "start_cost", "bandwidth", "finish_cost",
 		"channels", "multiplexable", "credits"}
@@ -224,6 +224,10 @@ func (p *parser) processor(e yamlpos.Field) *Processor {
 			pr.TimeSlice, _ = p.count(f.V, w)
 		case "threads":
 			pr.Threads, _ = p.count(f.V, w)
+		case "issue_cost":
+			pr.IssueCost, _ = p.count(f.V, w)
+		case "copy_issue_cost":
+			pr.CopyIssueCost, _ = p.count(f.V, w)
 		}
 	}
 	return pr

@@ -134,6 +134,13 @@ type Processor struct {
 	// when that is more — and at least one runs at a time; 0 (unknown)
 	// keeps one invocation per unit. An extension of Figure 14.
 	Threads int64
+	// IssueCost and CopyIssueCost are what issuing work to a device costs
+	// the one host thread that does it for all of the device's actors (the
+	// runtime's device manager), in cycles: per kernel invocation and per
+	// copy between host memory and the device. Invocations queue for that
+	// thread, one at a time, before they run; 0: issuing is free. An
+	// extension of Figure 14.
+	IssueCost, CopyIssueCost int64
 	// Origin says where the processor was declared, if known.
 	Origin string
 }

@@ -149,3 +149,35 @@ func TestKernelOccupancyShared(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelIssue: invocations queue for the device's issuing thread. K1
+// → K2 on a gpu with room for every invocation at once (1 s a firing, G =
+// 4: 4 s an invocation), S and T free on the cpu over a free link, 800
+// iterations. Without an issue cost every invocation overlaps the others:
+// the run takes a few invocations' time. With issue_cost 2 s the thread
+// issues one invocation per 2 s, two per G = 4 iterations: 1 s an
+// iteration; with copy_issue_cost 1 s too, K1's input and K2's output are
+// copies: (2+1) + (2+1) = 6 s per 4 iterations, 1.5 s.
+func TestKernelIssue(t *testing.T) {
+	g := chain(t, stage{name: "S", out: 1}, stage{name: "K1", cost: 1, in: 1, out: 1}, stage{name: "K2", cost: 1, in: 1, out: 1}, stage{name: "T", in: 1})
+	m := &graph.Mapping{Actors: map[string]*graph.Placement{"S": {Device: "cpu"}, "T": {Device: "cpu"},
+		"K1": {Device: "gpu", WorkGroups: 4, WorkItems: 1}, "K2": {Device: "gpu", WorkGroups: 4, WorkItems: 1}}}
+	for _, tc := range []struct {
+		issue, copyIssue int64
+		want             float64
+	}{{0, 0, 0}, {2, 0, 1}, {2, 1, 1.5}} {
+		mach := cpuGPU(0, 0, 0, 1<<20)
+		mach.Processors[1].IssueCost, mach.Processors[1].CopyIssueCost = tc.issue, tc.copyIssue
+		p, err := Build(g, m, mach, nil, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(p, Config{Iterations: 800})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if per := r.Makespan / 800; math.Abs(per-tc.want) > 0.02*tc.want+0.05 {
+			t.Errorf("issue %d s, copy issue %d s: %g s an iteration, want %g", tc.issue, tc.copyIssue, per, tc.want)
+		}
+	}
+}

@@ -186,6 +186,9 @@ func (e *engine) startRound(ti, pi, lane int, newTurn bool) {
 		}
 	}
 	ts.inRound = false
+	if batch > 1 {
+		t = e.issue(ps, moved, t)
+	}
 	var cyc int64
 	for _, m := range moved {
 		if m.push {
@@ -218,6 +221,25 @@ func (e *engine) startRound(ti, pi, lane int, newTurn bool) {
 		e.res.Spans = append(e.res.Spans, Span{Element: ps.name, Lane: lane, Name: name, Task: ti, Start: e.now, End: end})
 	}
 	e.schedule(end, evUnitFree, int32(pi), int32(lane), 0)
+}
+
+// issue queues an invocation that would start its work at t for the
+// device's issuing thread (ps.issueT, plus ps.copyIssueT per host copy:
+// each of its streams from or to another processor) and returns when its
+// work starts: after the invocations issued before it and its own issue.
+func (e *engine) issue(ps *procState, moved []streamBytes, t float64) float64 {
+	if ps.issueT == 0 && ps.copyIssueT == 0 {
+		return t
+	}
+	cost := ps.issueT
+	for _, m := range moved {
+		if e.streams[m.stream].remote {
+			cost += ps.copyIssueT
+		}
+	}
+	at := max(e.now, ps.issueFree) + cost
+	ps.issueFree = at
+	return t + (at - e.now)
 }
 
 // SteadyIterations is the fewest iterations whose simulation shows a pool

@@ -264,6 +264,10 @@ type procState struct {
 	used        int64   // threads held by running invocations
 	laneThreads []int64 // per unit: the threads its invocation holds
 	laneTask    []int   // per unit: the task it runs
+	// A device whose work one host thread issues (machine.Processor
+	// IssueCost, CopyIssueCost): invocations queue for it.
+	issueT, copyIssueT float64 // seconds per invocation, per host copy
+	issueFree          float64 // when the issuing thread is next free
 }
 
 type busState struct {
@@ -361,6 +365,7 @@ func newEngine(p *Program, cfg Config) (*engine, error) {
 				ps.lastTask[k] = -1
 			}
 		}
+		ps.issueT, ps.copyIssueT = pr.Seconds(pr.IssueCost), pr.Seconds(pr.CopyIssueCost)
 		if pr.WakeLatency > 0 || pr.Pool {
 			ps.wake = pr.Seconds(pr.WakeLatency)
 			ps.freeAt = make([]float64, pr.Units)

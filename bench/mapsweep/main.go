@@ -35,7 +35,18 @@
 //
 // The machine model is calibrated now (package calibrate, as `sluice
 // calibrate --device ID` for the backend's devices) unless -machine names
-// one. The graph's Go actors must be registered: this program imports
+// one.
+//
+// -save DIR keeps the sweep (report.json, each candidate's mapping and
+// profile, the kernel times' profile) so that a changed model can be held
+// against the same measurements without running them again:
+//
+//	go run ./bench/mapsweep -replay DIR -machine machine.yaml [-mapping FILE -G 16,64,256]
+//
+// predicts every saved candidate on machine.yaml, prints measured, the
+// sweep's prediction and the new one, and runs the mapping search on it:
+// the mapping it picks now and, where the sweep measured that mapping,
+// its measured throughput. The graph's Go actors must be registered: this program imports
 // examples/imagepipe.
 package main
 
@@ -89,10 +100,12 @@ func main() {
 		pickedOut = flag.String("picked-out", "", "write the picked mapping to this file")
 		machOut   = flag.String("machine-out", "", "write the machine model used to this file")
 		quiet     = flag.Bool("q", false, "no progress lines on standard error")
+		save      = flag.String("save", "", "also save the sweep (report, each candidate's mapping and profile) into this directory for -replay")
+		replay    = flag.String("replay", "", "predict a sweep saved with -save again on -machine, without measuring, and run sluice map's search on it")
 	)
 	flag.Parse()
-	if *graphFile == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: mapsweep -graph FILE [-backend opencl|cuda] [-mapping FILE] [-json] [flags]")
+	if (*graphFile == "" && *replay == "") || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: mapsweep -graph FILE [-backend opencl|cuda] [-mapping FILE] [-json] [flags]\n       mapsweep -replay DIR -machine FILE [-mapping FILE] [-G LIST]")
 		os.Exit(2)
 	}
 	ctx := context.Background()
@@ -114,13 +127,21 @@ func main() {
 	if len(cfg.Replicas) == 0 {
 		cfg.Replicas = defaultReplicas(cfg.Workers)
 	}
-	if cfg.Devices, err = devices(ctx, *backend, *devs); err != nil {
-		fail(err)
+	if *replay == "" {
+		if cfg.Devices, err = devices(ctx, *backend, *devs); err != nil {
+			fail(err)
+		}
 	}
 	if *def != "" {
 		if cfg.Default, err = spec.LoadMapping(*def); err != nil {
 			fail(err)
 		}
+	}
+	if *replay != "" {
+		if err := replayDir(ctx, *replay, *mach, cfg); err != nil {
+			fail(err)
+		}
+		return
 	}
 	if cfg.Machine, err = model(ctx, *mach, cfg); err != nil {
 		fail(err)
@@ -132,6 +153,11 @@ func main() {
 	if err := writeOutputs(rep, cfg, *outFile, *costsOut, *pickedOut, *machOut); err != nil {
 		fail(err)
 	}
+	if *save != "" {
+		if err := Save(*save, rep); err != nil {
+			fail(err)
+		}
+	}
 	if *asJSON {
 		if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
 			fail(err)
@@ -139,6 +165,19 @@ func main() {
 		return
 	}
 	Print(os.Stdout, rep)
+}
+
+// replayDir runs Replay on a saved sweep with the machine model in file
+// (required: the model to hold the saved measurements against).
+func replayDir(ctx context.Context, dir, file string, cfg Config) error {
+	if file == "" {
+		return fmt.Errorf("-replay %s: expected -machine FILE (the model to predict the saved sweep with)", dir)
+	}
+	mach, err := machine.Load(file)
+	if err != nil {
+		return err
+	}
+	return Replay(ctx, dir, mach, cfg, os.Stdout)
 }
 
 func fail(err error) {

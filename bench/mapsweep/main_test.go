@@ -130,6 +130,39 @@ func TestSweepOpenCL(t *testing.T) {
 	if !strings.Contains(rep.Candidates[1].Mapping, "half="+id+"/G") {
 		t.Errorf("candidate %s (%s): expected half on %s", rep.Candidates[1].Name, rep.Candidates[1].Mapping, id)
 	}
+	checkReplay(t, rep)
+}
+
+// checkReplay saves the sweep and replays it on the same model: every
+// candidate's prediction from its saved profile must equal the sweep's.
+func checkReplay(t *testing.T, rep *Report) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := Save(dir, rep); err != nil {
+		t.Fatal(err)
+	}
+	m, err := machine.Load("testdata/machine.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cfg := Config{G: []int{4, 16}, WorkItems: 16, Evaluations: 60, SearchIterations: 64}
+	if err := Replay(context.Background(), dir, m, cfg, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range append(rep.Candidates, rep.Picked) {
+		row := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(c.Name) + `\s+(\d+)\s+(\d+)\s+(\d+)\s`).FindStringSubmatch(out.String())
+		if row == nil {
+			t.Errorf("replay: no row for %s in\n%s", c.Name, out.String())
+			continue
+		}
+		if got, _ := strconv.ParseFloat(row[3], 64); math.Abs(got-c.Predicted) > 1+1e-6*c.Predicted {
+			t.Errorf("replay of %s on the same model: predicted %s it/s, expected the sweep's %.0f", c.Name, row[3], c.Predicted)
+		}
+	}
+	if !strings.Contains(out.String(), "sluice map's pick on this model") {
+		t.Errorf("replay: expected the pick, found\n%s", out.String())
+	}
 }
 
 // TestSpaceAndRunnable checks the enumeration and the translation of a

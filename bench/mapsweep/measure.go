@@ -34,6 +34,7 @@ type run struct {
 	// kernel compilation left out), both in iterations per second.
 	whole, steady float64
 	profile       *sim.Profile // mean firing times (s), kernel actors' G and device mode
+	raw           []byte       // the profile as Stats.WriteProfile wrote it
 	iters         int64        // iterations of the measured run
 }
 
@@ -92,7 +93,7 @@ func measure(ctx context.Context, file string, m *graph.Mapping, capacity map[st
 	if err != nil {
 		return r, err
 	}
-	r.profile = prof
+	r.profile, r.raw = prof, buf.Bytes()
 	return r, nil
 }
 

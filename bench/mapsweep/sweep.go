@@ -73,6 +73,7 @@ type Candidate struct {
 	Profile map[string]float64 `json:"profile_ns,omitempty"`
 	Err     string             `json:"error,omitempty"`
 	m       *graph.Mapping
+	raw     []byte // the run's profile file (Stats.WriteProfile)
 }
 
 // Report is a sweep's outcome.
@@ -102,6 +103,9 @@ type Report struct {
 	// Ratio is the picked mapping's measured throughput over the best
 	// candidate's.
 	Ratio float64 `json:"ratio"`
+	// kern is the kernel times' profile file (the all-device run in
+	// device mode callback), nil without kernel actors.
+	kern []byte
 }
 
 func (c *Config) logf(format string, args ...any) {
@@ -146,7 +150,7 @@ func Sweep(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("kernel times (all-device, device mode callback): %w", err)
 		}
-		kern = r.profile
+		kern, rep.kern = r.profile, r.raw
 		cfg.logf("kernel times (all-device, callback): %s", kernelTimes(kern))
 	}
 	all := append(refs, sp.candidates(cfg.Max, cfg.Seed, refs)...)
@@ -186,7 +190,7 @@ func (cfg *Config) candidate(ctx context.Context, m *graph.Mapping, kern *sim.Pr
 		c.Err = err.Error()
 		return c
 	}
-	c.Iterations = r.iters
+	c.Iterations, c.raw = r.iters, r.raw
 	c.Measured, c.MeasuredWhole = r.steady, r.whole
 	c.Profile = map[string]float64{}
 	for a, s := range r.profile.Mean {
@@ -267,8 +271,12 @@ func variants(cfg Config, sp *space) []*graph.Mapping {
 }
 
 // costTable gathers per-kind firing costs (ns): an actor's mean on the
-// CPU from the all-cpu run (refs[0], else the first reference run that
-// placed it on the CPU) and its kernel's time per firing on the device
+// CPU from the all-device run where that run placed it on the CPU (refs[1]:
+// beside the device, where it writes or reads host-staged windows that do
+// not stay in its cache as they do in the all-cpu run: the image
+// pipeline's source takes three times longer there), else from the all-cpu
+// run (refs[0]), else the first reference run that placed it on the CPU;
+// and its kernel's time per firing on the device
 // ("gpu") from kern, the all-device run with one invocation in flight at a
 // time, less the copies of its host-staged ports and the launch spread
 // over its G (sim.KernelFiringTime: the simulator charges the copies on
@@ -283,7 +291,11 @@ func costTable(g *graph.Graph, refs []Candidate, kern *sim.Profile, mach *machin
 			t[a][kind] = ns
 		}
 	}
-	for _, c := range refs {
+	order := refs
+	if len(refs) > 1 {
+		order = append([]Candidate{refs[1], refs[0]}, refs[2:]...)
+	}
+	for _, c := range order {
 		if c.Err != "" {
 			continue
 		}
@@ -365,7 +377,7 @@ func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, k
 	if err != nil {
 		return fmt.Errorf("measuring the picked mapping: %w", err)
 	}
-	c.Measured, c.MeasuredWhole, c.Iterations = r.steady, r.whole, r.iters
+	c.Measured, c.MeasuredWhole, c.Iterations, c.raw = r.steady, r.whole, r.iters, r.raw
 	if p, err := predict(cfg.Graph, m, cfg.Machine, withKernelTimes(r.profile, kern), rep.Capacity, r.iters); err == nil {
 		c.Predicted, c.PredictedWhole, c.ErrorPct = p.steady, p.whole, pct(p.steady, c.Measured)
 	}
