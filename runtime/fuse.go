@@ -286,11 +286,13 @@ func (e *fusedError) Error() string {
 
 func (e *fusedError) Unwrap() error { return e.err }
 
-// fusedRound runs k firings of fused unit u from its next firing: on this
-// worker alone when the pool has one worker or k is one batch, else as a
-// team round whose replicas claim batches. It reports whether this
-// worker goes on running the unit.
-func (u *unit) fusedRound(c *execCtx, k int64) bool {
+// fusedRound runs k firings of fused unit u from its next firing, the
+// first batch starting at t0: on this worker alone when the pool has one
+// worker or k is one batch, else as a team round whose replicas claim
+// batches. It reports whether this worker goes on running the unit, and
+// when its last batch ended (-1 after a team round: the time was not
+// read).
+func (u *unit) fusedRound(c *execCtx, k, t0 int64) (int64, bool) {
 	b := u.fz.batch
 	if u.replicas <= 1 || k <= b {
 		base := u.next
@@ -298,15 +300,15 @@ func (u *unit) fusedRound(c *execCtx, k int64) bool {
 		var err error
 		for done < k && err == nil {
 			var n int64
-			n, err = u.runFusedBatch(c, base, done, min(b, k-done))
+			n, t0, err = u.runFusedBatch(c, base, done, min(b, k-done), t0)
 			done += n
 		}
 		u.commit(base, done)
 		if err != nil {
 			u.stopWith(base+done, err)
-			return false
+			return t0, false
 		}
-		return true
+		return t0, true
 	}
 	helpers := min(int64(u.replicas), (k+b-1)/b) - 1
 	// Work that waits on this worker (most often the chain's producer or
@@ -320,16 +322,18 @@ func (u *unit) fusedRound(c *execCtx, k int64) bool {
 	}
 	id := u.startRound(k, helpers)
 	if leave {
-		return false
+		return -1, false
 	}
-	return u.fusedClaimLoop(c, id)
+	return -1, u.fusedClaimLoop(c, id)
 }
 
 // fusedClaimLoop claims and runs batches of round id of fused unit u
 // until none is left, as claimLoop does firings; whoever completes the
-// round commits it and reports true.
+// round commits it and reports true. Batches that follow each other
+// share a clock read: one's end is the next one's start.
 func (u *unit) fusedClaimLoop(c *execCtx, id uint64) bool {
 	const mask = 1<<claimBits - 1
+	t := int64(-1) // the last batch's end, while batches follow each other
 	for {
 		v := u.claim.Load()
 		if v>>claimBits != id {
@@ -342,7 +346,7 @@ func (u *unit) fusedClaimLoop(c *execCtx, id uint64) bool {
 			if !ok {
 				return false
 			}
-			id = nid
+			id, t = nid, -1
 			continue
 		}
 		n := min(u.fz.batch, k-j)
@@ -350,12 +354,15 @@ func (u *unit) fusedClaimLoop(c *execCtx, id uint64) bool {
 			continue
 		}
 		if j < u.stopAt.Load() {
-			t0 := c.now()
-			done, err := u.runFusedBatch(c, u.roundBase.Load(), j, n)
+			if t < 0 {
+				t = c.now()
+			}
+			t0 := t
+			done, t1, err := u.runFusedBatch(c, u.roundBase.Load(), j, n, t0)
 			if err != nil {
 				u.failRound(j+done, err)
 			}
-			c.lastTeamNs = c.now() - t0
+			c.lastTeamNs, t = t1-t0, t1
 		}
 		if u.doneN.Add(n) == k {
 			u.cur = c.wk
@@ -374,68 +381,149 @@ func (c *execCtx) fuseScratch(n int) []byte {
 	return c.fuseBuf[:n]
 }
 
+// fusedBatch is one batch of a fused chain's firings on its way through
+// the stages: where it stands, kept where the recovery from a panic in a
+// firing finds it.
+type fusedBatch struct {
+	u, st  *unit    // the fused unit; the stage running
+	c      *execCtx // the context running the batch
+	f      *Firing  // the context's Firing, set up for st
+	s      int      // st's place in the chain
+	j, n   int64    // the batch's first firing in the round's windows; its firings still going
+	m      int64    // the firing of st running, from the batch's first
+	idx0   int64    // the batch's first firing's index
+	t0     int64    // when st began
+	in, to []byte   // st's input and output scratch windows
+	err    error    // the first failure (a *fusedError)
+}
+
 // runFusedBatch runs firings [base+j, base+j+n) of fused unit u through
 // every stage, stage after stage, on the round's windows (offset j) and
-// the context's scratch buffers. It returns how many of the firings went
-// through every stage: all n, or those before the first that failed, with
-// that failure (a *fusedError naming the stage and its firing). Each
-// stage's time over the batch is recorded as its firings' (busy time
-// exact, one clock read per stage and batch).
-func (u *unit) runFusedBatch(c *execCtx, base, j, n int64) (int64, error) {
+// the context's scratch buffers, starting at t0. It returns how many of
+// the firings went through every stage — all n, or those before the first
+// that failed, with that failure (a *fusedError naming the stage and its
+// firing) — and when the batch ended. Each stage's time over the batch is
+// recorded as its firings' (busy time exact): the clock is read once per
+// stage, the end of one stage being the start of the next.
+func (u *unit) runFusedBatch(c *execCtx, base, j, n, t0 int64) (int64, int64, error) {
 	fz := u.fz
 	buf := c.fuseScratch(2 * fz.scratch)
-	cur, other := buf[:fz.scratch], buf[fz.scratch:]
-	idx0 := base + j
-	last := len(fz.stages) - 1
-	lim := n
-	var ferr error
-	t0 := c.now()
-	for s, st := range fz.stages {
-		f := c.firingFor(st)
-		f.replicas, f.phase = u.replicas, 0 // stages have one phase
-		for m := int64(0); m < lim; m++ {
-			idx := idx0 + m
-			for i := range st.ins {
-				w := int(st.ins[i].sum) * st.ins[i].tsize
-				if s == 0 {
-					o := int(j+m) * w
-					f.ins[i] = u.inWin[i][o : o+w : o+w]
-				} else {
-					o := int(m) * w
-					f.ins[i] = cur[o : o+w : o+w]
-				}
-			}
-			for i := range st.outs {
-				w := int(st.outs[i].sum) * st.outs[i].tsize
-				switch {
-				case s < last:
-					o := int(m) * w
-					f.outs[i] = other[o : o+w : o+w]
-				case u.outWin[i] == nil:
-					f.outs[i] = nil
-				default:
-					o := int(j+m) * w
-					f.outs[i] = u.outWin[i][o : o+w : o+w]
-				}
-			}
-			f.index = idx
-			f.replica = int(idx % int64(u.replicas))
-			if err := callFire(st.fire, f); err != nil {
-				lim, ferr = m, &fusedError{stage: st, idx: idx, err: err}
-				break
-			}
+	b := fusedBatch{u: u, c: c, j: j, n: n, idx0: base + j, t0: t0, in: buf[:fz.scratch], to: buf[fz.scratch:]}
+	for b.s < len(fz.stages) && b.n > 0 {
+		b.runStages() // returns early only after a panic
+	}
+	return b.n, b.t0, b.err
+}
+
+// runStages runs the batch's firings through stages s and on. A firing
+// that fails, or panics, stops the batch's later firings: the earlier
+// ones go on through the later stages (their outputs are committed).
+// After a panic it returns with s at the next stage, and the caller calls
+// it again: one recovery per batch, not one per firing.
+func (b *fusedBatch) runStages() {
+	defer func() {
+		if v := recover(); v != nil {
+			b.fail(&PanicError{Value: v})
+			b.endStage()
 		}
-		t1 := c.now()
-		if lim > 0 {
-			c.recordInvocation(st, idx0, lim, t0, t1)
+	}()
+	stages := b.u.fz.stages
+	for b.s < len(stages) && b.n > 0 {
+		b.st = stages[b.s]
+		b.f = b.c.firingFor(b.st)
+		b.f.replicas, b.f.phase = b.u.replicas, 0 // stages have one phase
+		if b.s > 0 && b.s < len(stages)-1 {
+			b.fireInner()
+		} else {
+			b.fireOuter()
 		}
-		t0 = t1
-		cur, other = other, cur
-		if lim == 0 {
-			break
+		b.endStage()
+	}
+}
+
+// fireInner runs the batch's firings of a stage between the first and
+// the last: one input and one output, both scratch windows.
+func (b *fusedBatch) fireInner() {
+	st, f := b.st, b.f
+	in, out := &st.ins[0], &st.outs[0]
+	wi, wo := int(in.sum)*in.tsize, int(out.sum)*out.tsize
+	reps := int64(b.u.replicas)
+	rep := b.idx0 % reps
+	for b.m = 0; b.m < b.n; b.m++ {
+		i, o := int(b.m)*wi, int(b.m)*wo
+		f.ins[0] = b.in[i : i+wi : i+wi]
+		f.outs[0] = b.to[o : o+wo : o+wo]
+		f.index, f.replica = b.idx0+b.m, int(rep)
+		if err := fireOnce(st.fire, f); err != nil {
+			b.fail(err)
+		}
+		if rep++; rep == reps {
+			rep = 0
 		}
 	}
-	return lim, ferr
+}
+
+// fireOuter runs the batch's firings of the first or the last stage.
+func (b *fusedBatch) fireOuter() {
+	for b.m = 0; b.m < b.n; b.m++ {
+		b.windows()
+		if err := fireOnce(b.st.fire, b.f); err != nil {
+			b.fail(err)
+		}
+	}
+}
+
+// windows points the Firing at the windows of firing m of the first or
+// the last stage: the round's input windows for the first stage, its
+// output windows for the last, the scratch windows between.
+func (b *fusedBatch) windows() {
+	st, f, u := b.st, b.f, b.u
+	first, last := b.s == 0, b.s == len(u.fz.stages)-1
+	for i := range st.ins {
+		w := int(st.ins[i].sum) * st.ins[i].tsize
+		if first {
+			o := int(b.j+b.m) * w
+			f.ins[i] = u.inWin[i][o : o+w : o+w]
+		} else {
+			o := int(b.m) * w
+			f.ins[i] = b.in[o : o+w : o+w]
+		}
+	}
+	for i := range st.outs {
+		w := int(st.outs[i].sum) * st.outs[i].tsize
+		switch {
+		case !last:
+			o := int(b.m) * w
+			f.outs[i] = b.to[o : o+w : o+w]
+		case u.outWin[i] == nil:
+			f.outs[i] = nil
+		default:
+			o := int(b.j+b.m) * w
+			f.outs[i] = u.outWin[i][o : o+w : o+w]
+		}
+	}
+	idx := b.idx0 + b.m
+	f.index = idx
+	f.replica = int(idx % int64(u.replicas))
+}
+
+// fail records that firing m of the running stage failed with err: it
+// and the batch's later firings stop here.
+func (b *fusedBatch) fail(err error) {
+	b.err = &fusedError{stage: b.st, idx: b.idx0 + b.m, err: err}
+	b.n = b.m
+}
+
+// endStage records the running stage's time over the batch's firings
+// that it ran and moves to the next stage.
+func (b *fusedBatch) endStage() {
+	t1 := b.c.now()
+	if b.n > 0 {
+		b.c.recordInvocation(b.st, b.idx0, b.n, b.t0, t1)
+	}
+	b.t0 = t1
+	b.in, b.to = b.to, b.in
+	b.s++
 }
 
 // commitStages counts done firings of every stage of fused unit u.

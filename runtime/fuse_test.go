@@ -415,3 +415,93 @@ func TestFusedChainRunsInParallel(t *testing.T) {
 	}
 	checkSeq(t, col.values(), 1024*64, func(i int64) int64 { return i + 1 })
 }
+
+// A failure in the middle of a batch (here at firing 1234 of a batch of
+// 256, on two workers) commits exactly the firings before it, through
+// every stage, for an error and a panic alike: the batch's earlier
+// firings go on through the later stages.
+func TestFusedFailureMidBatchCommitsEarlierFirings(t *testing.T) {
+	for _, panics := range []bool{false, true} {
+		t.Run(fmt.Sprintf("panic=%v", panics), func(t *testing.T) {
+			g := graph.New("fmid")
+			src := addSource(g, "src", 4, -1)
+			aIn, aOut := addMap(g, "first", 4, func(v int64) int64 { return v + 1 })
+			m := g.AddActor("mid", graph.WithFunc(FireFunc(func(f *Firing) error {
+				if f.Index() == 1234 {
+					if panics {
+						panic("bad")
+					}
+					return errors.New("boom")
+				}
+				copy(Output[int64](f, 0), Input[int64](f, 0))
+				return nil
+			})))
+			mIn, mOut := graph.AddInput[int64](m, "in", graph.SDF(4)), graph.AddOutput[int64](m, "out", graph.SDF(4))
+			lIn, lOut := addMap(g, "last", 4, func(v int64) int64 { return v * 2 })
+			k, col := addSink(g, "k", graph.SDF(4))
+			graph.Connect(g, src, aIn)
+			graph.Connect(g, aOut, mIn)
+			graph.Connect(g, mOut, lIn)
+			graph.Connect(g, lOut, k)
+			st, err := Run(context.Background(), g, Options{Workers: 2, Iterations: 100000})
+			if err == nil || !strings.HasPrefix(err.Error(), "actor mid firing 1234: ") {
+				t.Fatalf("error %v: want actor mid firing 1234", err)
+			}
+			got := col.values() // what the sink took before the run stopped
+			if len(got) > 1234*4 {
+				t.Fatalf("the sink got %d tokens: want at most %d", len(got), 1234*4)
+			}
+			checkSeq(t, got, int64(len(got)), func(i int64) int64 { return (i + 1) * 2 })
+			for _, name := range []string{"first", "mid", "last"} {
+				a := st.Actor(name)
+				if a.Fused == "" {
+					t.Fatalf("%s not fused", name)
+				}
+				if a.Firings != 1234 || a.TokensOut != 1234*4 {
+					t.Errorf("%s: %d firings, %d tokens out: want 1234 and %d", name, a.Firings, a.TokensOut, 1234*4)
+				}
+			}
+		})
+	}
+}
+
+// Each stage of a fused chain is timed on its own: a stage that spins
+// 20 µs a firing gets that busy time and mean, and the cheap stages
+// around it (which share its clock reads: one stage's end is the next
+// one's start) get little of it.
+func TestFusedStageBusyTime(t *testing.T) {
+	g := graph.New("fbusy")
+	src := addSource(g, "src", 16, 16*400)
+	aIn, aOut := addMap(g, "cheap1", 16, func(v int64) int64 { return v + 1 })
+	var calls atomic.Int64
+	m := g.AddActor("slow", graph.WithFunc(FireFunc(func(f *Firing) error {
+		calls.Add(1)
+		spin(20 * time.Microsecond)
+		copy(Output[int64](f, 0), Input[int64](f, 0))
+		return nil
+	})))
+	sIn, sOut := graph.AddInput[int64](m, "in", graph.SDF(16)), graph.AddOutput[int64](m, "out", graph.SDF(16))
+	bIn, bOut := addMap(g, "cheap2", 16, func(v int64) int64 { return v - 1 })
+	k, col := addSink(g, "k", graph.SDF(16))
+	graph.Connect(g, src, aIn)
+	graph.Connect(g, aOut, sIn)
+	graph.Connect(g, sOut, bIn)
+	graph.Connect(g, bOut, k)
+	st, err := Run(context.Background(), g, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSeq(t, col.values(), 16*400, func(i int64) int64 { return i })
+	s := st.Actor("slow")
+	if s.Fused == "" || s.Firings != 400 || calls.Load() != 400 {
+		t.Fatalf("slow: fused %q, %d firings, %d calls: want fused, 400", s.Fused, s.Firings, calls.Load())
+	}
+	if s.Busy < 400*20*time.Microsecond || s.Mean < 20*time.Microsecond || s.Min < 20*time.Microsecond {
+		t.Errorf("slow: busy %v, mean %v, min %v: want at least 400 × 20µs, 20µs, 20µs", s.Busy, s.Mean, s.Min)
+	}
+	for _, name := range []string{"cheap1", "cheap2"} {
+		if a := st.Actor(name); a.Firings != 400 || a.Busy <= 0 || a.Busy > s.Busy/4 {
+			t.Errorf("%s: %d firings, busy %v: want 400, and busy in (0, %v]", name, a.Firings, a.Busy, s.Busy/4)
+		}
+	}
+}

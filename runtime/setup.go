@@ -540,8 +540,8 @@ func (r *run) setupPools() error {
 			}
 		}
 		u.maxPorts = max(len(u.ins), len(u.outs))
-		u.inWin = make([][]byte, len(u.ins))
-		u.outWin = make([][]byte, len(u.outs))
+		u.inWin = padded[[]byte](len(u.ins)) // written every round
+		u.outWin = padded[[]byte](len(u.outs))
 		if u.mode == modeDevice {
 			if err := r.placeDevice(u); err != nil {
 				return err

@@ -173,13 +173,17 @@ func (a *unitAcc) add(d int64) {
 // addN records k firings that took span ns together, each span/k (a
 // kernel invocation's firings), in O(1).
 func (a *unitAcc) addN(span, k int64) {
-	d := span / k
+	d := span / k // one division: a fused chain records every stage of every batch
 	if a.n == 0 || d < a.min {
 		a.min = d
 	}
 	a.n += k
 	a.busy += span
-	if e := (span + k - 1) / k; e > a.max {
+	e := d // span/k rounded up (span ≥ 0: the clock is monotonic)
+	if span-d*k > 0 {
+		e++
+	}
+	if e > a.max {
 		a.max = e
 	}
 	a.hist[histBucket(d)] += uint64(k)

@@ -461,9 +461,11 @@ const sliceNs = 50_000
 //
 // The clock is read once when the unit turns ready (that read ends its
 // blocked time and starts its first firing) and once after each firing
-// (that read ends one firing and starts the next, and measures the turn
-// against sliceNs); a run of sequential rounds thus costs one read per
-// firing and one per turn.
+// (that read ends one firing and starts the next, also across rounds,
+// where the last round's commit and the next one's prepare then count in
+// the next round's first firing; and it measures the turn against
+// sliceNs); a run of sequential rounds thus costs one read per firing (or
+// per round of short firings, see fireSeq) and one per turn.
 func (u *unit) runPooled(c *execCtx) {
 	r := u.r
 	u.cur = c.wk
@@ -475,7 +477,10 @@ func (u *unit) runPooled(c *execCtx) {
 		k, why := u.prepare()
 		switch why {
 		case whyNone:
-			t := c.now()
+			t := last // the last round's end: its commit and this prepare ran since
+			if t < 0 {
+				t = c.now()
+			}
 			if began < 0 {
 				began = t
 			}
@@ -483,10 +488,11 @@ func (u *unit) runPooled(c *execCtx) {
 				u.endWait(t)
 			}
 			if u.fz != nil {
-				if !u.fusedRound(c, k) {
+				end, ok := u.fusedRound(c, k, t)
+				if !ok {
 					return
 				}
-				last = -1
+				last = end
 			} else if u.team {
 				if !u.replicateRound(c, k) {
 					return
@@ -528,6 +534,7 @@ func (u *unit) runPooled(c *execCtx) {
 				}
 				u.waitSince = last
 			}
+			last = -1 // the wait is not a firing's: read the clock when it ends
 			next := u.next
 			u.state.Store(stateIdle)
 			if !u.readyAtomic(next) || !u.state.CompareAndSwap(stateIdle, stateBusy) {
@@ -695,7 +702,13 @@ func callFire(fire FireFunc, f *Firing) (err error) {
 			err = &PanicError{Value: v}
 		}
 	}()
-	err = fire(f)
+	return fireOnce(fire, f)
+}
+
+// fireOnce runs fire on f and what follows a firing (shared variables,
+// stream tags), without recovering from a panic: the caller does.
+func fireOnce(fire FireFunc, f *Firing) error {
+	err := fire(f)
 	if sharedRuns.Load() > 0 {
 		endFiringShared(f, err)
 	}

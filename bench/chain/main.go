@@ -17,6 +17,11 @@
 // variant's peak RSS (each runs in its own child process), and, when
 // `python3 -c "import gnuradio"` works, gnuradio_samples_per_s and
 // ratio_gnuradio from gnuradio_chain.py.
+//
+//	go run ./bench/chain -mode sluice -stages 64 -cpuprofile cpu.prof
+//
+// runs one variant (sluice, goroutines, fused or persample) in this
+// process and writes a CPU profile of it.
 package main
 
 import (
@@ -28,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,10 +63,18 @@ func main() {
 		perSamp = flag.Int64("n-per-sample", 1<<21, "samples for the per-sample-channel variant (it is slow)")
 		gr      = flag.String("gnuradio", "auto", "run the GNU Radio flowgraph: auto, yes or no")
 		cpuList = flag.String("cpus", "", "comma-separated core counts (GOMAXPROCS and affinity), one row each; empty: as started")
+		profile = flag.String("cpuprofile", "", "with -mode: write a CPU profile of the run to this file")
 	)
 	flag.Parse()
 	statefulSource = *stSrc
 	if *mode != "" {
+		if *profile != "" {
+			stop, err := startProfile(*profile)
+			if err != nil {
+				fail(err)
+			}
+			defer stop()
+		}
 		var rate float64
 		var err error
 		switch *mode {
@@ -76,8 +90,7 @@ func main() {
 			err = fmt.Errorf("unknown mode %q", *mode)
 		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "chain:", err)
-			os.Exit(1)
+			fail(err)
 		}
 		fmt.Printf("%g %d\n", rate, peakRSS())
 		return
@@ -170,6 +183,19 @@ func fail(err error) {
 	os.Exit(1)
 }
 
+// startProfile starts a CPU profile into path and returns what stops it.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 // peakRSS returns the process's peak resident set size in bytes.
 func peakRSS() int64 {
 	var ru syscall.Rusage
@@ -179,6 +205,14 @@ func peakRSS() int64 {
 	return ru.Maxrss * 1024 // kilobytes on Linux
 }
 
+// saxpy is every variant's stage: out = a·in + b. It is not inlined, so
+// that every variant runs the same machine code, its loop at the same
+// offset from a 32-byte boundary (functions are aligned) in every build:
+// inlined, the loop moved with the code around it, and the same sluice
+// runtime ran 25 % slower in one build than in another (its loop crossed a
+// 64-byte line there).
+//
+//go:noinline
 func saxpy(in, out []float32) {
 	out = out[:len(in)]
 	for i, x := range in {

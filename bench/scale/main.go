@@ -436,7 +436,11 @@ func calibrate() {
 	})
 }
 
-// busy does n iterations of floating-point work.
+// busy does n iterations of floating-point work. It is not inlined, so
+// that calibrate and work run the same machine code (inlined, each copy's
+// loop has its own alignment, and so its own speed).
+//
+//go:noinline
 func busy(n int) float64 {
 	x := 1.0
 	for i := 0; i < n; i++ {
