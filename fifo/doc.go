@@ -59,9 +59,12 @@
 // # Waiting
 //
 // A blocked Acquire waits according to the FIFO's [WaitStrategy]: [Spin]
-// busy-waits (yielding the processor every 64 polls), [Park] yields its
-// processor once and then blocks the goroutine, [SpinPark] (the default)
-// spins a few microseconds and then parks. Waiting honours the context: cancellation returns ctx.Err()
+// busy-waits while both sides run on processors of their own and waits
+// as Park does otherwise (each side publishes its processor with its
+// position, and measures now and then which of the two serves it
+// better), [Park] yields its processor once and then blocks the
+// goroutine, [SpinPark] (the default) spins a few microseconds and then
+// parks. Waiting honours the context: cancellation returns ctx.Err()
 // wrapped with the FIFO's name; a parked side is woken by its context's
 // end through [context.AfterFunc], registered once per side and context.
 // No wakeup is lost: a waiter publishes that it is parked, re-checks, then

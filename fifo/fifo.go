@@ -36,9 +36,20 @@ const (
 	// SpinPark spins for Options.SpinTime (DefaultSpinTime when zero), then
 	// parks the goroutine. The default.
 	SpinPark WaitStrategy = iota
-	// Spin busy-waits, yielding the processor every 64 polls so that other
-	// goroutines sharing it make progress. Lowest latency, burns a core
-	// while waiting.
+	// Spin busy-waits where that pays: while the two sides run on
+	// processors (the Go scheduler's Ps) of their own. Each side publishes
+	// its processor with its position. A wait whose other side last
+	// published from the waiter's processor yields it first, as Park
+	// does (the other side cannot run while it spins); one whose other
+	// side is elsewhere polls, yields after 1 µs and at doubling
+	// intervals, and parks after 50 µs (the other side's thread is off
+	// its core). Each side also measures, now and then, its progress
+	// spinning and parking, and waits as Park does for a while where
+	// parking serves it better: where the cores are far apart, or where
+	// its waits keep outlasting 1 µs although its partner answers faster
+	// than that as a rule (the partner's thread is off its core). Lowest
+	// latency where both sides have cores of their own; burns a core
+	// while it spins. docs/fifo.md, "Wait strategies", has the details.
 	Spin
 	// Park yields the processor once, then blocks the goroutine until the
 	// other side signals (or the context ends). Cheapest while waiting, a
@@ -105,7 +116,7 @@ type Options struct {
 	InitialData []byte
 	// NoWaitTime skips measuring the time blocked in Acquire: the readers'
 	// and the writer's BlockedTime stay 0, and a blocking wait reads the
-	// clock only where SpinPark needs its deadline. Two clock reads are a
+	// clock only where SpinPark needs its deadline and Spin its yields. Two clock reads are a
 	// large part of a parked hand-off where reading the clock is slow (a
 	// virtual machine's clock source): see docs/fifo.md, "Wait strategies".
 	NoWaitTime bool
@@ -160,6 +171,10 @@ type FIFO struct {
 	cleanup runtime.Cleanup
 
 	errClosed error // prebuilt so end of stream allocates nothing
+
+	// modeHook, when set (by tests), chooses for every Spin wait whether
+	// it parks, in place of the side's tuner.
+	modeHook func() bool
 }
 
 // New creates a FIFO. Its errors wrap ErrInvalid and say what was expected,
@@ -241,10 +256,14 @@ func New(opts Options) (*FIFO, error) {
 
 	f.writer.f = f
 	f.writer.wake = make(chan struct{}, 1)
+	f.writer.proc.Store(noProc)
+	f.writer.spin = f.wait == Spin
 	for i := range f.readers {
 		r := &f.readers[i]
 		r.f, r.idx = f, i
 		r.wake = make(chan struct{}, 1)
+		r.proc.Store(noProc)
+		r.spin = f.wait == Spin
 	}
 	if opts.Initial > 0 {
 		nb := opts.Initial * opts.TokenSize
@@ -390,7 +409,7 @@ func (f *FIFO) CopiedBytes() int64 {
 func (f *FIFO) TailCopiedBytes() int64 { return f.tailCopied.Load() }
 
 // Blocked reports which sides are waiting in Acquire right now (parked, or
-// spinning past their first yield): the indexes of the blocked
+// spinning past their first 64 polls): the indexes of the blocked
 // readers and whether the writer is blocked. It is cheap (one atomic load
 // per side) and meant for a deadlock watchdog that samples every FIFO: a
 // graph whose every actor has been blocked for a while, with no progress
@@ -478,6 +497,7 @@ func (f *FIFO) lenError(side, call string, n int) error {
 type waiter struct {
 	need atomic.Uint64
 	wake chan struct{}
+	spin bool // the FIFO's strategy is Spin (see signal)
 	// The context whose end signals wake (see watch): its Done channel and
 	// the function that stops the registration. Used by the side's own
 	// goroutine only, and by Free.
@@ -498,16 +518,26 @@ func (ws *waiter) wants(pos uint64) bool {
 type waitStat struct {
 	spinning atomic.Bool
 	ns       atomic.Int64
-	// yieldSoon: the side's last spinning wait ended right after a
-	// yield, so the other side ran in its turn — the two share a
+	// yieldSoon: the side's last spinning wait of SpinPark ended right
+	// after a yield, so the other side ran in its turn — the two share a
 	// processor — and the next wait yields after a few polls rather
 	// than spinCheck (see spin). Only the side's goroutine uses it.
 	yieldSoon bool
+	// tune chooses between spinning and parking for a Spin side (see
+	// tuner). Only the side's goroutine uses it.
+	tune tuner
 }
 
+// signal wakes the side if it is parked (a token in a full channel, one
+// spurious re-check at most, if not). A goroutine woken so waits in the
+// signalling goroutine's processor's runnext slot: for a Spin FIFO,
+// markReadied tells a Spin wait on that processor to let it run first.
 func (ws *waiter) signal() {
 	select {
 	case ws.wake <- struct{}{}:
+		if ws.spin {
+			markReadied()
+		}
 	default:
 	}
 }
@@ -518,33 +548,50 @@ const spinCheck = 64
 
 // block waits until ready returns true, by the FIFO's strategy. need is the
 // other side's position that makes ready true (for the wakeup filter; at
-// least 1). st is the caller's record of its waits.
+// least 1). st is the caller's record of its waits, own its position (the
+// writer's written position, the reader's read position) and writer tells
+// which side it is.
 func (f *FIFO) block(ctx context.Context, ws *waiter, st *waitStat,
-	need uint64, who string, n int, ready func() bool) error {
+	need, own uint64, writer bool, n int, ready func() bool) error {
 	if ready() {
 		return nil
 	}
-	// A spinning wait is timed from here; a parking one only once its
-	// yield has not ended it (blockSlow): a hand-off within one yield
-	// then reads no clock.
-	var start int64
-	if f.wait == SpinPark || (f.wait == Spin && !f.untimed) {
-		start = nanotime()
+	// A SpinPark wait is timed from here (it needs the clock for its
+	// deadline); a Park or Spin one only once its yield or its first
+	// spinCheck polls have not ended it: a hand-off within those then
+	// reads no clock.
+	var t0 int64
+	var err error
+	switch f.wait {
+	case Spin:
+		var found uint8
+		t0, found, err = f.waitSpin(ctx, ws, st, need, writer, ready)
+		if err == nil {
+			st.tune.after(own, found)
+		}
+	case SpinPark:
+		t0, err = f.blockSlow(ctx, ws, st, nanotime(), need, ready)
+	default:
+		t0, err = f.blockSlow(ctx, ws, st, 0, need, ready)
 	}
-	t0, err := f.blockSlow(ctx, ws, st, start, need, ready)
 	if !f.untimed && t0 != 0 {
 		st.ns.Store(st.ns.Load() + nanotime() - t0)
 	}
 	if err != nil {
+		who := "reader"
+		if writer {
+			who = "writer"
+		}
 		return fmt.Errorf("fifo %s: %s waiting for %d tokens: %w", f.name, who, n, err)
 	}
 	return nil
 }
 
-// blockSlow waits past block's first poll and returns when its timing
-// started (start, or the time it went on to park; 0: not timed).
+// blockSlow is the wait of Park and SpinPark past block's first poll; it
+// returns when its timing started (start, or the time it went on to park;
+// 0: not timed).
 func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start int64, need uint64, ready func() bool) (int64, error) {
-	if f.wait != Park {
+	if f.wait == SpinPark {
 		ok, err := f.spin(ctx, st, start, ready)
 		if ok || err != nil {
 			return start, err
@@ -569,25 +616,21 @@ func (f *FIFO) blockSlow(ctx context.Context, ws *waiter, st *waitStat, start in
 	return start, err
 }
 
-// spin polls ready: until it is true (true), the context ends (its error),
-// or, for SpinPark, SpinTime has passed since start (false). Every
-// spinCheck polls it checks the context and the deadline and yields by
-// runtime.Gosched — which offers the spinner to an idle processor, so two
-// spinners that started on one processor spread over two cores — and
+// spin is SpinPark's spinning: it polls ready until it is true (true), the
+// context ends (its error), or SpinTime has passed since start (false).
+// Every spinCheck polls it checks the context and the deadline and yields
+// by runtime.Gosched — which offers the spinner to an idle processor, so
+// two spinners that started on one processor spread over two cores — and
 // every 16th time by sched_yield, so that a spinner lets its partner's
 // thread run on an oversubscribed machine. The side says that it spins
 // (st.spinning) once it has yielded.
 //
-// Spinning pays only while both sides run on cores of their own. When the
-// other side answered right after one of this side's yields (it ran in
-// this side's turn: the two goroutines share a processor), the next wait
-// yields after yieldSoonPolls polls instead of spinCheck: a spinner then
-// hands its processor over as soon as a parking side would, instead of
-// spinning out its partner's turn, and goes back to spinning (st.yieldSoon
-// cleared) once an answer comes between its yields (the two are on two
-// cores again). And a Spin wait that has lasted spinFallback (the other
-// side's thread is off its core: an oversubscribed machine) stops spinning
-// (false) and parks like SpinPark's.
+// When the other side answered right after one of this side's yields (it
+// ran in this side's turn: the two goroutines share a processor), the next
+// wait yields after yieldSoonPolls polls instead of spinCheck, and goes
+// back to spinCheck (st.yieldSoon cleared) once an answer comes between
+// its yields (the two are on two cores again). The Spin strategy waits
+// otherwise (waitSpin).
 func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func() bool) (bool, error) {
 	done := ctx.Done()
 	flagged := false
@@ -615,17 +658,8 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 			return false, ctx.Err()
 		default:
 		}
-		switch f.wait {
-		case SpinPark:
-			if nanotime()-start >= int64(f.spinTime) {
-				return false, nil
-			}
-		case Spin:
-			if start == 0 {
-				start = nanotime() // an untimed wait: from its first check
-			} else if nanotime()-start >= spinFallback {
-				return false, nil
-			}
+		if nanotime()-start >= int64(f.spinTime) {
+			return false, nil
 		}
 		if !flagged {
 			st.spinning.Store(true)
@@ -640,13 +674,8 @@ func (f *FIFO) spin(ctx context.Context, st *waitStat, start int64, ready func()
 	}
 }
 
-// spinFallback is how long a Spin wait spins before it parks: far longer
-// than any hand-off between two running cores (hundreds of nanoseconds),
-// so it parks only when the other side is not running.
-const spinFallback = int64(50 * time.Microsecond)
-
-// yieldSoonPolls is how many polls a spinner whose partner shares its
-// processor makes between yields (see spin).
+// yieldSoonPolls is how many polls a SpinPark spinner whose partner shares
+// its processor makes between yields (see spin).
 const yieldSoonPolls = 4
 
 // park blocks on ws.wake until ready is true or the context ends; the

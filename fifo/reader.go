@@ -14,6 +14,7 @@ type Reader struct {
 	// Published, read by the writer.
 	pos      atomic.Uint64 // tokens released since creation
 	detached atomic.Bool
+	proc     atomic.Int32 // Spin: the processor of the last Release (noProc before)
 	_        pad
 	waiter   // parking state, read by the writer on Commit and Close
 	_        pad
@@ -65,7 +66,7 @@ func (r *Reader) waitData(ctx context.Context, n int) error {
 		return fmt.Errorf("fifo %s: Reader(%d).Acquire after Close: %w", f.name, r.idx, ErrDetached)
 	}
 	closed := false
-	err := f.block(ctx, &r.waiter, &r.stat, r.rpos+uint64(n), "reader", n, func() bool {
+	err := f.block(ctx, &r.waiter, &r.stat, r.rpos+uint64(n), r.rpos, false, n, func() bool {
 		// Closed first, then the position: a close seen means every
 		// commit is seen.
 		closed = f.writer.closed.Load()
@@ -150,6 +151,9 @@ func (r *Reader) Release(n int) {
 	if r.off >= f.size {
 		r.off -= f.size
 	}
+	if f.wait == Spin {
+		r.proc.Store(curP()) // on the line that the next store writes
+	}
 	r.pos.Store(r.rpos)
 	w := &f.writer
 	if w.wants(r.rpos) {
@@ -224,11 +228,12 @@ func (r *Reader) Index() int { return r.idx }
 func (r *Reader) Position() uint64 { return r.pos.Load() }
 
 // Blocked reports whether the reader is waiting in Acquire right now: parked,
-// or spinning past its first yield (safe from any goroutine).
+// or spinning past its first 64 polls (safe from any goroutine).
 func (r *Reader) Blocked() bool { return r.need.Load() != 0 || r.stat.spinning.Load() }
 
 // BlockedTime returns the total time the reader has spent waiting for
 // tokens (safe from any goroutine). With the Park strategy a wait that one
 // yield ends (the other side answered within its turn: a few hundred ns)
-// is not counted, so that such hand-offs read no clock.
+// is not counted, so that such hand-offs read no clock; with Spin, likewise,
+// a wait that ends within its first 64 polls or its first yield.
 func (r *Reader) BlockedTime() time.Duration { return time.Duration(r.stat.ns.Load()) }

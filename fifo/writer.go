@@ -17,6 +17,7 @@ type Writer struct {
 	// Published, read by the readers.
 	pos    atomic.Uint64 // tokens committed since creation
 	closed atomic.Bool
+	proc   atomic.Int32 // Spin: the processor of the last Commit (noProc before)
 	_      pad
 	waiter // parking state, read by the readers on Release
 	_      pad
@@ -76,7 +77,7 @@ func (w *Writer) waitRoom(ctx context.Context, n int) error {
 	f := w.f
 	// Room for n means the slowest reader at or past wpos+n-capacity.
 	need := w.wpos + uint64(n) - uint64(f.capacity)
-	return f.block(ctx, &w.waiter, &w.stat, need, "writer", n, func() bool {
+	return f.block(ctx, &w.waiter, &w.stat, need, w.wpos, true, n, func() bool {
 		w.refresh()
 		return w.room() >= n
 	})
@@ -155,6 +156,9 @@ func (w *Writer) Commit(n int) {
 	w.off += nb
 	if w.off >= f.size {
 		w.off -= f.size
+	}
+	if f.wait == Spin {
+		w.proc.Store(curP()) // on the line that the next store writes
 	}
 	w.pos.Store(w.wpos)
 	for i := range f.readers {
@@ -237,11 +241,12 @@ func (w *Writer) Room() int {
 func (w *Writer) Position() uint64 { return w.pos.Load() }
 
 // Blocked reports whether the writer is waiting in Acquire right now: parked,
-// or spinning past its first yield (safe from any goroutine).
+// or spinning past its first 64 polls (safe from any goroutine).
 func (w *Writer) Blocked() bool { return w.need.Load() != 0 || w.stat.spinning.Load() }
 
 // BlockedTime returns the total time the writer has spent waiting for room
 // (safe from any goroutine). With the Park strategy a wait that one yield
 // ends (the other side answered within its turn: a few hundred ns) is not
-// counted, so that such hand-offs read no clock.
+// counted, so that such hand-offs read no clock; with Spin, likewise, a
+// wait that ends within its first 64 polls or its first yield.
 func (w *Writer) BlockedTime() time.Duration { return time.Duration(w.stat.ns.Load()) }
