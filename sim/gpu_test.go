@@ -181,3 +181,31 @@ func TestKernelIssue(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelWaves: a kernel actor profiled (callback mode) at G = 4 with
+// 256 work-items on a GPU of 1024 threads — one wave — takes 4 s an
+// invocation (1 s a firing, no launch, no copies). Mapped at G = 2 (half a
+// wave) an invocation still lasts one wave, 4 s (2 s a firing); at G = 8
+// two waves, 8 s (1 s a firing); at G = 16 four, 16 s. Without threads, or
+// from an enqueue-ahead profile, the time per firing is the profile's.
+func TestKernelWaves(t *testing.T) {
+	g := chain(t, stage{name: "S", out: 1}, stage{name: "K", in: 1, out: 1}, stage{name: "T", in: 1})
+	for _, tc := range []struct {
+		g       int
+		threads int64
+		mode    string
+		want    float64 // seconds a firing
+	}{{4, 1024, "callback", 1}, {2, 1024, "callback", 2}, {8, 1024, "callback", 1}, {16, 1024, "callback", 1},
+		{2, 0, "callback", 1}, {2, 1024, "enqueue-ahead", 1}} {
+		m := &graph.Mapping{Actors: map[string]*graph.Placement{"S": {Device: "cpu"}, "T": {Device: "cpu"},
+			"K": {Device: "gpu", WorkGroups: tc.g, WorkItems: 256}}}
+		costs := &Costs{Profile: map[string]float64{"K": 1}, Kernels: map[string]KernelProfile{"K": {Device: "cuda:0", WorkGroups: 4, Mode: tc.mode}}}
+		p, err := Build(g, m, cpuGPU(0, 0, 0, tc.threads), costs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Tasks[1].Subtasks[0].Time; !near(got, tc.want) {
+			t.Errorf("G %d, %d threads, %s: %g s a firing, want %g", tc.g, tc.threads, tc.mode, got, tc.want)
+		}
+	}
+}

@@ -227,7 +227,7 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 			if clamped {
 				p.Notes = append(p.Notes, fmt.Sprintf("kernel actor %s: its profiled time (%.3g s a firing) is not above its host copies as the link model charges them plus its launch's share: its kernel time is taken as 0", a.Name, cost.Seconds))
 			}
-			cost = Cost{Seconds: ft}
+			cost = Cost{Seconds: ft * waveScale(t, m.Actors[a.Name], kp, proc)}
 			if !kp.Own() {
 				p.Notes = append(p.Notes, fmt.Sprintf("kernel actor %s: its profile was taken with device mode %q, whose means share the device's time among the kernels in flight; profile with sluice run --device-mode callback for each kernel's own time", a.Name, kp.Mode))
 			}
@@ -518,6 +518,26 @@ func accessCounts(t *Task, si int, push bool) []int64 {
 // producer and consumer can overlap (double buffering).
 func DefaultCapacity(c *graph.Channel) int64 {
 	return int64(c.Initial) + 2*int64(max(c.From.Rate.Max(), c.To.Rate.Max(), 1))
+}
+
+// waveScale is what a kernel actor's time per firing, profiled at kp's G
+// with one invocation in flight, becomes at the mapping's G on a GPU with
+// threads: an invocation lasts as many of the profiled invocation's
+// durations as it takes waves of the GPU's resident threads (⌈G × I /
+// threads⌉, against the profiled G's), not G times a firing's share — an
+// invocation that fits in one wave runs its work-groups at once, whatever
+// G. So G × time = profiled G × time × waves(G) / waves(profiled G). 1
+// where the task has no threads (no work-items, or a GPU whose threads
+// are unknown), the mapping's G is the profiled one, or the profile
+// entry is not the kernel's own time (device mode other than callback).
+func waveScale(t *Task, pl *graph.Placement, kp KernelProfile, proc *machine.Processor) float64 {
+	if t.Threads <= 0 || pl == nil || pl.WorkItems <= 0 || proc.Threads <= 0 || !kp.Own() || kp.WorkGroups <= 0 || kp.WorkGroups == t.Batch {
+		return 1
+	}
+	waves := func(g int64) int64 {
+		return (g*int64(pl.WorkItems) + proc.Threads - 1) / proc.Threads
+	}
+	return float64(kp.WorkGroups*waves(t.Batch)) / float64(t.Batch*waves(kp.WorkGroups))
 }
 
 func procNames(m *machine.Machine) string {
