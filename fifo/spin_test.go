@@ -81,20 +81,24 @@ func TestSpinSharedProcessor(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ctx := context.Background()
 	const rounds = 20000
-	best := func(o Options) time.Duration {
-		b := time.Duration(1 << 62)
+	// The best of 5 of each, measured alternately; on a loaded machine
+	// (other test packages running beside this one) up to 3 attempts,
+	// the test failing only when none meets the limit: the old spinner
+	// took 1.6–1.8× Park's time in every attempt.
+	var park, spin, limit time.Duration
+	for attempt := range 3 {
+		park, spin = time.Duration(1<<62), time.Duration(1<<62)
 		for range 5 {
-			b = min(b, pingPong(t, ctx, rounds, o))
+			park = min(park, pingPong(t, ctx, rounds, Options{Wait: Park}))
+			spin = min(spin, pingPong(t, ctx, rounds, Options{Wait: Spin}))
 		}
-		return b
+		t.Logf("attempt %d: one processor, %d round trips: Park %v (%.0f ns a hop), Spin %v (%.0f ns a hop)",
+			attempt+1, rounds, park, float64(park.Nanoseconds())/(2*rounds), spin, float64(spin.Nanoseconds())/(2*rounds))
+		if limit = park*3/2 + time.Millisecond; spin <= limit {
+			return
+		}
 	}
-	park := best(Options{Wait: Park})
-	spin := best(Options{Wait: Spin})
-	t.Logf("one processor, %d round trips: Park %v (%.0f ns a hop), Spin %v (%.0f ns a hop)",
-		rounds, park, float64(park.Nanoseconds())/(2*rounds), spin, float64(spin.Nanoseconds())/(2*rounds))
-	if limit := park*3/2 + time.Millisecond; spin > limit {
-		t.Errorf("Spin on one processor took %v, expected at most %v (1.5× Park's %v, + 1 ms)", spin, limit, park)
-	}
+	t.Errorf("Spin on one processor took %v, expected at most %v (1.5× Park's %v, + 1 ms), in each of 3 attempts", spin, limit, park)
 }
 
 // TestSpinMixedModes makes the sides of Spin FIFOs choose spinning or

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/sluicehq/sluice/graph"
 )
@@ -504,4 +505,124 @@ func TestFusedStageBusyTime(t *testing.T) {
 			t.Errorf("%s: %d firings, busy %v: want 400, and busy in (0, %v]", name, a.Firings, a.Busy, s.Busy/4)
 		}
 	}
+}
+
+// A team round's claims (claimSize) take whole batches, then, once fewer
+// than fuseTailShare batches per replica are left, shrinking shares of
+// what is left down to minBatch: never more than a batch or what is left,
+// never fewer than minBatch but the round's last remainder, never growing,
+// and they add up to the round.
+func TestFusedClaimSizes(t *testing.T) {
+	for _, batch := range []int64{1, 2, 7, 1024} {
+		fz := &fusion{batch: batch, minBatch: max(1, batch/fuseTailDiv)}
+		for _, reps := range []int{1, 2, 3, 16} {
+			for _, k := range []int64{1, batch, 8*batch*int64(reps) + 5, 8 * batch * int64(reps), 1 << 20} {
+				left, prev, small := k, batch, 0
+				for left > 0 {
+					n := fz.claimSize(left, reps)
+					if n < 1 || n > min(left, batch) || n > prev || (n < fz.minBatch && n != left) {
+						t.Fatalf("batch %d, %d replicas, round %d: claim of %d with %d left (last claim %d, least %d)", batch, reps, k, n, left, prev, fz.minBatch)
+					}
+					if n < batch {
+						small++
+					}
+					left, prev = left-n, n
+				}
+				if k >= 8*batch*int64(reps) && fz.minBatch < batch && small == 0 {
+					t.Errorf("batch %d, %d replicas, round %d: no claim smaller than a batch at the round's end", batch, reps, k)
+				}
+			}
+		}
+	}
+}
+
+// A round that ends with small claims still commits every firing once, in
+// order: a chain of one-token firings (batches of 1024 firings, down to
+// 256 at a round's end) run by four workers gives the unfused output and
+// counts every firing of every stage, and the batches that its second
+// stage ran (found from where its input windows lay in the workers'
+// scratch buffers: a batch's first firing reads the start of one) hold
+// the firings once each, whole batches and the shrunk claims of the
+// rounds' ends.
+func TestFusedRoundEndsWithSmallBatches(t *testing.T) {
+	const iters = 100_000
+	run := func(noFuse bool) ([]int64, []uintptr, *Stats) {
+		addr := make([]uintptr, iters)
+		g := graph.New("ftail")
+		src := g.AddActor("src", graph.WithFunc(FireFunc(func(f *Firing) error {
+			Output[int64](f, 0)[0] = f.Index()*7 + 1
+			return nil
+		})))
+		rec := g.AddActor("rec", graph.WithFunc(FireFunc(func(f *Firing) error {
+			in := Input[int64](f, 0)
+			addr[f.Index()] = uintptr(unsafe.Pointer(&in[0]))
+			Output[int64](f, 0)[0] = in[0] ^ f.Index()
+			return nil
+		})))
+		graph.Connect(g, graph.AddOutput[int64](src, "out", graph.SDF(1)), graph.AddInput[int64](rec, "in", graph.SDF(1)))
+		prev := graph.AddOutput[int64](rec, "out", graph.SDF(1))
+		for s := range 3 {
+			in, out := indexMap(g, fmt.Sprintf("s%d", s), 1, 1, int64(s+2))
+			graph.Connect(g, prev, in)
+			prev = out
+		}
+		in, col := addSink(g, "sink", graph.SDF(1))
+		graph.Connect(g, prev, in)
+		st, err := Run(context.Background(), g, Options{Workers: 4, Iterations: iters, NoFuseCPU: noFuse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return col.values(), addr, st
+	}
+	got, addr, st := run(false)
+	want, _, _ := run(true)
+	if len(got) != iters || !slices.Equal(got, want) {
+		t.Fatalf("fused %d tokens, unfused %d: outputs differ or short", len(got), len(want))
+	}
+	for _, name := range []string{"src", "rec", "s0", "s1", "s2"} {
+		if a := st.Actor(name); a.Fused != "fused(src..s2)" || a.Firings != iters {
+			t.Errorf("%s: fused %q, %d firings: want fused(src..s2), %d", name, a.Fused, a.Firings, iters)
+		}
+	}
+	sizes := fusedBatchSizes(addr, 8)
+	whole, shrunk, least := 0, 0, 0
+	for _, n := range sizes {
+		switch {
+		case n > 1024:
+			t.Fatalf("a batch of %d firings: want at most 1024", n)
+		case n == 1024:
+			whole++
+		case n > 256:
+			shrunk++
+		case n == 256:
+			least++
+		}
+	}
+	t.Logf("%d batches: %d of 1024 firings, %d of 257-1023, %d of 256, %d fewer", len(sizes), whole, shrunk, least, len(sizes)-whole-shrunk-least)
+	if whole == 0 || shrunk == 0 || least == 0 {
+		t.Errorf("%d batches: %d of 1024 firings, %d of 257-1023, %d of 256: want some of each", len(sizes), whole, shrunk, least)
+	}
+}
+
+// fusedBatchSizes returns the sizes, in firing order, of the batches in
+// which a stage that reads a scratch window of w bytes ran firings 0, 1,
+// ..., given where each firing's window began: the firings of a batch
+// read one worker's buffer from its start, w bytes apart, and the
+// workers' buffers lie further apart.
+func fusedBatchSizes(addr []uintptr, w uintptr) []int {
+	seen := slices.Compact(slices.Sorted(slices.Values(addr)))
+	start := map[uintptr]bool{}
+	for i, a := range seen {
+		if i == 0 || a-seen[i-1] > w {
+			start[a] = true
+		}
+	}
+	var sizes []int
+	for i, a := range addr {
+		if i == 0 || start[a] {
+			sizes = append(sizes, 0)
+		}
+		sizes[len(sizes)-1]++
+	}
+	return sizes
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,4 +167,40 @@ func TestTeamReplicateErrors(t *testing.T) {
 	if err := m.Check(g); err == nil || !strings.Contains(err.Error(), "expected split or replicate") {
 		t.Fatalf("Mapping.Check on an unknown team mode: %v", err)
 	}
+}
+
+// Team rounds on a pool with more workers than processors (GOMAXPROCS 1,
+// 4 workers) end and give every output in order: the worker running a
+// round's last firing or batch shares its processor with the others,
+// which wait for the next round yielding at every check (awaitRound), a
+// split team of 4 replicas and a fused chain (whose rounds end in shrunk
+// claims) alike, within a minute.
+func TestTeamRoundsOnCrowdedPool(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const n = 40_000
+	g := graph.New("crowded")
+	src := addSource(g, "src", 1, n)
+	in, out := addMap(g, "work", 1, func(v int64) int64 { return v * 3 })
+	graph.Connect(g, src, in)
+	aIn, aOut := addMap(g, "a", 1, func(v int64) int64 { return v + 1 })
+	bIn, bOut := indexMap(g, "b", 1, 1, 5)
+	graph.Connect(g, out, aIn)
+	graph.Connect(g, aOut, bIn)
+	k, col := addSink(g, "sink", graph.SDF(1))
+	graph.Connect(g, bOut, k)
+	m := &graph.Mapping{Actors: map[string]*graph.Placement{"work": {Device: "cpu", Replicas: 4}}}
+	st, err := Run(ctx, g, Options{Mapping: m, Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Actor("a").Fused == "" || st.Actor("work").Fused != "" {
+		t.Fatalf("a fused %q, work fused %q: want a and b fused, work a team", st.Actor("a").Fused, st.Actor("work").Fused)
+	}
+	// b: y[i] = x[i]*3 + index*5 + i + x[i+1]%5 on one-token windows.
+	checkSeq(t, col.values(), n, func(i int64) int64 {
+		x := i*3 + 1
+		return x*3 + i*5 + x%5
+	})
 }

@@ -116,9 +116,12 @@ type unit struct {
 	doneN     atomic.Int64
 	stopAt    atomic.Int64
 	waiters   atomic.Int32 // workers waiting in awaitRound for the next round
-	errMu     sync.Mutex
-	errAt     int64
-	roundErr  error
+	// crowded: the pool had more workers than GOMAXPROCS when the round
+	// started, so that its waiting workers yield at once (awaitRound).
+	crowded  atomic.Bool
+	errMu    sync.Mutex
+	errAt    int64
+	roundErr error
 
 	// Teams with replicated state (graph.TeamReplicate): one
 	// implementation and scratch output windows per replica.
@@ -760,6 +763,7 @@ func (u *unit) startRound(k, helpers int64) uint64 {
 	u.doneN.Store(0)
 	u.roundErr = nil
 	u.errAt = k
+	u.crowded.Store(len(u.pool.ws) > goruntime.GOMAXPROCS(0))
 	// Workers waiting for this round join it without a task of their own.
 	// Once the round is published one of them may finish it and run the
 	// unit: u.cur is read before.
@@ -825,7 +829,9 @@ func (u *unit) claimLoop(c *execCtx, id uint64) bool {
 // the work queued is most often what the round's end readied on the
 // worker that committed it (the chain's producer and consumer), which that
 // worker runs itself beside the next round (see fusedRound), and leaving
-// would cost a wake-up per replica at every round.
+// would cost a wake-up per replica at every round. It yields its
+// processor every awaitYieldNs of waiting (see there), or at every
+// check when the pool has more workers than processors.
 func (u *unit) awaitRound(c *execCtx, id uint64, yieldToWork bool) (uint64, bool) {
 	p := u.pool
 	if c.wk == nil || p.spinning.Load() >= int32(len(p.ws)) {
@@ -838,22 +844,44 @@ func (u *unit) awaitRound(c *execCtx, id uint64, yieldToWork bool) (uint64, bool
 		u.waiters.Add(-1)
 		p.spinning.Add(-1)
 	}()
-	deadline := nanotime() + wait
+	yieldNs := int64(awaitYieldNs)
+	if u.crowded.Load() {
+		yieldNs = 0 // the worker that runs the round's end may need this P
+	}
+	now := nanotime()
+	deadline, yieldAt := now+wait, now+yieldNs
 	for i := 1; ; i++ {
 		v := u.claim.Load()
 		if nid := v >> claimBits; nid != id {
 			return nid, true
 		}
-		if i%16 == 0 {
-			if p.done.Load() || u.r.stopped.Load() || u.state.Load() != stateBusy || (yieldToWork && p.hasWork()) || nanotime() >= deadline {
-				return 0, false
-			}
-			if i%256 == 0 {
-				goruntime.Gosched()
-			}
+		if i%16 != 0 {
+			continue
+		}
+		if p.done.Load() || u.r.stopped.Load() || u.state.Load() != stateBusy || (yieldToWork && p.hasWork()) {
+			return 0, false
+		}
+		if now = nanotime(); now >= deadline {
+			return 0, false
+		}
+		if now >= yieldAt {
+			goruntime.Gosched()
+			yieldAt = now + yieldNs
 		}
 	}
 }
+
+// awaitYieldNs is how long awaitRound polls between two yields of its
+// processor (goruntime.Gosched) when the pool has no more workers than
+// GOMAXPROCS: a goroutine that shares the waiting worker's P (an actor's
+// own goroutine, a device manager) waits at most about that long for it,
+// and a team of one replica per core, whose waits mostly end within a
+// batch's time, seldom yields. Yielding every 256 polls (a microsecond or
+// so) spent 4.7 % of a 64-stage fused chain's time on 16 cores contending
+// on the Go scheduler's lock. With more workers than processors a waiter
+// yields at every check instead (a few hundred nanoseconds apart): the
+// worker running the round's last batch may be waiting for its P.
+const awaitYieldNs = 20_000
 
 // fireTeam runs firing base+j of a team round on its sub-windows.
 func (u *unit) fireTeam(c *execCtx, base, j int64) {
