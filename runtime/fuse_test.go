@@ -277,6 +277,31 @@ func TestFusedRandomGraphs(t *testing.T) {
 	}
 }
 
+// failingMidChain builds src → first → mid → last → k, rate 4: first
+// and last map each token, mid copies its tokens and calls fail at its
+// firing 1234 (its error, or its panic, is the firing's); the three
+// stateless stages fuse.
+func failingMidChain(name string, first, last func(int64) int64, fail func(idx int64) error) (*graph.Graph, *collector) {
+	g := graph.New(name)
+	src := addSource(g, "src", 4, -1)
+	aIn, aOut := addMap(g, "first", 4, first)
+	m := g.AddActor("mid", graph.WithFunc(FireFunc(func(f *Firing) error {
+		if f.Index() == 1234 {
+			return fail(f.Index())
+		}
+		copy(Output[int64](f, 0), Input[int64](f, 0))
+		return nil
+	})))
+	mIn, mOut := graph.AddInput[int64](m, "in", graph.SDF(4)), graph.AddOutput[int64](m, "out", graph.SDF(4))
+	lIn, lOut := addMap(g, "last", 4, last)
+	k, col := addSink(g, "k", graph.SDF(4))
+	graph.Connect(g, src, aIn)
+	graph.Connect(g, aOut, mIn)
+	graph.Connect(g, mOut, lIn)
+	graph.Connect(g, lOut, k)
+	return g, col
+}
+
 // A stage's error and panic are reported under its own name and firing,
 // and end of stream inside a chain commits the firings before it.
 func TestFusedStageErrors(t *testing.T) {
@@ -291,23 +316,7 @@ func TestFusedStageErrors(t *testing.T) {
 		{"eos", func(idx int64) error { return ErrEndOfStream }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := graph.New("ferr")
-			src := addSource(g, "src", 4, -1)
-			aIn, aOut := addMap(g, "first", 4, func(v int64) int64 { return v })
-			m := g.AddActor("mid", graph.WithFunc(FireFunc(func(f *Firing) error {
-				if f.Index() == 1234 {
-					return tc.fail(f.Index())
-				}
-				copy(Output[int64](f, 0), Input[int64](f, 0))
-				return nil
-			})))
-			mIn, mOut := graph.AddInput[int64](m, "in", graph.SDF(4)), graph.AddOutput[int64](m, "out", graph.SDF(4))
-			lIn, lOut := addMap(g, "last", 4, func(v int64) int64 { return v })
-			k, col := addSink(g, "k", graph.SDF(4))
-			graph.Connect(g, src, aIn)
-			graph.Connect(g, aOut, mIn)
-			graph.Connect(g, mOut, lIn)
-			graph.Connect(g, lOut, k)
+			g, col := failingMidChain("ferr", func(v int64) int64 { return v }, func(v int64) int64 { return v }, tc.fail)
 			st, err := Run(context.Background(), g, Options{Workers: 2, Iterations: 100000})
 			if st.Actor("mid").Fused == "" {
 				t.Fatalf("mid not fused")
@@ -424,26 +433,11 @@ func TestFusedChainRunsInParallel(t *testing.T) {
 func TestFusedFailureMidBatchCommitsEarlierFirings(t *testing.T) {
 	for _, panics := range []bool{false, true} {
 		t.Run(fmt.Sprintf("panic=%v", panics), func(t *testing.T) {
-			g := graph.New("fmid")
-			src := addSource(g, "src", 4, -1)
-			aIn, aOut := addMap(g, "first", 4, func(v int64) int64 { return v + 1 })
-			m := g.AddActor("mid", graph.WithFunc(FireFunc(func(f *Firing) error {
-				if f.Index() == 1234 {
-					if panics {
-						panic("bad")
-					}
-					return errors.New("boom")
-				}
-				copy(Output[int64](f, 0), Input[int64](f, 0))
-				return nil
-			})))
-			mIn, mOut := graph.AddInput[int64](m, "in", graph.SDF(4)), graph.AddOutput[int64](m, "out", graph.SDF(4))
-			lIn, lOut := addMap(g, "last", 4, func(v int64) int64 { return v * 2 })
-			k, col := addSink(g, "k", graph.SDF(4))
-			graph.Connect(g, src, aIn)
-			graph.Connect(g, aOut, mIn)
-			graph.Connect(g, mOut, lIn)
-			graph.Connect(g, lOut, k)
+			fail := func(int64) error { return errors.New("boom") }
+			if panics {
+				fail = func(int64) error { panic("bad") }
+			}
+			g, col := failingMidChain("fmid", func(v int64) int64 { return v + 1 }, func(v int64) int64 { return v * 2 }, fail)
 			st, err := Run(context.Background(), g, Options{Workers: 2, Iterations: 100000})
 			if err == nil || !strings.HasPrefix(err.Error(), "actor mid firing 1234: ") {
 				t.Fatalf("error %v: want actor mid firing 1234", err)

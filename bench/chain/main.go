@@ -33,7 +33,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +68,7 @@ func main() {
 	statefulSource = *stSrc
 	if *mode != "" {
 		if *profile != "" {
-			stop, err := startProfile(*profile)
+			stop, err := cpus.StartProfile(*profile)
 			if err != nil {
 				fail(err)
 			}
@@ -181,19 +180,6 @@ func row(nc int, pin bool, n int64, stages, batch int, perSamp int64, gr string,
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "chain:", err)
 	os.Exit(1)
-}
-
-// startProfile starts a CPU profile into path and returns what stops it.
-func startProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // peakRSS returns the process's peak resident set size in bytes.

@@ -77,7 +77,7 @@ func main() {
 	cfg := config{workUS: *workUS, dagUS: *dagUS, actors: *actors, rate: *rate, depth: *depth, seed: *seed, noFuse: *noFuse}
 	if *mode != "" {
 		if *profile != "" {
-			stop, err := startProfile(*profile)
+			stop, err := cpus.StartProfile(*profile)
 			if err != nil {
 				fail(err)
 			}
@@ -465,19 +465,6 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
-// startProfile starts a CPU profile into path and returns what stops it.
-func startProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // writeHeapProfile writes the allocations made so far into path.

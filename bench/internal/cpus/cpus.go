@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	goruntime "runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 )
@@ -43,4 +44,18 @@ func Output(n int, exe string, args ...string) ([]byte, error) {
 		return err
 	})
 	return out, err
+}
+
+// StartProfile starts a CPU profile of this process (a variant run in it)
+// into path and returns what stops the profile and closes the file.
+func StartProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
