@@ -66,7 +66,7 @@ func pollWait(ctx context.Context, ev device.Event) error {
 			return err
 		}
 		if s == device.Failed {
-			return fmt.Errorf("calibrate: a command failed")
+			return fmt.Errorf("calibrate: the device reports the timed command failed, without an error")
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -103,125 +103,149 @@ func measureGPU(ctx context.Context, info device.Info, logf func(string, ...any)
 		return nil, err
 	}
 	defer q2.Release()
-	const n = 64 << 20
-	size := int64(n)
-	if info.MaxAlloc > 0 {
-		size = min(size, info.MaxAlloc/2)
+	pr := &gpuProbe{ctx: ctx, info: info, d: d, q1: q1, q2: q2}
+	if err := pr.copies(g); err != nil {
+		return nil, fmt.Errorf("calibrate: %s: copies: %w", info.ID, err)
 	}
-	b1, err := d.Alloc(size, device.ReadWrite)
+	if err := pr.launches(g); err != nil {
+		return nil, fmt.Errorf("calibrate: %s: launches: %w", info.ID, err)
+	}
+	logf("%s (%s): launch %.1f µs (%.1f µs back to back); H2D %.1f µs / %.1f GB/s pinned, %.1f µs / %.1f GB/s pageable; D2H %.1f µs / %.1f GB/s pinned, %.1f µs / %.1f GB/s pageable; %d copy engine(s) (overlap %.2f)",
+		g.ID, g.Name, g.LaunchNs/1e3, g.LaunchGapNs/1e3, g.H2DPinnedNs/1e3, g.H2DPinnedBW/1e9, g.H2DPageableNs/1e3, g.H2DPageableBW/1e9,
+		g.D2HPinnedNs/1e3, g.D2HPinnedBW/1e9, g.D2HPageableNs/1e3, g.D2HPageableBW/1e9, g.CopyEngines, g.Overlap)
+	return g, nil
+}
+
+// gpuProbe is one device open for measuring, with two queues.
+type gpuProbe struct {
+	ctx    context.Context
+	info   device.Info
+	d      device.Device
+	q1, q2 device.Queue
+}
+
+// exactWait waits for ev. On a GPU it polls the event without pausing, as
+// the runtime's device manager polls its invocations (Wait's polling backs
+// off to 1 ms, which made a 64 MiB copy look up to 50 % slower and a
+// launch's round trip µs longer). On a CPU device (PoCL) polling would
+// take a core from the device's own threads: Wait blocks instead.
+func (pr *gpuProbe) exactWait(ev device.Event) error {
+	if pr.info.Kind == device.GPU {
+		return pollWait(pr.ctx, ev)
+	}
+	if err := pr.ctx.Err(); err != nil {
+		return err
+	}
+	return ev.Wait(context.WithoutCancel(pr.ctx))
+}
+
+// wait waits for the command an enqueue returned and releases its event.
+func (pr *gpuProbe) wait(ev device.Event, err error) error {
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer b1.Release()
-	b2, err := d.Alloc(size, device.ReadWrite)
-	if err != nil {
-		return nil, err
-	}
-	defer b2.Release()
-	pin, err := d.AllocHost(size)
-	if err != nil {
-		return nil, err
-	}
-	defer pin.Release()
-	pin2, err := d.AllocHost(size)
-	if err != nil {
-		return nil, err
-	}
-	defer pin2.Release()
-	page := make([]byte, size)
-	// Timed waits on a GPU poll the event without pausing, as the
-	// runtime's device manager polls its invocations (Wait's polling backs
-	// off to 1 ms, which made a 64 MiB copy look up to 50 % slower and a
-	// launch's round trip µs longer). On a CPU device (PoCL) polling would
-	// take a core from the device's own threads: Wait blocks instead.
-	exactWait := func(ev device.Event) error {
-		if info.Kind == device.GPU {
-			return pollWait(ctx, ev)
+	defer ev.Release()
+	return pr.exactWait(ev)
+}
+
+// latency is the median of 45 runs of f (after 5 not counted), in ns.
+func latency(f func() error) (float64, error) {
+	var v []float64
+	for range 50 {
+		t := time.Now()
+		if err := f(); err != nil {
+			return 0, err
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return ev.Wait(context.WithoutCancel(ctx))
+		v = append(v, float64(time.Since(t).Nanoseconds()))
 	}
-	wait := func(ev device.Event, err error) error {
+	return median(v[5:]), nil
+}
+
+// copies measures the copy latencies (4 bytes) and bandwidths (64 MiB, or
+// half the largest allocation, best of 3) each way, from pinned and from
+// pageable memory, and whether two copies in opposite directions overlap.
+func (pr *gpuProbe) copies(g *GPU) error {
+	size := int64(64 << 20)
+	if pr.info.MaxAlloc > 0 {
+		size = min(size, pr.info.MaxAlloc/2)
+	}
+	var bufs [2]device.Buffer
+	var pins [2]device.HostBuffer
+	for i := range 2 {
+		b, err := pr.d.Alloc(size, device.ReadWrite)
 		if err != nil {
 			return err
 		}
-		defer ev.Release()
-		return exactWait(ev)
+		defer b.Release()
+		p, err := pr.d.AllocHost(size)
+		if err != nil {
+			return err
+		}
+		defer p.Release()
+		bufs[i], pins[i] = b, p
 	}
-	timeIt := func(f func() error) (time.Duration, error) {
-		t := time.Now()
-		err := f()
-		return time.Since(t), err
-	}
+	page := make([]byte, size)
+	pb := pins[0].Bytes()[:size]
 	h2d := func(src []byte) func() error {
-		return func() error { return wait(q1.Write(b1, 0, src)) }
+		return func() error { return pr.wait(pr.q1.Write(bufs[0], 0, src)) }
 	}
 	d2h := func(dst []byte) func() error {
-		return func() error { return wait(q1.Read(dst, b1, 0)) }
-	}
-	lat := func(f func() error) (float64, error) {
-		var v []float64
-		for range 50 {
-			t, err := timeIt(f)
-			if err != nil {
-				return 0, err
-			}
-			v = append(v, float64(t.Nanoseconds()))
-		}
-		return median(v[5:]), nil
+		return func() error { return pr.wait(pr.q1.Read(dst, bufs[0], 0)) }
 	}
 	bw := func(f func() error) (float64, error) {
 		best := time.Duration(math.MaxInt64)
 		for range 3 {
-			t, err := timeIt(f)
-			if err != nil {
+			t := time.Now()
+			if err := f(); err != nil {
 				return 0, err
 			}
-			best = min(best, t)
+			best = min(best, time.Since(t))
 		}
 		return float64(size) / best.Seconds(), nil
 	}
-	pb := pin.Bytes()[:size]
 	for _, m := range []struct {
 		dst *float64
 		f   func() (float64, error)
 	}{
-		{&g.H2DPinnedNs, func() (float64, error) { return lat(h2d(pb[:4])) }},
-		{&g.D2HPinnedNs, func() (float64, error) { return lat(d2h(pb[:4])) }},
-		{&g.H2DPageableNs, func() (float64, error) { return lat(h2d(page[:4])) }},
-		{&g.D2HPageableNs, func() (float64, error) { return lat(d2h(page[:4])) }},
+		{&g.H2DPinnedNs, func() (float64, error) { return latency(h2d(pb[:4])) }},
+		{&g.D2HPinnedNs, func() (float64, error) { return latency(d2h(pb[:4])) }},
+		{&g.H2DPageableNs, func() (float64, error) { return latency(h2d(page[:4])) }},
+		{&g.D2HPageableNs, func() (float64, error) { return latency(d2h(page[:4])) }},
 		{&g.H2DPinnedBW, func() (float64, error) { return bw(h2d(pb)) }},
 		{&g.D2HPinnedBW, func() (float64, error) { return bw(d2h(pb)) }},
 		{&g.H2DPageableBW, func() (float64, error) { return bw(h2d(page)) }},
 		{&g.D2HPageableBW, func() (float64, error) { return bw(d2h(page)) }},
 	} {
+		var err error
 		if *m.dst, err = m.f(); err != nil {
-			return nil, fmt.Errorf("calibrate: %s: copies: %w", info.ID, err)
+			return err
 		}
 	}
-	// Copy engines: a host-to-device copy on one queue and a device-to-host
-	// copy on another, at once, against their times alone.
-	p2 := pin2.Bytes()[:size]
+	return pr.overlap(g, size, bufs, pb, pins[1].Bytes()[:size])
+}
+
+// overlap sets the copy engines: a host-to-device copy on one queue and a
+// device-to-host copy on another, at once, against their times alone (2
+// engines below 0.75 of the sum).
+func (pr *gpuProbe) overlap(g *GPU, size int64, bufs [2]device.Buffer, src, dst []byte) error {
 	alone := float64(size)/g.H2DPinnedBW + float64(size)/g.D2HPinnedBW
 	best := math.Inf(1)
 	for range 3 {
 		t := time.Now()
-		e1, err := q1.Write(b1, 0, pb)
+		e1, err := pr.q1.Write(bufs[0], 0, src)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		e2, err := q2.Read(p2, b2, 0)
+		e2, err := pr.q2.Read(dst, bufs[1], 0)
 		if err != nil {
 			e1.Release()
-			return nil, err
+			return err
 		}
-		err = errors.Join(exactWait(e1), exactWait(e2))
+		err = errors.Join(pr.exactWait(e1), pr.exactWait(e2))
 		e1.Release()
 		e2.Release()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		best = min(best, time.Since(t).Seconds())
 	}
@@ -230,40 +254,42 @@ func measureGPU(ctx context.Context, info device.Info, logf func(string, ...any)
 	if g.Overlap < 0.75 {
 		g.CopyEngines = 2
 	}
-	// Kernel launches.
-	src, err := emptyKernel(info.Backend)
+	return nil
+}
+
+// launches measures an empty kernel's launch-and-wait round trip and the
+// time per launch of 1000 enqueued back to back.
+func (pr *gpuProbe) launches(g *GPU) error {
+	src, err := emptyKernel(pr.info.Backend)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	prog, err := d.Build(ctx, src, "")
+	prog, err := pr.d.Build(pr.ctx, src, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer prog.Release()
 	k, err := prog.Kernel("empty")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer k.Release()
 	r := device.Groups(1, 1)
-	if g.LaunchNs, err = lat(func() error { return wait(q1.Launch(k, r)) }); err != nil {
-		return nil, fmt.Errorf("calibrate: %s: launches: %w", info.ID, err)
+	if g.LaunchNs, err = latency(func() error { return pr.wait(pr.q1.Launch(k, r)) }); err != nil {
+		return err
 	}
 	const burst = 1000
 	t := time.Now()
 	for range burst {
-		ev, err := q1.Launch(k, r)
+		ev, err := pr.q1.Launch(k, r)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ev.Release()
 	}
-	if err := q1.Finish(); err != nil {
-		return nil, err
+	if err := pr.q1.Finish(); err != nil {
+		return err
 	}
 	g.LaunchGapNs = float64(time.Since(t).Nanoseconds()) / burst
-	logf("%s (%s): launch %.1f µs (%.1f µs back to back); H2D %.1f µs / %.1f GB/s pinned, %.1f µs / %.1f GB/s pageable; D2H %.1f µs / %.1f GB/s pinned, %.1f µs / %.1f GB/s pageable; %d copy engine(s) (overlap %.2f)",
-		g.ID, g.Name, g.LaunchNs/1e3, g.LaunchGapNs/1e3, g.H2DPinnedNs/1e3, g.H2DPinnedBW/1e9, g.H2DPageableNs/1e3, g.H2DPageableBW/1e9,
-		g.D2HPinnedNs/1e3, g.D2HPinnedBW/1e9, g.D2HPageableNs/1e3, g.D2HPageableBW/1e9, g.CopyEngines, g.Overlap)
-	return g, nil
+	return nil
 }
