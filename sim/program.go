@@ -192,89 +192,10 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 	p := &Program{Machine: mach}
 	taskOf := map[*graph.Actor]int{}
 	for _, a := range g.Actors {
-		t := &Task{Name: a.Name, Replicas: 1}
-		proc := mach.Processors[0]
-		if m != nil {
-			if pl := m.Actors[a.Name]; pl != nil {
-				if pl.Device != "" {
-					proc = mach.Resolve(pl.Device)
-					if proc == nil {
-						return nil, fmt.Errorf("sim: mapping places %s on %q, which is no processor of machine %s (processors: %s)", a.Name, pl.Device, mach.Name, procNames(mach))
-					}
-				}
-				t.Replicas = max(1, pl.Replicas)
-				t.Priority = pl.Priority
-				if pl.WorkGroups > 1 && proc.Kind == "gpu" && a.Phases() == 1 {
-					t.Batch = int64(pl.WorkGroups)
-					if proc.Threads > 0 && !proc.Pool && pl.WorkItems > 0 {
-						// Occupancy: invocations run at once while their
-						// threads fit on the GPU.
-						t.Threads = min(proc.Threads, t.Batch*int64(pl.WorkItems))
-						if !a.Stateful {
-							t.Invocations = int(max(1, proc.Threads/t.Threads))
-						}
-					}
-				}
-			}
-		}
-		if a.Stateful && t.Replicas > 1 {
-			return nil, fmt.Errorf("sim: actor %s is stateful but the mapping asks for %d replicas: expected 1", a.Name, t.Replicas)
-		}
-		t.Processor = mach.ProcessorIndex(proc.Name)
-		cost, src := costs.Lookup(a, proc)
-		if kp, ok := costs.kernel(a.Name); ok && src == "profile" && proc.Kind == "gpu" {
-			ft, clamped := KernelFiringTime(g, a, cost.Seconds, kp, costs.Kernels, mach, proc)
-			if clamped {
-				p.Notes = append(p.Notes, fmt.Sprintf("kernel actor %s: its profiled time (%.3g s a firing) is not above its host copies as the link model charges them plus its launch's share: its kernel time is taken as 0", a.Name, cost.Seconds))
-			}
-			cost = Cost{Seconds: ft * waveScale(t, m.Actors[a.Name], kp, proc)}
-			if !kp.Own() {
-				p.Notes = append(p.Notes, fmt.Sprintf("kernel actor %s: its profile was taken with device mode %q, whose means share the device's time among the kernels in flight; profile with sluice run --device-mode callback for each kernel's own time", a.Name, kp.Mode))
-			}
-		}
-		if cost.Never {
-			return nil, fmt.Errorf("sim: actor %s is mapped to %s but its cost there is never (it cannot run on a %s processor)", a.Name, proc.Name, proc.Kind)
-		}
-		if src == "none" {
-			p.Notes = append(p.Notes, "actor "+a.Name+" has no cost: taken as 0")
-		}
-		if a.IO && !proc.HasIO {
-			return nil, fmt.Errorf("sim: actor %s does I/O but processor %s cannot (hasIO false)", a.Name, proc.Name)
-		}
-		phases := a.Phases()
-		n := rv.Firings[a.Name]
-		if n%int64(phases) != 0 {
-			return nil, fmt.Errorf("sim: actor %s fires %d times per iteration, not a whole number of its %d phases", a.Name, n, phases)
-		}
-		t.Passes = n / int64(phases)
-		if a.Pattern != nil {
-			if err := patternTask(t, a, costs, proc); err != nil {
-				return nil, err
-			}
-			phases = 0
-		}
-		for k := 0; k < phases; k++ {
-			name := a.Name
-			if phases > 1 {
-				name = fmt.Sprintf("%s#%d", a.Name, k)
-			}
-			t.Subtasks = append(t.Subtasks, Subtask{Name: name, Time: cost.On(proc)})
-			t.Tree = append(t.Tree, Node{Kind: SubtaskNode, Subtask: k})
-		}
-		ct, err := costs.ControlOf(a)
+		t, err := p.actorTask(g, a, m, mach, costs, rv.Firings[a.Name])
 		if err != nil {
-			return nil, fmt.Errorf("sim: %w", err)
+			return nil, err
 		}
-		if ct.If != "" || ct.While != "" || a.Pattern != nil {
-			t.Batch, t.Threads, t.Invocations = 0, 0, 0 // invocations of a conditional actor are not batched here
-		}
-		switch {
-		case ct.If != "":
-			t.Tree = []Node{{Kind: IfNode, Cond: ct.If, Invert: ct.Invert, Body: t.Tree}}
-		case ct.While != "":
-			t.Tree = []Node{{Kind: WhileNode, Cond: ct.While, Body: t.Tree}}
-		}
-		t.controls = numberControls(t.Tree, 0)
 		taskOf[a] = len(p.Tasks)
 		p.Tasks = append(p.Tasks, t)
 	}
@@ -292,28 +213,10 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 		if taskOf[c.From.Actor] == taskOf[c.To.Actor] && len(p.Tasks[taskOf[c.From.Actor]].Stages) > 0 {
 			continue // inside a fused chain: the stages pass it in the worker's scratch
 		}
-		s := &Stream{Name: c.Name, ElemSize: int64(max(1, c.From.Type.Size)), PreQueue: int64(c.Initial),
-			Producer: taskOf[c.From.Actor], Consumer: taskOf[c.To.Actor]}
-		prodMax, consMax := int64(c.From.Rate.Max()), int64(c.To.Rate.Max())
-		capTokens := int64(c.Capacity)
-		if v, ok := opt.Capacity[c.Name]; ok && v > 0 {
-			capTokens = int64(v)
+		s, err := p.channelStream(c, mach, opt, taskOf, fused)
+		if err != nil {
+			return nil, err
 		}
-		if capTokens == 0 {
-			pp, cp := mach.Processors[p.Tasks[taskOf[c.From.Actor]].Processor], mach.Processors[p.Tasks[taskOf[c.To.Actor]].Processor]
-			pt, ct := p.Tasks[taskOf[c.From.Actor]], p.Tasks[taskOf[c.To.Actor]]
-			if pt.Batch > 1 || ct.Batch > 1 {
-				capTokens = kernelCapacity(c, pt, ct)
-			} else if pp.Pool || cp.Pool {
-				capTokens = poolCapacity(c, pt, ct, fused[taskOf[c.From.Actor]], fused[taskOf[c.To.Actor]])
-			} else {
-				capTokens = DefaultCapacity(c)
-			}
-		}
-		if capTokens < prodMax || capTokens < consMax || capTokens < s.PreQueue {
-			return nil, fmt.Errorf("sim: channel %s has capacity %d: expected at least %d (the largest rate at either end, and the initial tokens)", c.Name, capTokens, max(prodMax, consMax, s.PreQueue))
-		}
-		s.ProducerQueue, s.ConsumerQueue = capTokens, capTokens
 		idx := len(p.Streams)
 		pt, ct := p.Tasks[s.Producer], p.Tasks[s.Consumer]
 		for k := range pt.Subtasks {
@@ -342,6 +245,125 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 	setRoundLimits(p)
 	creditWindows(p)
 	return p, nil
+}
+
+// channelStream is channel c's stream between its ends' tasks (taskOf;
+// fused: the fused tasks' chains): its element size, initial tokens and
+// capacity — the channel's, opt's, or the runtime's default for its ends
+// (a kernel actor's, the pool's, or double buffering).
+func (p *Program) channelStream(c *graph.Channel, mach *machine.Machine, opt Options, taskOf map[*graph.Actor]int, fused map[int]fusedInfo) (*Stream, error) {
+	s := &Stream{Name: c.Name, ElemSize: int64(max(1, c.From.Type.Size)), PreQueue: int64(c.Initial),
+		Producer: taskOf[c.From.Actor], Consumer: taskOf[c.To.Actor]}
+	prodMax, consMax := int64(c.From.Rate.Max()), int64(c.To.Rate.Max())
+	capTokens := int64(c.Capacity)
+	if v, ok := opt.Capacity[c.Name]; ok && v > 0 {
+		capTokens = int64(v)
+	}
+	if capTokens == 0 {
+		pp, cp := mach.Processors[p.Tasks[taskOf[c.From.Actor]].Processor], mach.Processors[p.Tasks[taskOf[c.To.Actor]].Processor]
+		pt, ct := p.Tasks[taskOf[c.From.Actor]], p.Tasks[taskOf[c.To.Actor]]
+		if pt.Batch > 1 || ct.Batch > 1 {
+			capTokens = kernelCapacity(c, pt, ct)
+		} else if pp.Pool || cp.Pool {
+			capTokens = poolCapacity(c, pt, ct, fused[taskOf[c.From.Actor]], fused[taskOf[c.To.Actor]])
+		} else {
+			capTokens = DefaultCapacity(c)
+		}
+	}
+	if capTokens < prodMax || capTokens < consMax || capTokens < s.PreQueue {
+		return nil, fmt.Errorf("sim: channel %s has capacity %d: expected at least %d (the largest rate at either end, and the initial tokens)", c.Name, capTokens, max(prodMax, consMax, s.PreQueue))
+	}
+	s.ProducerQueue, s.ConsumerQueue = capTokens, capTokens
+	return s, nil
+}
+
+// actorTask is actor a's task: its processor (the mapping's device),
+// replicas, G and threads on a GPU, its cost there, its subtasks (one
+// per phase) and control node; n is its firings per iteration.
+func (p *Program) actorTask(g *graph.Graph, a *graph.Actor, m *graph.Mapping, mach *machine.Machine, costs *Costs, n int64) (*Task, error) {
+	t := &Task{Name: a.Name, Replicas: 1}
+	proc := mach.Processors[0]
+	if m != nil {
+		if pl := m.Actors[a.Name]; pl != nil {
+			if pl.Device != "" {
+				proc = mach.Resolve(pl.Device)
+				if proc == nil {
+					return nil, fmt.Errorf("sim: mapping places %s on %q, which is no processor of machine %s (processors: %s)", a.Name, pl.Device, mach.Name, procNames(mach))
+				}
+			}
+			t.Replicas = max(1, pl.Replicas)
+			t.Priority = pl.Priority
+			if pl.WorkGroups > 1 && proc.Kind == "gpu" && a.Phases() == 1 {
+				t.Batch = int64(pl.WorkGroups)
+				if proc.Threads > 0 && !proc.Pool && pl.WorkItems > 0 {
+					// Occupancy: invocations run at once while their
+					// threads fit on the GPU.
+					t.Threads = min(proc.Threads, t.Batch*int64(pl.WorkItems))
+					if !a.Stateful {
+						t.Invocations = int(max(1, proc.Threads/t.Threads))
+					}
+				}
+			}
+		}
+	}
+	if a.Stateful && t.Replicas > 1 {
+		return nil, fmt.Errorf("sim: actor %s is stateful but the mapping asks for %d replicas: expected 1", a.Name, t.Replicas)
+	}
+	t.Processor = mach.ProcessorIndex(proc.Name)
+	cost, src := costs.Lookup(a, proc)
+	if kp, ok := costs.kernel(a.Name); ok && src == "profile" && proc.Kind == "gpu" {
+		ft, clamped := KernelFiringTime(g, a, cost.Seconds, kp, costs.Kernels, mach, proc)
+		if clamped {
+			p.Notes = append(p.Notes, fmt.Sprintf("kernel actor %s: its profiled time (%.3g s a firing) is not above its host copies as the link model charges them plus its launch's share: its kernel time is taken as 0", a.Name, cost.Seconds))
+		}
+		cost = Cost{Seconds: ft * waveScale(t, m.Actors[a.Name], kp, proc)}
+		if !kp.Own() {
+			p.Notes = append(p.Notes, fmt.Sprintf("kernel actor %s: its profile was taken with device mode %q, whose means share the device's time among the kernels in flight; profile with sluice run --device-mode callback for each kernel's own time", a.Name, kp.Mode))
+		}
+	}
+	if cost.Never {
+		return nil, fmt.Errorf("sim: actor %s is mapped to %s but its cost there is never (it cannot run on a %s processor)", a.Name, proc.Name, proc.Kind)
+	}
+	if src == "none" {
+		p.Notes = append(p.Notes, "actor "+a.Name+" has no cost: taken as 0")
+	}
+	if a.IO && !proc.HasIO {
+		return nil, fmt.Errorf("sim: actor %s does I/O but processor %s cannot (hasIO false)", a.Name, proc.Name)
+	}
+	phases := a.Phases()
+	if n%int64(phases) != 0 {
+		return nil, fmt.Errorf("sim: actor %s fires %d times per iteration, not a whole number of its %d phases", a.Name, n, phases)
+	}
+	t.Passes = n / int64(phases)
+	if a.Pattern != nil {
+		if err := patternTask(t, a, costs, proc); err != nil {
+			return nil, err
+		}
+		phases = 0
+	}
+	for k := 0; k < phases; k++ {
+		name := a.Name
+		if phases > 1 {
+			name = fmt.Sprintf("%s#%d", a.Name, k)
+		}
+		t.Subtasks = append(t.Subtasks, Subtask{Name: name, Time: cost.On(proc)})
+		t.Tree = append(t.Tree, Node{Kind: SubtaskNode, Subtask: k})
+	}
+	ct, err := costs.ControlOf(a)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	if ct.If != "" || ct.While != "" || a.Pattern != nil {
+		t.Batch, t.Threads, t.Invocations = 0, 0, 0 // invocations of a conditional actor are not batched here
+	}
+	switch {
+	case ct.If != "":
+		t.Tree = []Node{{Kind: IfNode, Cond: ct.If, Invert: ct.Invert, Body: t.Tree}}
+	case ct.While != "":
+		t.Tree = []Node{{Kind: WhileNode, Cond: ct.While, Body: t.Tree}}
+	}
+	t.controls = numberControls(t.Tree, 0)
+	return t, nil
 }
 
 // creditWindows gives each stream routed over credit links (machine.
