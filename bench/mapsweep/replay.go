@@ -94,7 +94,7 @@ func Replay(ctx context.Context, dir string, mach *machine.Machine, cfg Config, 
 	if graphFile == "" {
 		graphFile = rep.Graph
 	}
-	costs := toCosts(rep.Costs)
+	costs := toCosts(rep.Costs, kern)
 	byMapping := map[string]float64{}
 	var out []Replayed
 	for _, c := range append(rep.Candidates, rep.Picked) {

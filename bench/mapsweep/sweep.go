@@ -163,7 +163,7 @@ func Sweep(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep.Costs = costTable(g, rep.Candidates[:len(refs)], kern, cfg.Machine)
-	costs := toCosts(rep.Costs)
+	costs := toCosts(rep.Costs, kern)
 	for i := range rep.Candidates {
 		c := &rep.Candidates[i]
 		if c.Err == "" {
@@ -317,14 +317,30 @@ func costTable(g *graph.Graph, refs []Candidate, kern *sim.Profile, mach *machin
 	return t
 }
 
-// toCosts turns the table into the simulator's costs (what a cost file
-// with `unit: ns` and these entries gives sluice map).
-func toCosts(t map[string]map[string]float64) *sim.Costs {
+// toCosts turns the table into the simulator's costs, what sluice map is
+// given: a kernel actor's time on the device from kern, the kernel times'
+// profile (a profile entry records the G it was measured at, and the
+// simulator scales it to other G by waves of the GPU's threads; the
+// table's "gpu" entry is the same time at that G only), everything else
+// from the table (what a cost file with `unit: ns` and these entries
+// gives). Without kern, the table's "gpu" entries.
+func toCosts(t map[string]map[string]float64, kern *sim.Profile) *sim.Costs {
 	c := &sim.Costs{Actors: map[string]map[string]sim.Cost{}}
 	for a, m := range t {
 		c.Actors[a] = map[string]sim.Cost{}
 		for k, ns := range m {
+			if kern != nil && k == "gpu" {
+				if _, ok := kern.Kernels[a]; ok {
+					continue
+				}
+			}
 			c.Actors[a][k] = sim.Cost{Seconds: ns / 1e9}
+		}
+	}
+	if kern != nil {
+		c.Profile, c.Kernels = map[string]float64{}, map[string]sim.KernelProfile{}
+		for a, k := range kern.Kernels {
+			c.Profile[a], c.Kernels[a] = kern.Mean[a], k
 		}
 	}
 	return c
