@@ -26,7 +26,8 @@ func newCalibrate() *cobra.Command {
 the runtime's costs per firing, per round and per port, a parked worker's wake-up
 latency, a FIFO hand-off, memory bandwidth — and on every GPU the device backends find
 (kernel launch time, copy latency and bandwidth each way from pinned and pageable
-memory, concurrent copy engines), and writes the machine model (kind: machine) that
+memory, concurrent copy engines, and what the runtime's device manager spends issuing
+an invocation and a copy), and writes the machine model (kind: machine) that
 sluice simulate and sluice map read.
 
 The model is cached per machine (host name, CPU model, usable CPUs, GOMAXPROCS, GPU
