@@ -518,6 +518,10 @@ func (ws *waiter) wants(pos uint64) bool {
 type waitStat struct {
 	spinning atomic.Bool
 	ns       atomic.Int64
+	// spun and parked count a Spin side's waits past the first poll by
+	// the mode its tuner chose (see Writer.SpinWaits). Only the side's
+	// goroutine writes them.
+	spun, parked atomic.Int64
 	// yieldSoon: the side's last spinning wait of SpinPark ended right
 	// after a yield, so the other side ran in its turn — the two share a
 	// processor — and the next wait yields after a few polls rather

@@ -237,3 +237,12 @@ func (r *Reader) Blocked() bool { return r.need.Load() != 0 || r.stat.spinning.L
 // is not counted, so that such hand-offs read no clock; with Spin, likewise,
 // a wait that ends within its first 64 polls or its first yield.
 func (r *Reader) BlockedTime() time.Duration { return time.Duration(r.stat.ns.Load()) }
+
+// SpinWaits returns, for a FIFO with the Spin strategy, how many of the
+// reader's waits (those its first poll did not end) spun and how many
+// waited as Park does because its tuner found parking faster (see
+// docs/fifo.md, "Wait strategies"); both are 0 for other strategies. Safe
+// from any goroutine.
+func (r *Reader) SpinWaits() (spun, parked int64) {
+	return r.stat.spun.Load(), r.stat.parked.Load()
+}

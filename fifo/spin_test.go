@@ -397,3 +397,48 @@ func TestProcessors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSpinWaits checks the wait-mode counters: a Spin reader that waits
+// past its first poll counts its wait as spun or parked by the mode it
+// used, and a Park FIFO counts none.
+func TestSpinWaits(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		wait         WaitStrategy
+		park         bool
+		spun, parked int64
+	}{
+		{Spin, false, 1, 0},
+		{Spin, true, 0, 1},
+		{Park, false, 0, 0},
+	} {
+		f := mustNew(t, Options{Name: "waits", TokenSize: 8, Capacity: 1, Wait: c.wait})
+		if c.wait == Spin {
+			park := c.park
+			f.modeHook = func() bool { return park }
+		}
+		r, w := f.Reader(0), f.Writer()
+		got := make(chan error, 1)
+		go func() {
+			_, err := r.Acquire(ctx, 1)
+			got <- err
+		}()
+		// Let the reader get past its first poll before the token comes.
+		waitFor(t, func() bool { return r.Blocked() || r.stat.spun.Load()+r.stat.parked.Load() > 0 })
+		if _, err := w.Acquire(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		w.Commit(1)
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
+		spun, parked := r.SpinWaits()
+		if spun != c.spun || parked != c.parked {
+			t.Errorf("%v (tuner parks: %v): reader's SpinWaits = %d spun, %d parked; expected %d, %d", c.wait, c.park, spun, parked, c.spun, c.parked)
+		}
+		if s, p := w.SpinWaits(); s != 0 || p != 0 {
+			t.Errorf("%v: writer that never waited: SpinWaits = %d, %d; expected 0, 0", c.wait, s, p)
+		}
+		f.Free()
+	}
+}

@@ -250,3 +250,12 @@ func (w *Writer) Blocked() bool { return w.need.Load() != 0 || w.stat.spinning.L
 // counted, so that such hand-offs read no clock; with Spin, likewise, a
 // wait that ends within its first 64 polls or its first yield.
 func (w *Writer) BlockedTime() time.Duration { return time.Duration(w.stat.ns.Load()) }
+
+// SpinWaits returns, for a FIFO with the Spin strategy, how many of the
+// writer's waits (those its first poll did not end) spun and how many
+// waited as Park does because its tuner found parking faster (see
+// docs/fifo.md, "Wait strategies"); both are 0 for other strategies. Safe
+// from any goroutine.
+func (w *Writer) SpinWaits() (spun, parked int64) {
+	return w.stat.spun.Load(), w.stat.parked.Load()
+}

@@ -191,6 +191,20 @@ func (p *pool) pushBack(from *worker, t task) {
 	p.signal()
 }
 
+// yield queues t, a unit that gave up its turn while still ready: on the
+// injection queue when another worker is idle or spinning, so that the
+// worker that looks for work next takes it (a thief would take the oldest
+// task of from's queue, which may be the very task t made room for), else
+// at the back of from's queue.
+func (p *pool) yield(from *worker, t task) {
+	if p.spinning.Load() > 0 || p.nidle.Load() > 0 {
+		p.inject(t)
+		p.signal()
+		return
+	}
+	p.pushBack(from, t)
+}
+
 func (p *pool) inject(t task) {
 	p.injMu.Lock()
 	p.iseq++

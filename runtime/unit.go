@@ -520,7 +520,7 @@ func (u *unit) runPooled(c *execCtx) {
 				if last-began >= sliceNs {
 					// Let the other ready actors have a turn (the
 					// consumer just readied runs next, on this core).
-					u.pool.pushBack(c.wk, task{u: u})
+					u.pool.yield(c.wk, task{u: u})
 					return
 				}
 			}

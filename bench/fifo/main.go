@@ -75,6 +75,10 @@ type Result struct {
 	HopNsSpinPark float64 `json:"hop_ns_spin_park"`
 	HopNsGochan   float64 `json:"hop_ns_gochan"`
 	HopNsFloor    float64 `json:"hop_ns_atomic_floor"`
+	// HopSpinParked is the share of the spinning hop's waits (the four
+	// sides', past their first poll, in the kept round's longest run) that
+	// its tuners made wait as Park does.
+	HopSpinParked float64 `json:"hop_spin_parked_share"`
 
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 	Mirrored     bool    `json:"mirrored"`
@@ -159,7 +163,15 @@ func main() {
 			defer cancel()
 			fifoPingPongOpts(ctx, n, fifo.Options{Wait: fifo.Park})
 		}))
-		res.HopNsSpinning = hop(res.HopNsSpinning, measure(*dur, func(n int) { fifoPingPong(n, fifo.Spin) }))
+		var share float64
+		ns := measure(*dur, func(n int) {
+			spun, parked := fifoPingPong(n, fifo.Spin)
+			share = float64(parked) / float64(max(spun+parked, 1))
+		})
+		if res.HopNsSpinning == 0 || ns/2 < res.HopNsSpinning {
+			res.HopSpinParked = share
+		}
+		res.HopNsSpinning = hop(res.HopNsSpinning, ns)
 		res.HopNsSpinPark = hop(res.HopNsSpinPark, measure(*dur, func(n int) { fifoPingPong(n, fifo.SpinPark) }))
 		res.HopNsGochan = hop(res.HopNsGochan, measure(*dur, chanPingPong))
 		res.HopNsFloor = hop(res.HopNsFloor, measure(*dur, atomicPingPong))
@@ -185,7 +197,7 @@ func main() {
 	fmt.Fprintf(tw, "hop latency ns, park vs chan\t%.0f\t%.0f\t\t\n", res.HopNsParked, res.HopNsGochan)
 	fmt.Fprintf(tw, "hop latency ns, park without wait times vs chan\t%.0f\t%.0f\t\t\n", res.HopNsUntimed, res.HopNsGochan)
 	fmt.Fprintf(tw, "hop latency ns, park with a cancellable context vs chan\t%.0f\t%.0f\t\t\n", res.HopNsCtx, res.HopNsGochan)
-	fmt.Fprintf(tw, "hop latency ns, spin\t%.0f\t\t\t\n", res.HopNsSpinning)
+	fmt.Fprintf(tw, "hop latency ns, spin (%.0f%% of its waits parked)\t%.0f\t\t\t\n", 100*res.HopSpinParked, res.HopNsSpinning)
 	fmt.Fprintf(tw, "hop latency ns, spin-park\t%.0f\t\t\t\n", res.HopNsSpinPark)
 	fmt.Fprintf(tw, "hop latency ns, floor: two spinning goroutines, one atomic each way\t\t%.0f\t\t\n", res.HopNsFloor)
 	tw.Flush()
@@ -368,14 +380,14 @@ func copy64K(n int) {
 
 // fifoPingPong makes n round trips of one 8-byte token through two FIFOs of
 // capacity 1.
-func fifoPingPong(n int, ws fifo.WaitStrategy) {
-	fifoPingPongOpts(context.Background(), n, fifo.Options{Wait: ws})
+func fifoPingPong(n int, ws fifo.WaitStrategy) (spun, parked int64) {
+	return fifoPingPongOpts(context.Background(), n, fifo.Options{Wait: ws})
 }
 
 // fifoPingPongOpts is fifoPingPong with a context for both sides' waits
 // and the FIFOs' other options (name, token size and capacity are set
-// here).
-func fifoPingPongOpts(ctx context.Context, n int, o fifo.Options) {
+// here). It returns the four sides' Spin waits by mode (SpinWaits).
+func fifoPingPongOpts(ctx context.Context, n int, o fifo.Options) (spun, parked int64) {
 	o.TokenSize, o.Capacity = 8, 1
 	o.Name = "there"
 	there := newFIFO(o)
@@ -411,7 +423,14 @@ func fifoPingPongOpts(ctx context.Context, n int, o fifo.Options) {
 	}
 	w.Close()
 	<-done
+	for _, c := range [][2]int64{pair(there.Writer().SpinWaits()), pair(there.Reader(0).SpinWaits()),
+		pair(back.Writer().SpinWaits()), pair(back.Reader(0).SpinWaits())} {
+		spun, parked = spun+c[0], parked+c[1]
+	}
+	return spun, parked
 }
+
+func pair(a, b int64) [2]int64 { return [2]int64{a, b} }
 
 func chanPingPong(n int) {
 	there, back := make(chan uint64, 1), make(chan uint64, 1)
