@@ -67,7 +67,7 @@ type Result struct {
 // spinTime, runtime/unit.go sliceNs).
 const (
 	spinTimeNs  = 30_000
-	timeSliceNs = 50_000
+	timeSliceNs = 1_000_000
 )
 
 // Run measures the host and, unless opt.NoGPU, every GPU the registered

@@ -455,8 +455,13 @@ func (fr *fifoRec) room() (room, fill int) {
 
 // sliceNs is how long a ready unit keeps its worker before it lets other
 // queued units have a turn: cheap firings run in long stretches, so that
-// scheduling stays a small part of the work.
-const sliceNs = 50_000
+// scheduling stays a small part of the work, and the graph's slowest actor
+// is not sent to the back of the queue after each of its rounds while the
+// units its round readied (which other workers steal) wait. 50 µs, a
+// round or two of a heavy actor, cost multirate 12 %, forkjoin 7 % and
+// pipeline 3 % at two workers (docs/runtime.md, "Fairness, rounds and
+// priority").
+const sliceNs = 1_000_000
 
 // runPooled runs a unit taken from a queue: rounds of firings while it is
 // ready, then back to idle. It returns when the unit is idle, finished,
