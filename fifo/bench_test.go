@@ -134,17 +134,30 @@ func bench64K(b *testing.B, copyOut bool) {
 
 // BenchmarkHop measures the latency of one hop: a token goes to a partner
 // goroutine through one FIFO (capacity 1) and comes back through another;
-// ns/hop is half the round trip.
+// ns/hop is half the round trip. spin-parked is Spin with every side's
+// tuner settled on parking: what Spin costs where parking serves it better.
 func BenchmarkHop(b *testing.B) {
 	for _, c := range []struct {
 		name    string
 		ws      WaitStrategy
 		untimed bool
-	}{{"park", Park, false}, {"park-untimed", Park, true}, {"spin", Spin, false}, {"spin-park", SpinPark, false}} {
+		parked  bool
+	}{{"park", Park, false, false}, {"park-untimed", Park, true, false}, {"spin", Spin, false, false}, {"spin-parked", Spin, false, true}, {"spin-park", SpinPark, false, false}} {
 		ws, untimed := c.ws, c.untimed
+		parked := c.parked
 		b.Run(c.name, func(b *testing.B) {
 			there := mustNew(b, Options{Name: "there", TokenSize: 8, Capacity: 1, Wait: ws, NoWaitTime: untimed})
 			back := mustNew(b, Options{Name: "back", TokenSize: 8, Capacity: 1, Wait: ws, NoWaitTime: untimed})
+			if parked {
+				// Spin sides whose tuners chose parking (and do not probe
+				// spinning again during the benchmark).
+				for _, f := range []*FIFO{there, back} {
+					for _, st := range []*waitStat{&f.writer.stat, &f.readers[0].stat} {
+						st.tune.park, st.tune.gap, st.tune.left = true, 1<<30, 1<<30
+					}
+					f.spinSides.Store(0)
+				}
+			}
 			ctx := context.Background()
 			done := make(chan struct{})
 			go func() {

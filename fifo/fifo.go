@@ -155,6 +155,11 @@ type FIFO struct {
 	wait      WaitStrategy
 	spinTime  time.Duration
 	untimed   bool // Options.NoWaitTime
+	// spinSides counts, for a Spin FIFO, the sides whose tuner spins (see
+	// tuner): while it is 0, every side waits as Park does and nobody
+	// reads the processors the sides publish, so Commit and Release skip
+	// that. It changes only when a tuner changes its mode.
+	spinSides atomic.Int32
 
 	buf      []byte // mirrored: 2*size bytes; portable: size+tail bytes
 	size     int    // bytes in the physical ring
@@ -257,12 +262,17 @@ func New(opts Options) (*FIFO, error) {
 	f.writer.f = f
 	f.writer.wake = make(chan struct{}, 1)
 	f.writer.proc.Store(noProc)
+	f.writer.lastProc = noProc
 	f.writer.spin = f.wait == Spin
+	if f.wait == Spin {
+		f.spinSides.Store(int32(1 + len(f.readers)))
+	}
 	for i := range f.readers {
 		r := &f.readers[i]
 		r.f, r.idx = f, i
 		r.wake = make(chan struct{}, 1)
 		r.proc.Store(noProc)
+		r.lastProc = noProc
 		r.spin = f.wait == Spin
 	}
 	if opts.Initial > 0 {
@@ -520,8 +530,8 @@ type waitStat struct {
 	ns       atomic.Int64
 	// spun and parked count a Spin side's waits past the first poll by
 	// the mode its tuner chose (see Writer.SpinWaits). Only the side's
-	// goroutine writes them.
-	spun, parked atomic.Int64
+	// goroutine uses them.
+	spun, parked int64
 	// yieldSoon: the side's last spinning wait of SpinPark ended right
 	// after a yield, so the other side ran in its turn — the two share a
 	// processor — and the next wait yields after a few polls rather
@@ -571,7 +581,15 @@ func (f *FIFO) block(ctx context.Context, ws *waiter, st *waitStat,
 		var found uint8
 		t0, found, err = f.waitSpin(ctx, ws, st, need, writer, ready)
 		if err == nil {
+			parked := st.tune.park
 			st.tune.after(own, found)
+			if st.tune.park != parked {
+				d := int32(1)
+				if st.tune.park {
+					d = -1
+				}
+				f.spinSides.Add(d)
+			}
 		}
 	case SpinPark:
 		t0, err = f.blockSlow(ctx, ws, st, nanotime(), need, ready)

@@ -25,6 +25,7 @@ type Reader struct {
 	wSeen    uint64   // writer's position, as last seen
 	off      int      // byte offset of rpos in the ring
 	acquired int      // tokens handed out and not released
+	lastProc int32    // Spin: proc as last published (stored only when it changes)
 	closed   bool     // Close was called
 	stat     waitStat // its waits: spinning now, time blocked
 	copied   atomic.Int64
@@ -151,8 +152,14 @@ func (r *Reader) Release(n int) {
 	if r.off >= f.size {
 		r.off -= f.size
 	}
-	if f.wait == Spin {
-		r.proc.Store(curP()) // on the line that the next store writes
+	if f.wait == Spin && f.spinSides.Load() > 0 {
+		// On the line that the next store writes; stored only when it
+		// changed (an atomic store is a locked instruction), and only
+		// while a side spins (a spinning wait reads it, see peerOn).
+		if p := curP(); p != r.lastProc {
+			r.proc.Store(p)
+			r.lastProc = p
+		}
 	}
 	r.pos.Store(r.rpos)
 	w := &f.writer
@@ -241,8 +248,10 @@ func (r *Reader) BlockedTime() time.Duration { return time.Duration(r.stat.ns.Lo
 // SpinWaits returns, for a FIFO with the Spin strategy, how many of the
 // reader's waits (those its first poll did not end) spun and how many
 // waited as Park does because its tuner found parking faster (see
-// docs/fifo.md, "Wait strategies"); both are 0 for other strategies. Safe
-// from any goroutine.
+// docs/fifo.md, "Wait strategies"); both are 0 for other strategies. The
+// counts are the reading goroutine's own: call it from that goroutine, or
+// once it is done with the reader (after a channel or WaitGroup that it
+// signals when it ends).
 func (r *Reader) SpinWaits() (spun, parked int64) {
-	return r.stat.spun.Load(), r.stat.parked.Load()
+	return r.stat.spun, r.stat.parked
 }

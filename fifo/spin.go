@@ -76,11 +76,11 @@ func (f *FIFO) waitSpin(ctx context.Context, ws *waiter, st *waitStat, need uint
 		parking = f.modeHook()
 	}
 	if parking {
-		st.parked.Store(st.parked.Load() + 1)
+		st.parked++
 		start, err = f.blockSlow(ctx, ws, st, 0, need, ready)
 		return start, 0, err
 	}
-	st.spun.Store(st.spun.Load() + 1)
+	st.spun++
 	var sp spinner
 	yielded := false // this wait has given its processor up
 	p := curP()

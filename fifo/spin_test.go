@@ -424,7 +424,7 @@ func TestSpinWaits(t *testing.T) {
 			got <- err
 		}()
 		// Let the reader get past its first poll before the token comes.
-		waitFor(t, func() bool { return r.Blocked() || r.stat.spun.Load()+r.stat.parked.Load() > 0 })
+		waitFor(t, r.Blocked)
 		if _, err := w.Acquire(ctx, 1); err != nil {
 			t.Fatal(err)
 		}

@@ -28,6 +28,7 @@ type Writer struct {
 	peakSeen uint64 // f.peak, without the atomic load
 	off      int    // byte offset of wpos in the ring
 	acquired int    // tokens of room handed out and not committed
+	lastProc int32  // Spin: proc as last published (stored only when it changes)
 	isClosed bool
 	stat     waitStat // its waits: spinning now, time blocked
 	copied   atomic.Int64
@@ -157,8 +158,14 @@ func (w *Writer) Commit(n int) {
 	if w.off >= f.size {
 		w.off -= f.size
 	}
-	if f.wait == Spin {
-		w.proc.Store(curP()) // on the line that the next store writes
+	if f.wait == Spin && f.spinSides.Load() > 0 {
+		// On the line that the next store writes; stored only when it
+		// changed (an atomic store is a locked instruction), and only
+		// while a side spins (a spinning wait reads it, see peerOn).
+		if p := curP(); p != w.lastProc {
+			w.proc.Store(p)
+			w.lastProc = p
+		}
 	}
 	w.pos.Store(w.wpos)
 	for i := range f.readers {
@@ -254,8 +261,10 @@ func (w *Writer) BlockedTime() time.Duration { return time.Duration(w.stat.ns.Lo
 // SpinWaits returns, for a FIFO with the Spin strategy, how many of the
 // writer's waits (those its first poll did not end) spun and how many
 // waited as Park does because its tuner found parking faster (see
-// docs/fifo.md, "Wait strategies"); both are 0 for other strategies. Safe
-// from any goroutine.
+// docs/fifo.md, "Wait strategies"); both are 0 for other strategies. The
+// counts are the writing goroutine's own: call it from that goroutine, or
+// once it is done with the writer (after a channel or WaitGroup that it
+// signals when it ends).
 func (w *Writer) SpinWaits() (spun, parked int64) {
-	return w.stat.spun.Load(), w.stat.parked.Load()
+	return w.stat.spun, w.stat.parked
 }
