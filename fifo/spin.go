@@ -220,9 +220,10 @@ func (sp *spinner) poll(ctx context.Context, f *FIFO, st *waitStat, ready func()
 // where parking moved the side at least 1/8 faster, and parking for
 // spinning where spinning was faster by 1/16 with the two sides on
 // processors of their own; where the spinning window found them sharing
-// one (spinning then waits as parking does, see waitSpin), it keeps
-// spinning unless it was slower by 1/16 or spinning on separate
-// processors lost the last time that was measured. Where one mode cost
+// one (spinning then hands off by yielding, see waitSpin), it keeps
+// spinning where that was faster by 1/16, and otherwise unless it was
+// slower by 1/16 or spinning on separate processors lost the last time
+// that was measured. Where one mode cost
 // r >= 2 times the other, the next probe waits 64·r windows' worth of
 // waits (up to tuneFarGap), so that probing a mode much worse costs about
 // 1/64 of the time. Where the sides sit on cores far apart (across
@@ -365,7 +366,11 @@ func (t *tuner) decide(c int64, apart bool) {
 			keep = c < t.cost-t.cost/16
 			t.sepBad = !keep
 		} else {
-			keep = !t.sepBad && c <= t.cost+t.cost/16
+			// On one processor a spinning wait hands off by yielding:
+			// kept where that was faster than parking whatever spinning
+			// apart did before, and where it cost the same unless
+			// spinning apart lost when last measured.
+			keep = c < t.cost-t.cost/16 || (!t.sepBad && c <= t.cost+t.cost/16)
 		}
 	}
 	if !keep {

@@ -278,7 +278,8 @@ func simulateTuner(tu *tuner, waits, warmup int, wait func(i int, park bool) (ns
 // TestTuner checks the tuner's choices on simulated waits: spinning where
 // it is faster, parking where spinning on separate processors is slower
 // (cores far apart), spinning where the sides share a processor and the
-// two cost the same, parking at once when spinning waits keep missing,
+// two cost the same, spinning where the sides share a processor and hand
+// off faster than parking even after spinning apart lost, parking at once when spinning waits keep missing,
 // and not for a miss now and then.
 func TestTuner(t *testing.T) {
 	const waits, warmup = 400000, 40000
@@ -304,6 +305,20 @@ func TestTuner(t *testing.T) {
 				return 450, 0
 			}
 			return 450, waitShared
+		}, 0, 0.1},
+		{"hand-offs on one processor after spinning apart lost", func(i int, park bool) (int64, uint8) {
+			// Early on, spinning finds the sides on two cores far apart
+			// (slower than parking); later the sides share a processor,
+			// where a spinning wait hands off by yielding, faster than
+			// a park and a wake-up.
+			switch {
+			case park:
+				return 212, 0
+			case i < 50000:
+				return 450, 0
+			default:
+				return 100, waitShared
+			}
 		}, 0, 0.1},
 		{"spinning a little slower", func(_ int, park bool) (int64, uint8) {
 			if park {
