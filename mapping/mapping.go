@@ -245,6 +245,14 @@ type SearchOptions struct {
 	// a gpu processor; nil keeps the G of Start (or of Input.Fixed) and
 	// leaves the others at the runtime's default.
 	WorkGroups []int
+	// Settings and WorkItems give the work-items and distribution of the
+	// actors the search places on gpu processors, as the runnable mapping
+	// will run them (MapOptions.Settings, RunnableOptions.WorkItems): the
+	// simulator sizes an invocation's threads, and so the invocations in
+	// flight and their waves, from them. Input.Fixed's and Start's
+	// placements come first.
+	Settings  *graph.Mapping
+	WorkItems int
 }
 
 // Found is a mapping found by a strategy, with its predicted performance.
@@ -341,6 +349,36 @@ func place(p *machine.Processor, reps, wg int, tpl *graph.Placement) *graph.Plac
 	return pl
 }
 
+// kernelSettings gives each placement of m on a gpu processor that has no
+// work-items the ones it will run with (as ForRuntime does): settings'
+// placement's work-items and distribution where its implementation is
+// the device's kind, else workItems (≤ 0: 64). The simulator sizes an
+// invocation's threads from them: without, it would see neither the
+// GPU's occupancy nor an invocation's waves, and predict another mapping
+// than the one written.
+func kernelSettings(mach *machine.Machine, m, settings *graph.Mapping, workItems int) {
+	for name, pl := range m.Actors {
+		p := mach.Resolve(pl.Device)
+		if p == nil || p.Kind != "gpu" || pl.WorkItems > 0 {
+			continue
+		}
+		backend, _, _ := strings.Cut(mach.DeviceID(p), ":")
+		if settings != nil {
+			if pin := settings.Actors[name]; pin != nil && pin.WorkItems > 0 && pin.Impl == graph.ImplKind(backend) {
+				pl.WorkItems, pl.Distribution = pin.WorkItems, pin.Distribution
+				if pl.Impl == "" {
+					pl.Impl = pin.Impl
+				}
+				continue
+			}
+		}
+		pl.WorkItems = workItems
+		if pl.WorkItems <= 0 {
+			pl.WorkItems = 64
+		}
+	}
+}
+
 // steadyIterations raises n to cover 8 invocations of the largest G of
 // the mapping: the period is measured over the middle half of the run,
 // which must hold several invocations of a batched kernel actor.
@@ -409,6 +447,7 @@ func Search(ctx context.Context, in Input, opt SearchOptions) (*Found, error) {
 		for i, a := range g.Actors {
 			mp.Actors[a.Name] = place(m.Processors[s.proc[i]], s.reps[i], s.wg[i], template(in, start, a.Name))
 		}
+		kernelSettings(m, mp, opt.Settings, opt.WorkItems)
 		return mp, s.caps
 	}
 	type score struct {

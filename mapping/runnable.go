@@ -144,7 +144,11 @@ func Map(ctx context.Context, in Input, opt MapOptions) (*Mapped, error) {
 	for _, v := range opt.WorkGroups {
 		g = max(g, v)
 	}
-	heft, err := heftWithG(in, opt.Iterations, g)
+	pin := opt.Settings
+	if pin == nil {
+		pin = in.Fixed
+	}
+	heft, err := heftWithG(in, opt.Iterations, g, pin, opt.WorkItems)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +158,7 @@ func Map(ctx context.Context, in Input, opt MapOptions) (*Mapped, error) {
 	}
 	if opt.Strategy != "heft" {
 		s, err := Search(ctx, in, SearchOptions{Seed: opt.Seed, Evaluations: opt.Evaluations, Iterations: opt.Iterations,
-			Start: heft.Mapping, WorkGroups: opt.WorkGroups})
+			Start: heft.Mapping, WorkGroups: opt.WorkGroups, Settings: pin, WorkItems: opt.WorkItems})
 		if err != nil {
 			return nil, err
 		}
@@ -166,30 +170,31 @@ func Map(ctx context.Context, in Input, opt MapOptions) (*Mapped, error) {
 			out.Best = f
 		}
 	}
-	pin := opt.Settings
-	if pin == nil {
-		pin = in.Fixed
-	}
 	out.Runnable, err = ForRuntime(in.Graph, in.Machine, out.Best.Mapping, RunnableOptions{Pinned: pin, WorkGroups: g, WorkItems: opt.WorkItems})
 	return out, err
 }
 
 // heftWithG is HEFTFound with G given to the actors HEFT places on gpu
-// processors without one (g > 0), simulated so.
-func heftWithG(in Input, iterations int64, g int) (*Found, error) {
+// processors without one (g > 0) and their kernel settings (see
+// kernelSettings), simulated so.
+func heftWithG(in Input, iterations int64, g int, settings *graph.Mapping, workItems int) (*Found, error) {
 	f, err := HEFTFound(in, iterations)
-	if err != nil || g <= 0 {
+	if err != nil {
 		return f, err
 	}
 	changed := false
 	for _, pl := range f.Mapping.Actors {
-		if p := in.Machine.Resolve(pl.Device); p != nil && p.Kind == "gpu" && pl.WorkGroups <= 0 {
-			pl.WorkGroups, changed = g, true
+		if p := in.Machine.Resolve(pl.Device); p != nil && p.Kind == "gpu" {
+			if g > 0 && pl.WorkGroups <= 0 {
+				pl.WorkGroups, changed = g, true
+			}
+			changed = changed || pl.WorkItems <= 0
 		}
 	}
 	if !changed {
 		return f, nil
 	}
+	kernelSettings(in.Machine, f.Mapping, settings, workItems)
 	pr, err := prepare(in)
 	if err != nil {
 		return nil, err
