@@ -64,10 +64,11 @@ type Result struct {
 }
 
 // The runtime's scheduling constants the model repeats (runtime/sched.go
-// spinTime, runtime/unit.go sliceNs).
+// spinTime, runtime/unit.go sliceNs and roundTargetNs).
 const (
 	spinTimeNs  = 30_000
 	timeSliceNs = 1_000_000
+	roundTimeNs = 200_000
 )
 
 // Run measures the host and, unless opt.NoGPU, every GPU the registered
@@ -145,7 +146,7 @@ func (r *Result) Model() *machine.Machine {
 		PushAcq:      half, PushSend: machine.Staircase{Fixed: ns(h.PortNs) - half},
 		PopAcq: machine.Staircase{Fixed: half}, PopDisc: ns(h.PortNs) - half,
 		WakeLatency: ns(h.WakeNs), Pool: true, FiringCost: ns(h.FiringNs + h.EmptyFiringNs), RoundCost: ns(h.RoundNs),
-		SpinTime: spinTimeNs, TimeSlice: timeSliceNs}
+		SpinTime: spinTimeNs, TimeSlice: timeSliceNs, RoundTime: roundTimeNs}
 	m := &machine.Machine{Name: "calibrated-" + sanitize(h.Hostname), Processors: []*machine.Processor{cpu},
 		Memories: []*machine.Memory{{Name: "ram", ClockHz: 1e9, Bandwidth: max(1, ns(h.MemBandwidth/1e9))}},
 		Interconnects: []*machine.Interconnect{{Name: "membus", ClockHz: 1e9, Elements: []string{"cpu", "ram"},

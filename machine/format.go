@@ -65,6 +65,7 @@ func Format(m *Machine, header ...string) []byte {
 		nz("round_cost", p.RoundCost)
 		nz("spin_time", p.SpinTime)
 		nz("time_slice", p.TimeSlice)
+		nz("round_time", p.RoundTime)
 		nz("threads", p.Threads)
 		nz("issue_cost", p.IssueCost)
 		nz("copy_issue_cost", p.CopyIssueCost)

@@ -126,6 +126,12 @@ type Processor struct {
 	// one actor while other work waits (0: one round per turn). An
 	// extension of Figure 14.
 	TimeSlice int64
+	// RoundTime is about how long, in cycles, a pool's round may last: a
+	// round takes at most that many cycles' worth of its actor's firings
+	// (at least one per replica; a fused chain's replicas at least two
+	// claimed batches each), below the capacities' limit (0: the
+	// capacities' limit only). An extension of Figure 14.
+	RoundTime int64
 	// Threads is the number of threads (work-items) a GPU keeps resident
 	// at once: its SMs (compute units) × the resident threads per SM. With
 	// it, invocations of kernel actors on the processor run concurrently
@@ -520,6 +526,7 @@ func (m *Machine) Validate() error {
 		nonNeg(p.Origin, p.Name, "round cost", p.RoundCost)
 		nonNeg(p.Origin, p.Name, "spin time", p.SpinTime)
 		nonNeg(p.Origin, p.Name, "time slice", p.TimeSlice)
+		nonNeg(p.Origin, p.Name, "round time", p.RoundTime)
 		nonNeg(p.Origin, p.Name, "threads", p.Threads)
 		stair(p.Origin, p.Name, "push send", p.PushSend)
 		stair(p.Origin, p.Name, "pop acquire", p.PopAcq)

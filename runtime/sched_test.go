@@ -1,6 +1,13 @@
 package runtime
 
-import "testing"
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/graph"
+)
 
 // TestPoolYield checks where a unit that gives up its turn while still
 // ready is queued. A round's commit readies a producer (room) and a
@@ -45,5 +52,45 @@ func TestPoolYield(t *testing.T) {
 		if got, _ := w0.find(); got.u != want {
 			t.Errorf("worker 1 spinning: worker 0 did not keep the units it readied, next slot first")
 		}
+	}
+}
+
+// TestRoundsLastAboutTheTarget: a rate-1 source whose firings take 10 µs
+// may fire rounds of 4 096 firings (half its channel), 41 ms; its
+// consumer would see nothing for that long. Its first round is bounded
+// to firstRoundFirings and the later ones to about roundTargetNs, so the
+// consumer's first firing comes within a few milliseconds.
+func TestRoundsLastAboutTheTarget(t *testing.T) {
+	const n = 6000
+	g := graph.New("rounds")
+	var first, got atomic.Int64
+	var start atomic.Int64
+	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
+		if f.Index() >= n {
+			return ErrEndOfStream
+		}
+		if f.Index() == 0 {
+			start.Store(time.Now().UnixNano())
+		}
+		for end := time.Now().Add(10 * time.Microsecond); time.Now().Before(end); {
+		}
+		Output[int64](f, 0)[0] = f.Index()
+		return nil
+	})))
+	sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
+		if got.Add(1) == 1 {
+			first.Store(time.Now().UnixNano())
+		}
+		return nil
+	})))
+	graph.Connect(g, graph.AddOutput[int64](src, "out", graph.SDF(1)), graph.AddInput[int64](sink, "in", graph.SDF(1)))
+	if _, err := Run(context.Background(), g, Options{Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got.Load() != n {
+		t.Fatalf("sink fired %d times, want %d", got.Load(), n)
+	}
+	if wait := time.Duration(first.Load() - start.Load()); wait > 20*time.Millisecond {
+		t.Errorf("the sink's first firing came %v after the source's: want well under the 41 ms of a 4 096-firing round", wait)
 	}
 }

@@ -528,6 +528,7 @@ func (r *run) setupPools() error {
 			ncpu += u.replicas
 		}
 		u.maxRound = u.roundLimit()
+		u.roundCap = max(firstRoundFirings, u.minRound())
 	}
 	r.cpu = newPool(min(workers, max(ncpu, 0)))
 	r.io = newPool(min(ioWorkers, nio))

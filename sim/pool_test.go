@@ -134,3 +134,34 @@ func TestKernelBatch(t *testing.T) {
 		t.Errorf("K: %d invocations of %d firings, want 16 of 64", inv, r.Firings["K"])
 	}
 }
+
+// TestPoolRoundTime: on a pool with a round time of 5 s (clock 10 Hz: 50
+// cycles), A (1 s a firing, with the pool's 0.1 s firing cost) over a
+// channel of 64 tokens fires rounds of at most 4 firings (5 / 1.1), not
+// 32 (half the capacity); B (0.05 s, 0.15 with the firing cost: 33 in
+// 5 s) keeps 32, its capacities' limit. A replicated task gets its
+// replicas' worth: 2 × 5 / 1.1 = 9.
+func TestPoolRoundTime(t *testing.T) {
+	for _, tc := range []struct {
+		replicas int
+		wantA    int64
+	}{{1, 4}, {2, 9}} {
+		g := chain(t, stage{name: "A", cost: 1, out: 1}, stage{name: "B", cost: 0.05, in: 1})
+		mach := runtimePool(2, 1, 0, 0, 0, 0)
+		mach.Processors[0].RoundTime = 50
+		m := &graph.Mapping{Actors: map[string]*graph.Placement{"A": {Device: "cpu", Replicas: tc.replicas}, "B": {Device: "cpu"}}}
+		p, err := Build(g, m, mach, nil, Options{Capacity: map[string]int{"A.out->B.in": 64}, NoFuseCPU: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Tasks[0].RoundLimit; got != tc.wantA {
+			t.Errorf("A ×%d: round limit %d, want %d (5 s of 1.1 s firings per replica)", tc.replicas, got, tc.wantA)
+		}
+		if got := p.Tasks[1].RoundLimit; got != 32 {
+			t.Errorf("B: round limit %d, want 32 (half of 64: 5 s holds 33 of its firings)", got)
+		}
+		if _, err := Run(p, Config{Iterations: 64}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

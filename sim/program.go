@@ -487,7 +487,9 @@ func kernelCapacity(c *graph.Channel, pt, ct *Task) int64 {
 
 // setRoundLimits sets each task's RoundLimit as the CPU runtime's
 // roundLimit does: for every stream, half its capacity over the task's
-// tokens per firing there (rounded up over the phases), at least 1.
+// tokens per firing there (rounded up over the phases), at least 1; on a
+// pool with a round time, at most that time's worth of the task's
+// firings (see roundTimeLimit).
 func setRoundLimits(p *Program) {
 	for ti, t := range p.Tasks {
 		k := int64(1 << 20)
@@ -513,8 +515,36 @@ func setRoundLimits(p *Program) {
 				lim(s.ProducerQueue, accessCounts(t, si, true))
 			}
 		}
-		t.RoundLimit = k
+		t.RoundLimit = min(k, roundTimeLimit(p.Machine.Processors[t.Processor], t))
 	}
+}
+
+// roundTimeLimit is the most firings of task t that last the pool's
+// RoundTime, as the runtime bounds a unit's rounds by their measured pace
+// (runtime/unit.go noteRound): RoundTime × replicas over a firing's time
+// (the task's mean subtask time and the pool's firing cost), at least one
+// firing per replica and, for a fused chain's replicas, two claimed
+// batches each. Unbounded off pools, without a round time, or for a task
+// that costs nothing.
+func roundTimeLimit(pr *machine.Processor, t *Task) int64 {
+	const unbounded = 1 << 62
+	if !pr.Pool || pr.RoundTime <= 0 || len(t.Subtasks) == 0 {
+		return unbounded
+	}
+	var sum float64
+	for _, st := range t.Subtasks {
+		sum += st.Time
+	}
+	per := sum/float64(len(t.Subtasks)) + pr.Seconds(pr.FiringCost)/float64(max(1, t.ClaimBatch))
+	if per <= 0 {
+		return unbounded
+	}
+	reps := int64(max(1, t.Replicas))
+	least := reps
+	if t.ClaimBatch > 0 {
+		least = 2 * reps * t.ClaimBatch
+	}
+	return max(least, int64(pr.Seconds(pr.RoundTime)*float64(reps)/per))
 }
 
 // accessCounts lists the tokens each subtask of t pops (push: pushes) on
