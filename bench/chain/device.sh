@@ -11,7 +11,7 @@
 #   bench/chain/device.sh build DIR      # here (with Go): build the binaries into DIR
 #   bench/chain/device.sh run DIR OUT    # on the device machine: run them, results in OUT
 #
-# Run it from the repository root. It takes about four minutes on a
+# Run it from the repository root. It takes about six minutes on a
 # 16-core host; each step has a time limit (STEP_TIMEOUT, default 90 s).
 # OUT gets one file per step (JSON lines, or the benchmark's text) and
 # summary.txt with the ratios the goals name.
