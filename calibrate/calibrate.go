@@ -246,7 +246,9 @@ func (r *Result) Save(path string) error {
 // Cached returns this machine's cached model and its path, or
 // os.ErrNotExist (wrapped) when it was never calibrated. The workbench
 // and the command line call it to predict with the calibrated model when
-// one exists.
+// one exists. The pool's scheduling constants (spin time, time slice,
+// round time) are this build's runtime's, whatever build cached the
+// model: they are not measured.
 func Cached() (*machine.Machine, string, error) {
 	path, err := CachePath()
 	if err != nil {
@@ -258,6 +260,11 @@ func Cached() (*machine.Machine, string, error) {
 	m, err := machine.Load(path)
 	if err != nil {
 		return nil, path, err
+	}
+	for _, p := range m.Processors {
+		if p.Pool && p.ClockHz == 1e9 {
+			p.SpinTime, p.TimeSlice, p.RoundTime = spinTimeNs, timeSliceNs, roundTimeNs
+		}
 	}
 	return m, path, nil
 }

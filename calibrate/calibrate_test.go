@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -150,6 +151,22 @@ func TestCache(t *testing.T) {
 	}
 	if got != path || m.Processor("cpu").Units != 3 || m.Processor("cpu").WakeLatency != 1000 {
 		t.Errorf("ForHost returned %s with cpu %+v: expected the cached model of 3 units at %s", got, m.Processor("cpu"), path)
+	}
+	// A model cached by a build whose runtime had other scheduling
+	// constants comes back with this build's.
+	old := strings.Replace(string(r.YAML()), fmt.Sprintf("time_slice: %d, round_time: %d", timeSliceNs, roundTimeNs), "time_slice: 50000", 1)
+	if old == string(r.YAML()) {
+		t.Fatalf("the model has no time_slice and round_time to replace:\n%s", r.YAML())
+	}
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m, _, err = Cached(); err != nil {
+		t.Fatal(err)
+	}
+	if cpu := m.Processor("cpu"); cpu.TimeSlice != timeSliceNs || cpu.RoundTime != roundTimeNs || cpu.SpinTime != spinTimeNs {
+		t.Errorf("cached model of an older build: time slice %d, round time %d, spin time %d: expected this build's %d, %d, %d",
+			cpu.TimeSlice, cpu.RoundTime, cpu.SpinTime, timeSliceNs, roundTimeNs, spinTimeNs)
 	}
 }
 
