@@ -262,7 +262,7 @@ func Cached() (*machine.Machine, string, error) {
 		return nil, path, err
 	}
 	for _, p := range m.Processors {
-		if p.Pool && p.ClockHz == 1e9 {
+		if p.Pool {
 			p.SpinTime, p.TimeSlice, p.RoundTime = spinTimeNs, timeSliceNs, roundTimeNs
 		}
 	}

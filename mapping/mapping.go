@@ -350,9 +350,8 @@ func place(p *machine.Processor, reps, wg int, tpl *graph.Placement) *graph.Plac
 }
 
 // kernelSettings gives each placement of m on a gpu processor that has no
-// work-items the ones it will run with (as ForRuntime does): settings'
-// placement's work-items and distribution where its implementation is
-// the device's kind, else workItems (≤ 0: 64). The simulator sizes an
+// work-items the ones it will run with, as ForRuntime does (see
+// kernelThreads; settings pins them). The simulator sizes an
 // invocation's threads from them: without, it would see neither the
 // GPU's occupancy nor an invocation's waves, and predict another mapping
 // than the one written.
@@ -363,18 +362,14 @@ func kernelSettings(mach *machine.Machine, m, settings *graph.Mapping, workItems
 			continue
 		}
 		backend, _, _ := strings.Cut(mach.DeviceID(p), ":")
+		kind := graph.ImplKind(backend)
+		var pin *graph.Placement
 		if settings != nil {
-			if pin := settings.Actors[name]; pin != nil && pin.WorkItems > 0 && pin.Impl == graph.ImplKind(backend) {
-				pl.WorkItems, pl.Distribution = pin.WorkItems, pin.Distribution
-				if pl.Impl == "" {
-					pl.Impl = pin.Impl
-				}
-				continue
-			}
+			pin = settings.Actors[name]
 		}
-		pl.WorkItems = workItems
-		if pl.WorkItems <= 0 {
-			pl.WorkItems = 64
+		kernelThreads(pl, pin, kind, workItems)
+		if pl.Impl == "" && pin != nil && pin.Impl == kind {
+			pl.Impl = kind
 		}
 	}
 }

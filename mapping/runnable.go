@@ -78,11 +78,8 @@ func onDevice(g *graph.Graph, pl *graph.Placement, name, id, proc string, opt Ru
 		pin = opt.Pinned.Actors[name]
 	}
 	pl.Device, pl.Impl, pl.Replicas = id, kind, 0
-	if pin != nil && pin.Impl == kind {
-		pl.WorkItems, pl.Distribution = pin.WorkItems, pin.Distribution
-		if pl.WorkGroups <= 0 {
-			pl.WorkGroups = pin.WorkGroups
-		}
+	if pin != nil && pin.Impl == kind && pl.WorkGroups <= 0 {
+		pl.WorkGroups = pin.WorkGroups
 	}
 	if pl.WorkGroups <= 0 {
 		pl.WorkGroups = opt.WorkGroups
@@ -90,13 +87,24 @@ func onDevice(g *graph.Graph, pl *graph.Placement, name, id, proc string, opt Ru
 			pl.WorkGroups = 16
 		}
 	}
+	kernelThreads(pl, pin, kind, opt.WorkItems)
+	return nil
+}
+
+// kernelThreads gives pl, a kernel actor's placement on a device of
+// implementation kind, the work-items and distribution it runs with:
+// pin's where pin's implementation is kind, and workItems (≤ 0: 64) where
+// that leaves none.
+func kernelThreads(pl, pin *graph.Placement, kind graph.ImplKind, workItems int) {
+	if pin != nil && pin.Impl == kind {
+		pl.WorkItems, pl.Distribution = pin.WorkItems, pin.Distribution
+	}
 	if pl.WorkItems <= 0 {
-		pl.WorkItems = opt.WorkItems
+		pl.WorkItems = workItems
 		if pl.WorkItems <= 0 {
 			pl.WorkItems = 64
 		}
 	}
-	return nil
 }
 
 // MapOptions are sluice map's settings.

@@ -423,14 +423,12 @@ func fifoPingPongOpts(ctx context.Context, n int, o fifo.Options) (spun, parked 
 	}
 	w.Close()
 	<-done
-	for _, c := range [][2]int64{pair(there.Writer().SpinWaits()), pair(there.Reader(0).SpinWaits()),
-		pair(back.Writer().SpinWaits()), pair(back.Reader(0).SpinWaits())} {
-		spun, parked = spun+c[0], parked+c[1]
+	for _, side := range []interface{ SpinWaits() (int64, int64) }{there.Writer(), there.Reader(0), back.Writer(), back.Reader(0)} {
+		s, p := side.SpinWaits()
+		spun, parked = spun+s, parked+p
 	}
 	return spun, parked
 }
-
-func pair(a, b int64) [2]int64 { return [2]int64{a, b} }
 
 func chanPingPong(n int) {
 	there, back := make(chan uint64, 1), make(chan uint64, 1)
