@@ -21,8 +21,9 @@
 # mixed): CASE.json (the report: candidates with measured, predicted and
 # error, the cost table, the pick and the ratio), CASE.txt (the table),
 # CASE.log (progress), CASE.costs.yaml (the cost file sluice map was given)
-# and CASE.picked.yaml (the mapping it picked); then summary.txt. About 10
-# to 15 minutes.
+# and CASE.picked.yaml (the mapping it picked); then summary.txt (with
+# the pick and the three fastest candidates measured three times each, in
+# turn, and the ratio of their medians). About 10 to 15 minutes.
 set -u
 out=${1:?usage: device.sh OUTDIR [BINDIR]}
 bin=${2:-bin}
@@ -71,6 +72,10 @@ for case in ("imagepipe", "mixed"):
         continue
     r = json.load(open(p))
     print(f"{case}: best {r['best']} {r['best_iter_per_s']:.0f} it/s; picked by {r['picked_by']} {r['picked']['measured_iter_per_s']:.0f} it/s; ratio {r['ratio']:.3f} (goal >= 0.9)")
+    if r.get("finals"):
+        print(f"  measured again in turn: ratio of the medians {r['ratio_rounds']:.3f} (best: {r['final_best']})")
+        for f in r["finals"]:
+            print(f"    {f['name']:16s} median {f['median_iter_per_s']:10.0f}  runs " + " ".join(f"{v:.0f}" for v in f["measured_runs_iter_per_s"]))
     for c in r["candidates"]:
         if c["name"].startswith("default") and not c.get("error"):
             print(f"  {c['name']:16s} measured {c['measured_iter_per_s']:10.0f} predicted {c['predicted_iter_per_s']:10.0f} error {c['error_pct']:+6.1f}% (goal within 20%)  {c['mapping']}")

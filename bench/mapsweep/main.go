@@ -31,7 +31,11 @@
 // --strategy all`, -evaluations and -search-iterations as its
 // --evaluations and --iterations, G searched over -G) pick a mapping; it
 // is made runnable (device IDs, kernel settings of -mapping), measured,
-// and held against the best candidate: the ratio picked ÷ best.
+// and held against the best candidate: the ratio picked ÷ best. Then the
+// pick and the -finalists fastest candidates are measured again, in turn,
+// until each has -rounds runs, and the pick's median is held against the
+// best median: on a shared host consecutive runs of one mapping differ by
+// more than the 10 % a pick may miss by.
 //
 // The machine model is calibrated now (package calibrate, as `sluice
 // calibrate --device ID` for the backend's devices) unless -machine names
@@ -102,6 +106,8 @@ func main() {
 		quiet     = flag.Bool("q", false, "no progress lines on standard error")
 		save      = flag.String("save", "", "also save the sweep (report, each candidate's mapping and profile) into this directory for -replay")
 		replay    = flag.String("replay", "", "predict a sweep saved with -save again on -machine, without measuring, and run sluice map's search on it")
+		rounds    = flag.Int("rounds", 3, "measure the picked mapping and the -finalists fastest candidates this many times in all, in turn, and hold the pick's median against the best median")
+		finals    = flag.Int("finalists", 3, "candidates measured again beside the pick (-rounds)")
 	)
 	flag.Parse()
 	if (*graphFile == "" && *replay == "") || flag.NArg() > 0 {
@@ -110,7 +116,8 @@ func main() {
 	}
 	ctx := context.Background()
 	cfg := Config{Graph: *graphFile, Backend: graph.ImplKind(*backend), Iterations: *iters, Warmup: *warm, MinTime: *minTime, Max: *maxC, Seed: *seed,
-		WorkItems: *items, Workers: *workers, Evaluations: *evals, SearchIterations: *siters, Log: os.Stderr}
+		WorkItems: *items, Workers: *workers, Evaluations: *evals, SearchIterations: *siters,
+		Rounds: *rounds, Finalists: *finals, Log: os.Stderr}
 	if *quiet {
 		cfg.Log = nil
 	}
@@ -317,4 +324,16 @@ func Print(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "best measured: %s, %.0f it/s\n", r.Best, r.BestIterS)
 	fmt.Fprintf(w, "picked (sluice map, %s, predicted %.0f it/s): measured %.0f it/s\n", r.PickedBy, r.PickedPredicted, r.Picked.Measured)
 	fmt.Fprintf(w, "ratio picked/best: %.3f\n", r.Ratio)
+	if len(r.Finals) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "measured again, in turn (%d runs each):\n", len(r.Finals[0].Runs))
+	for _, f := range r.Finals {
+		runs := make([]string, len(f.Runs))
+		for i, v := range f.Runs {
+			runs[i] = fmt.Sprintf("%.0f", v)
+		}
+		fmt.Fprintf(w, "  %-16s median %12.0f  runs %s\n", f.Name, f.Median, strings.Join(runs, " "))
+	}
+	fmt.Fprintf(w, "ratio picked/best of the medians: %.3f (best: %s)\n", r.RatioRounds, r.FinalBest)
 }

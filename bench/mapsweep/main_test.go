@@ -31,7 +31,7 @@ func sweepTiny(t *testing.T, backend graph.ImplKind, devs []string, wantCandidat
 	defer cancel()
 	cfg := Config{Graph: "testdata/tiny.yaml", Backend: backend, Devices: devs, Machine: m, Warmup: 20, Iterations: 200,
 		MinTime: 20 * time.Millisecond, Max: 40, Seed: 1, G: []int{4, 16}, Replicas: []int{1, 2}, WorkItems: 16, Workers: 2,
-		Evaluations: 60, SearchIterations: 64}
+		Evaluations: 60, SearchIterations: 64, Rounds: 2, Finalists: 2}
 	rep, err := Sweep(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -56,8 +56,48 @@ func sweepTiny(t *testing.T, backend graph.ImplKind, devs []string, wantCandidat
 	if want := rep.Picked.Measured / best; math.Abs(rep.Ratio-want) > 1e-9*want {
 		t.Errorf("ratio %g: expected picked ÷ best = %g", rep.Ratio, want)
 	}
+	checkFinals(t, rep, cfg)
 	checkOutputs(t, rep)
 	return rep
+}
+
+// checkFinals checks the finalists measured again: the pick first (as
+// written: no capacities), then the pick with the search's capacities
+// when it raised any, then the fastest candidates, each run cfg.Rounds
+// times (the sweep's run first), and the ratio of the medians.
+func checkFinals(t *testing.T, rep *Report, cfg Config) {
+	t.Helper()
+	want := cfg.Finalists + 1
+	if len(rep.Capacity) > 0 {
+		want++
+	}
+	if len(rep.Finals) != want || rep.Finals[0].Name != "picked" {
+		t.Fatalf("finals %+v (search capacities %v): expected the pick and %d more", rep.Finals, rep.Capacity, want-1)
+	}
+	if rep.Finals[0].Runs[0] != rep.Picked.Measured || rep.Picked.Capacity != nil {
+		t.Errorf("the pick's first run %g with capacities %v: expected the sweep's measurement %g, with none", rep.Finals[0].Runs[0], rep.Picked.Capacity, rep.Picked.Measured)
+	}
+	best := 0.0
+	for _, f := range rep.Finals {
+		if len(f.Runs) != cfg.Rounds || f.Median != (f.Runs[0]+f.Runs[1])/2 || !(f.Median > 0) {
+			t.Errorf("finalist %s: runs %v, median %g: expected %d positive runs and their median", f.Name, f.Runs, f.Median, cfg.Rounds)
+		}
+		if f.Name != "picked-capacity" {
+			best = max(best, f.Median)
+		}
+	}
+	if want := rep.Finals[0].Median / best; math.Abs(rep.RatioRounds-want) > 1e-9 {
+		t.Errorf("ratio of the medians %g: expected %g", rep.RatioRounds, want)
+	}
+	bestMapping := ""
+	for _, c := range rep.Candidates {
+		if c.Name == rep.Best {
+			bestMapping = c.Mapping
+		}
+	}
+	if i := want - cfg.Finalists; bestMapping != rep.Picked.Mapping && rep.Finals[i].Name != rep.Best {
+		t.Errorf("first finalist after the pick %s: expected the sweep's best, %s", rep.Finals[i].Name, rep.Best)
+	}
 }
 
 // checkOutputs checks the JSON report round-trips and the table prints
@@ -200,5 +240,45 @@ func TestSpaceAndRunnable(t *testing.T) {
 	}
 	if r.Actors["half"].Impl != graph.ImplOpenCL || r.Actors["half"].WorkItems != 16 {
 		t.Errorf("half: %+v: expected impl opencl and 16 work-items", r.Actors["half"])
+	}
+}
+
+// TestFinalists checks who is measured again: the pick, the pick with the
+// search's capacities when it raised any, then the fastest candidates
+// other than the pick's twin, as many as Config.Finalists.
+func TestFinalists(t *testing.T) {
+	m := &graph.Mapping{}
+	cand := func(name, mapping string, it float64) Candidate {
+		return Candidate{Name: name, Mapping: mapping, Measured: it, m: m}
+	}
+	rep := &Report{
+		Candidates: []Candidate{cand("a", "A", 10), cand("b", "B", 30), cand("twin", "P", 40), cand("c", "C", 20), {Name: "failed", Mapping: "F", Measured: 50, Err: "x"}},
+		Picked:     cand("picked", "P", 25),
+		Capacity:   map[string]int{"x.o->y.i": 64},
+	}
+	cfg := Config{Finalists: 2}
+	var names []string
+	for _, c := range cfg.finalists(rep) {
+		names = append(names, c.Name)
+		if c.Name == "picked-capacity" && (c.Capacity["x.o->y.i"] != 64 || c.Mapping != "P" || c.Measured != 0) {
+			t.Errorf("picked-capacity %+v: expected the pick's mapping with the search's capacities, not yet measured", c)
+		}
+	}
+	if got, want := strings.Join(names, ","), "picked,picked-capacity,b,c"; got != want {
+		t.Errorf("finalists %s: expected %s", got, want)
+	}
+	rep.Capacity = nil
+	names = names[:0]
+	for _, c := range cfg.finalists(rep) {
+		names = append(names, c.Name)
+	}
+	if got, want := strings.Join(names, ","), "picked,b,c"; got != want {
+		t.Errorf("finalists without capacities %s: expected %s", got, want)
+	}
+	if v := median([]float64{3, 1, 2}); v != 2 {
+		t.Errorf("median of 3, 1, 2: %g", v)
+	}
+	if v := median([]float64{4, 1, 2, 3}); v != 2.5 {
+		t.Errorf("median of 4, 1, 2, 3: %g", v)
 	}
 }

@@ -115,10 +115,7 @@ func Replay(ctx context.Context, dir string, mach *machine.Machine, cfg Config, 
 			out = append(out, r)
 			continue
 		}
-		capacity := map[string]int(nil)
-		if c.Name == "picked" {
-			capacity = rep.Capacity
-		}
+		capacity := c.Capacity
 		if p, err := predict(graphFile, m, mach, withKernelTimes(prof, kern), capacity, c.Iterations); err == nil {
 			r.Predicted, r.ErrorPct = p.steady, pct(p.steady, c.Measured)
 		} else {

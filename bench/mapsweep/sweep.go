@@ -48,6 +48,10 @@ type Config struct {
 	// map's --evaluations and --iterations).
 	Evaluations      int
 	SearchIterations int64
+	// Rounds is how many times the picked mapping and the Finalists
+	// fastest candidates are measured in all (the sweep's run the first;
+	// ≤ 1: once).
+	Rounds, Finalists int
 	// Log receives progress lines (nil: none).
 	Log io.Writer
 }
@@ -71,6 +75,9 @@ type Candidate struct {
 	ModelErrorPct  float64 `json:"model_error_pct,omitempty"`
 	// Profile is the run's mean firing time per actor, ns.
 	Profile map[string]float64 `json:"profile_ns,omitempty"`
+	// Capacity is the channel capacities (tokens) the run applied over
+	// the runtime's defaults (none: the mapping as sluice run runs it).
+	Capacity map[string]int `json:"capacity,omitempty"`
 	Err     string             `json:"error,omitempty"`
 	m       *graph.Mapping
 	raw     []byte // the run's profile file (Stats.WriteProfile)
@@ -92,10 +99,12 @@ type Report struct {
 	Candidates []Candidate                   `json:"candidates"`
 	Best       string                        `json:"best"`
 	BestIterS  float64                       `json:"best_iter_per_s"`
-	// Picked is the mapping sluice map's strategies chose (measured anew),
-	// PickedBy the strategy, PickedPredicted its predicted throughput,
-	// Capacity the channel capacities the search assumed (applied to the
-	// measured run).
+	// Picked is the mapping sluice map's strategies chose, measured as
+	// `sluice run --mapping` runs the file it writes (the runtime's channel
+	// capacities: mapping files carry none); PickedBy the strategy,
+	// PickedPredicted its predicted throughput, Capacity the channel
+	// capacities the search assumed (the finalist "picked-capacity" runs
+	// with them).
 	Picked          Candidate      `json:"picked"`
 	PickedBy        string         `json:"picked_by"`
 	PickedPredicted float64        `json:"picked_predicted_iter_per_s"`
@@ -103,6 +112,12 @@ type Report struct {
 	// Ratio is the picked mapping's measured throughput over the best
 	// candidate's.
 	Ratio float64 `json:"ratio"`
+	// Finals are the pick (first) and the fastest candidates measured
+	// Config.Rounds times each; FinalBest the finalist of the highest
+	// median and RatioRounds the pick's median over that one's.
+	Finals      []Final `json:"finals,omitempty"`
+	FinalBest   string  `json:"final_best,omitempty"`
+	RatioRounds float64 `json:"ratio_rounds,omitempty"`
 	// kern is the kernel times' profile file (the all-device run in
 	// device mode callback), nil without kernel actors.
 	kern []byte
@@ -178,7 +193,10 @@ func Sweep(ctx context.Context, cfg Config) (*Report, error) {
 	if rep.BestIterS == 0 {
 		return nil, fmt.Errorf("%s: no candidate mapping ran (first error: %s)", cfg.Graph, rep.Candidates[0].Err)
 	}
-	return rep, cfg.pick(ctx, g, costs, kern, rep)
+	if err := cfg.pick(ctx, g, costs, kern, rep); err != nil {
+		return rep, err
+	}
+	return rep, cfg.remeasure(ctx, rep)
 }
 
 // candidate measures and predicts one mapping (its kernel actors' costs
@@ -389,15 +407,15 @@ func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, k
 	}
 	cfg.logf("sluice map's choice (%s, predicted %.0f it/s): %s", best.Strategy, best.Throughput, describe(m))
 	c := Candidate{Name: "picked", Mapping: describe(m), m: m}
-	r, err := measure(ctx, cfg.Graph, m, rep.Capacity, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime, "")
+	r, err := measure(ctx, cfg.Graph, m, nil, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime, "")
 	if err != nil {
 		return fmt.Errorf("measuring the picked mapping: %w", err)
 	}
 	c.Measured, c.MeasuredWhole, c.Iterations, c.raw = r.steady, r.whole, r.iters, r.raw
-	if p, err := predict(cfg.Graph, m, cfg.Machine, withKernelTimes(r.profile, kern), rep.Capacity, r.iters); err == nil {
+	if p, err := predict(cfg.Graph, m, cfg.Machine, withKernelTimes(r.profile, kern), nil, r.iters); err == nil {
 		c.Predicted, c.PredictedWhole, c.ErrorPct = p.steady, p.whole, pct(p.steady, c.Measured)
 	}
-	if p, err := predict(cfg.Graph, m, cfg.Machine, costs, rep.Capacity, r.iters); err == nil {
+	if p, err := predict(cfg.Graph, m, cfg.Machine, costs, nil, r.iters); err == nil {
 		c.Model, c.ModelErrorPct = p.steady, pct(p.steady, c.Measured)
 	}
 	rep.Picked, rep.Ratio = c, c.Measured/rep.BestIterS
