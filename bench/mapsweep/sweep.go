@@ -78,9 +78,9 @@ type Candidate struct {
 	// Capacity is the channel capacities (tokens) the run applied over
 	// the runtime's defaults (none: the mapping as sluice run runs it).
 	Capacity map[string]int `json:"capacity,omitempty"`
-	Err     string             `json:"error,omitempty"`
-	m       *graph.Mapping
-	raw     []byte // the run's profile file (Stats.WriteProfile)
+	Err      string         `json:"error,omitempty"`
+	m        *graph.Mapping
+	raw      []byte // the run's profile file (Stats.WriteProfile)
 }
 
 // Report is a sweep's outcome.
