@@ -49,8 +49,8 @@ func TestHostModel(t *testing.T) {
 		t.Fatalf("the model written does not parse: %v\n%s", err, r.YAML())
 	}
 	cpu := m.Processor("cpu")
-	if cpu == nil || !cpu.Pool || cpu.Units != 2 || cpu.SpinTime != spinTimeNs || cpu.TimeSlice != timeSliceNs || cpu.WakeLatency <= 0 {
-		t.Fatalf("cpu processor %+v: expected a pool of 2 units with the runtime's spin time and slice and a wake latency", cpu)
+	if want := PoolUnits(2, h.Parallelism); cpu == nil || !cpu.Pool || cpu.Units != want || cpu.SpinTime != spinTimeNs || cpu.TimeSlice != timeSliceNs || cpu.WakeLatency <= 0 {
+		t.Fatalf("cpu processor %+v: expected a pool of %d units (2 workers, parallelism %.2f) with the runtime's spin time and slice and a wake latency", cpu, want, h.Parallelism)
 	}
 	if m.Calibration["key"] != Key() || m.Calibration["cpu_model"] != h.CPUModel {
 		t.Errorf("calibration record %v: expected key %s and the CPU model", m.Calibration, Key())
@@ -244,6 +244,21 @@ func TestSameGPUs(t *testing.T) {
 	for id, want := range map[string]string{"opencl:1:0": "cuda0", "opencl:1:1": "cuda1", "cuda:1": "cuda1"} {
 		if p := m.Resolve(id); p == nil || p.Name != want {
 			t.Errorf("Resolve(%s) = %v: expected processor %s", id, p, want)
+		}
+	}
+}
+
+// TestPoolUnits checks the pool's units: the effective parallelism
+// rounded, at least 1 and at most the workers; the workers when the
+// parallelism is unknown.
+func TestPoolUnits(t *testing.T) {
+	for _, c := range []struct {
+		workers int
+		p       float64
+		want    int
+	}{{16, 13.32, 13}, {16, 15.6, 16}, {16, 16, 16}, {2, 1.99, 2}, {2, 1.4, 1}, {2, 0.3, 1}, {4, 0, 4}, {0, 0, 1}, {8, 9, 8}} {
+		if got := PoolUnits(c.workers, c.p); got != c.want {
+			t.Errorf("PoolUnits(%d, %g) = %d: expected %d", c.workers, c.p, got, c.want)
 		}
 	}
 }

@@ -148,6 +148,11 @@ channels:
 	if p, _ := os.ReadFile(prof); !strings.Contains(string(p), "mean_ns") {
 		t.Errorf("profile lacks mean_ns:\n%s", p)
 	}
+	// Several profiles are for several G of kernel actors: this one has none.
+	_, errs, code = sluice(t, "", "simulate", g, "--machine", "examples/machines/two-cpus.yaml", "--profile", prof, "--profile", prof)
+	if code == 0 || !strings.Contains(errs, "expected kernel actors with their work_groups") {
+		t.Errorf("simulate with two profiles without kernel actors: exit %d, stderr:\n%s", code, errs)
+	}
 }
 
 func TestRunRefusesDeadlock(t *testing.T) {

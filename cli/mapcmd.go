@@ -15,18 +15,22 @@ import (
 
 func newMap() *cobra.Command {
 	var (
-		machineFile, fixedFile, costsFile, profileFile, strategy, outFile, workGroups string
-		seed                                                                          uint64
-		evaluations, workItems                                                        int
-		iterations                                                                    int64
+		machineFile, fixedFile, costsFile, strategy, outFile, workGroups string
+		profileFiles                                                     []string
+		seed                                                             uint64
+		evaluations, workItems                                           int
+		iterations                                                       int64
+		capacities                                                       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "map GRAPH [--machine MACHINE]",
 		Short: "Map actors onto a machine's processors (HEFT, or a search driven by the simulator)",
 		Long: `map chooses a processor for every actor of the graph: heft applies HEFT to one
-iteration with the per-processor costs (--costs, --profile, or the graph's cost: keys);
-search runs a seeded simulated annealing over placements, replica counts and channel
-capacities, scoring each candidate with the simulator; all runs both. It prints the
+iteration with the per-processor costs (--costs, --profile, or the graph's cost: keys;
+several --profile files taken at different G of the kernel actors cost each CPU actor
+as it ran beside the G nearest the candidate's);
+search runs a seeded simulated annealing over placements, replica counts and (with
+--capacities) channel capacities, scoring each candidate with the simulator; all runs both. It prints the
 predicted throughput of each strategy tried and writes the best mapping (-o, default
 standard output) in the mapping YAML format. --mapping pins the actors it names.
 Without --machine it maps onto this host's model measured by sluice calibrate.
@@ -36,7 +40,7 @@ G the search chose (--work-groups) and the work-items of --mapping (else
 --work-items), so that sluice run GRAPH --mapping FILE runs the result.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := loadSimInputs(args[0], machineFile, fixedFile, costsFile, profileFile)
+			in, err := loadSimInputs(args[0], machineFile, fixedFile, costsFile, profileFiles)
 			if err != nil {
 				return err
 			}
@@ -51,7 +55,7 @@ G the search chose (--work-groups) and the work-items of --mapping (else
 				return err
 			}
 			res, err := mapping.Map(cmd.Context(), min, mapping.MapOptions{Strategy: strategy, Seed: seed, Evaluations: evaluations,
-				Iterations: iterations, WorkGroups: gs, WorkItems: workItems})
+				Iterations: iterations, WorkGroups: gs, WorkItems: workItems, Capacities: capacities})
 			if err != nil {
 				return err
 			}
@@ -95,7 +99,7 @@ G the search chose (--work-groups) and the work-items of --mapping (else
 	f.StringVar(&fixedFile, "mapping", "", "mapping file whose placements are kept (pinned actors)")
 	alias(f, "map", "mapping")
 	f.StringVar(&costsFile, "costs", "", "cost file: per-actor, per-processor firing costs")
-	f.StringVar(&profileFile, "profile", "", "profile written by sluice run --profile (actor → mean_ns)")
+	f.StringArrayVar(&profileFiles, "profile", nil, "profile written by sluice run --profile (actor → mean_ns); repeat it with profiles taken at other G of the kernel actors and each CPU actor costs what it took beside the nearest G")
 	f.StringVar(&strategy, "strategy", "all", "heft, search or all")
 	f.StringVarP(&outFile, "output", "o", "", "write the mapping to this file (default: standard output)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the search")
@@ -103,6 +107,7 @@ G the search chose (--work-groups) and the work-items of --mapping (else
 	f.Int64VarP(&iterations, "iterations", "n", 64, "graph iterations per simulation")
 	f.StringVar(&workGroups, "work-groups", "16,64", "G (firings per kernel invocation) the search tries for actors on GPUs, comma-separated; the largest for HEFT's")
 	f.IntVar(&workItems, "work-items", 64, "work-items per work-group of a kernel actor that --mapping gives none")
+	f.BoolVar(&capacities, "capacities", false, "let the search raise channel capacities too (the mapping file does not carry them: they are listed in its doc: for sluice simulate --capacity, or to set on the graph's channels)")
 	return cmd
 }
 

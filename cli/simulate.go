@@ -29,7 +29,11 @@ type simInputs struct {
 	machineFrom string
 }
 
-func loadSimInputs(graphFile, machineFile, mapFile, costsFile, profileFile string) (*simInputs, error) {
+// loadSimInputs reads simulate's and map's inputs. The first profile
+// gives the profile costs; given several (measured with the graph's
+// kernel actors at different G), each also gives the CPU actors' costs
+// beside kernel actors of its G (sim.Costs.AtG).
+func loadSimInputs(graphFile, machineFile, mapFile, costsFile string, profileFiles []string) (*simInputs, error) {
 	in := &simInputs{}
 	var err error
 	if in.graph, err = spec.Load(graphFile); err != nil {
@@ -49,15 +53,23 @@ func loadSimInputs(graphFile, machineFile, mapFile, costsFile, profileFile strin
 			return nil, err
 		}
 	}
-	if profileFile != "" {
-		prof, err := sim.LoadProfileFull(profileFile)
+	for i, file := range profileFiles {
+		prof, err := sim.LoadProfileFull(file)
 		if err != nil {
 			return nil, err
 		}
 		if in.costs == nil {
 			in.costs = &sim.Costs{}
 		}
-		in.costs.Profile, in.costs.Kernels = prof.Mean, prof.Kernels
+		if i == 0 {
+			in.costs.Profile, in.costs.Kernels = prof.Mean, prof.Kernels
+		}
+		if len(profileFiles) > 1 {
+			if prof.G() == 0 {
+				return nil, fmt.Errorf("--profile %s: expected kernel actors with their work_groups (G), as sluice run --profile writes them, in each of several profiles: found none", file)
+			}
+			in.costs.AddAtG(prof)
+		}
 	}
 	if mapFile != "" {
 		if in.mapping, err = spec.LoadMapping(mapFile); err != nil {
@@ -72,12 +84,13 @@ func loadSimInputs(graphFile, machineFile, mapFile, costsFile, profileFile strin
 
 func newSimulate() *cobra.Command {
 	var (
-		machineFile, mapFile, costsFile, profileFile, controlsFile string
-		traceFile, paraverFile                                     string
-		iterations                                                 int64
-		seed                                                       uint64
-		asJSON, noFuse                                             bool
-		capacity                                                   map[string]int
+		machineFile, mapFile, costsFile, controlsFile string
+		traceFile, paraverFile                        string
+		profileFiles                                  []string
+		iterations                                    int64
+		seed                                          uint64
+		asJSON, noFuse                                bool
+		capacity                                      map[string]int
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate GRAPH [--machine MACHINE]",
@@ -86,14 +99,16 @@ func newSimulate() *cobra.Command {
 Abstract Streaming Machine (--machine; without it, this host's model measured by
 sluice calibrate), with per-firing costs from the graph's cost: keys,
 a cost file (--costs) or a profile written by sluice run --profile (--profile); with a
-profile and declared costs, both predictions are printed.
+profile and declared costs, both predictions are printed. Several --profile files,
+taken with the kernel actors at different G, cost each CPU actor as it ran beside
+kernel actors of the G nearest the mapping's.
 Without --mapping, actors are mapped by HEFT. Control variables of conditional actors
 (attrs: {if: c} or {while: n}) come from a control file (--controls, trace-driven mode)
 or from the cost file's probabilities and loops (statistical mode, --seed).
 Times are reported in seconds. See docs/simulate.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := loadSimInputs(args[0], machineFile, mapFile, costsFile, profileFile)
+			in, err := loadSimInputs(args[0], machineFile, mapFile, costsFile, profileFiles)
 			if err != nil {
 				return err
 			}
@@ -146,12 +161,12 @@ Times are reported in seconds. See docs/simulate.md.`,
 				}
 			}
 			declared := math.NaN()
-			if profileFile != "" && declaresCosts(in.graph) {
+			if len(profileFiles) > 0 && declaresCosts(in.graph) {
 				// Both predictions: from the profile and from the declared costs.
 				dc := &sim.Costs{}
 				if in.costs != nil {
 					*dc = *in.costs
-					dc.Profile, dc.Kernels = nil, nil
+					dc.Profile, dc.Kernels, dc.AtG = nil, nil, nil
 				}
 				dprog, err := sim.Build(in.graph, in.mapping, in.machine, dc, sim.Options{Capacity: capacity, NoFuseCPU: noFuse})
 				if err != nil {
@@ -177,7 +192,7 @@ Times are reported in seconds. See docs/simulate.md.`,
 	f.StringVar(&mapFile, "mapping", "", "mapping file (default: HEFT's mapping)")
 	alias(f, "map", "mapping")
 	f.StringVar(&costsFile, "costs", "", "cost file: per-actor, per-processor firing costs, control nodes, probabilities")
-	f.StringVar(&profileFile, "profile", "", "profile written by sluice run --profile (actor → mean_ns)")
+	f.StringArrayVar(&profileFiles, "profile", nil, "profile written by sluice run --profile (actor → mean_ns); repeat it with profiles taken at other G of the kernel actors and each CPU actor costs what it took beside the nearest G")
 	f.BoolVar(&noFuse, "no-fuse-cpu", false, "simulate every CPU actor alone, as sluice run --no-fuse-cpu runs them (default: the chains the runtime fuses are one replicated unit)")
 	f.StringVar(&controlsFile, "controls", "", "control variables for the trace-driven mode (YAML: name → list of outcomes)")
 	f.Int64VarP(&iterations, "iterations", "n", 100, "graph iterations to simulate (by default more on a pool processor: 20 of its longest rounds)")

@@ -125,6 +125,10 @@ type MapOptions struct {
 	// G) for the runnable mapping (RunnableOptions.Pinned); nil: the
 	// pinned mapping's (Input.Fixed).
 	Settings *graph.Mapping
+	// Capacities lets the search raise channel capacities too
+	// (SearchOptions.FixedCapacities unset): the mapping written does not
+	// carry them, so the run gets them only where the user sets them.
+	Capacities bool
 }
 
 // Mapped is what Map found.
@@ -139,7 +143,8 @@ type Mapped struct {
 
 // Map runs the strategies as sluice map does — HEFT (its kernel actors
 // given the largest of opt.WorkGroups), the search from HEFT's mapping
-// over placements, replicas, capacities and opt.WorkGroups, or both —
+// over placements, replicas, opt.WorkGroups and, with opt.Capacities,
+// capacities, or both —
 // keeps the mapping with the shortest predicted period and makes it
 // runnable.
 func Map(ctx context.Context, in Input, opt MapOptions) (*Mapped, error) {
@@ -166,7 +171,7 @@ func Map(ctx context.Context, in Input, opt MapOptions) (*Mapped, error) {
 	}
 	if opt.Strategy != "heft" {
 		s, err := Search(ctx, in, SearchOptions{Seed: opt.Seed, Evaluations: opt.Evaluations, Iterations: opt.Iterations,
-			Start: heft.Mapping, WorkGroups: opt.WorkGroups, Settings: pin, WorkItems: opt.WorkItems})
+			Start: heft.Mapping, WorkGroups: opt.WorkGroups, Settings: pin, WorkItems: opt.WorkItems, FixedCapacities: !opt.Capacities})
 		if err != nil {
 			return nil, err
 		}

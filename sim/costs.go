@@ -72,6 +72,19 @@ type Costs struct {
 	// processors only, and Build turns it into the kernel's time per
 	// firing (KernelProfile.FiringTime).
 	Kernels map[string]KernelProfile
+	// AtG maps a G (firings per kernel invocation) → the profile measured
+	// with the kernel actors at that G (AddAtG: CPU actors' means, and
+	// kernel actors' own times, KernelProfile.Own). Beside kernel actors a
+	// CPU actor's firing time depends on their G: it reads or writes the
+	// windows their invocations copy, which stay in the CPU's cache at
+	// small G and not at large (the image pipeline's per-frame sums:
+	// 8.2–9.1 µs beside G 64, 13.5–22.6 µs beside G 256); and a kernel's
+	// time per invocation grows with G past what the GPU runs at once.
+	// Build costs an actor placed on a processor other than a GPU from
+	// the profile of the G nearest its context G (ContextG), and a kernel
+	// actor on a GPU from the profile of the G nearest its own, ahead of
+	// every other cost.
+	AtG map[int64]*Profile
 	// Control maps actor name → its control node.
 	Control map[string]Control
 	// Probabilities gives, for the statistical mode, the probability that
@@ -85,7 +98,8 @@ type Costs struct {
 }
 
 // Lookup returns the cost of one firing of a on p and where it came from
-// ("costs", "profile", "graph" or "none" for a zero default). Precedence:
+// ("costs", "profile", "graph" or "none" for a zero default), whatever
+// the mapping (Build looks at AtG first). Precedence:
 // the cost file's entry for p's name, then for p's kind, then "*", then
 // the profile's mean (a kernel actor's on gpu processors only), then the
 // graph's Actor.Cost.

@@ -212,9 +212,7 @@ func (e *engine) startRound(ti, pi, lane int, newTurn bool) {
 	}
 	e.schedule(relT, evRelease, int32(ti), 0, int32(len(ts.queue)-first))
 	for _, it := range e.roundPasses {
-		if it < int64(len(e.iterT)) && relT > e.iterT[it] {
-			e.iterT[it] = relT
-		}
+		e.iterDone(ts, it, relT)
 	}
 	ps.busy += (end - e.now) * share
 	if e.cfg.Trace {

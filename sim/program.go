@@ -311,8 +311,20 @@ func (p *Program) actorTask(g *graph.Graph, a *graph.Actor, m *graph.Mapping, ma
 	}
 	t.Processor = mach.ProcessorIndex(proc.Name)
 	cost, src := costs.Lookup(a, proc)
-	if kp, ok := costs.kernel(a.Name); ok && src == "profile" && proc.Kind == "gpu" {
-		ft, clamped := KernelFiringTime(g, a, cost.Seconds, kp, costs.Kernels, mach, proc)
+	kp, kernel := costs.kernel(a.Name)
+	var kernels map[string]KernelProfile
+	if costs != nil {
+		kernels = costs.Kernels
+	}
+	if proc.Kind == "gpu" {
+		if s, k, ks, ok := costs.kernelAtG(a.Name, max(1, t.Batch)); ok {
+			cost, src, kp, kernel, kernels = Cost{Seconds: s}, "profile", k, true, ks
+		}
+	} else if s, ok := costs.atG(a.Name, ContextG(g, a, m, mach)); ok {
+		cost, src = Cost{Seconds: s}, "profile"
+	}
+	if kernel && src == "profile" && proc.Kind == "gpu" {
+		ft, clamped := KernelFiringTime(g, a, cost.Seconds, kp, kernels, mach, proc)
 		if clamped {
 			p.Notes = append(p.Notes, fmt.Sprintf("kernel actor %s: its profiled time (%.3g s a firing) is not above its host copies as the link model charges them plus its launch's share: its kernel time is taken as 0", a.Name, cost.Seconds))
 		}

@@ -95,8 +95,17 @@ type Result struct {
 	Latency float64
 	// Period is the steady-state time per iteration, averaged over the
 	// middle half of the iterations (skipping the filling and draining
-	// quarters; over the whole run when there are fewer than 8).
+	// quarters; over the whole run when there are fewer than 8), ending
+	// where the first task ran its last firing if that came earlier:
+	// after that the graph drains what its channels hold, faster than it
+	// runs (the tasks left have the processors to themselves).
 	Period float64
+	// Transient reports that the run had too few iterations for a steady
+	// state: the first task ran its last firing before an eighth of the
+	// iterations after the filling quarter had completed (channels that
+	// hold more iterations than the run). Period is then over the middle
+	// half, drain included, and too short; simulate more iterations.
+	Transient bool
 	// Throughput is 1/Period, in iterations per second.
 	Throughput float64
 	// Utilization maps each processor and interconnect to its busy
@@ -201,8 +210,9 @@ type taskState struct {
 	cursors  []int64
 	firings  int64
 	ctlNodes []*Node
-	inRound  bool // a pool round is being laid out: passes wait for its end
-	invocs   int  // on a processor with threads: invocations (firings) holding a unit
+	inRound  bool    // a pool round is being laid out: passes wait for its end
+	end      float64 // when its last iteration's passes completed (+Inf before)
+	invocs   int     // on a processor with threads: invocations (firings) holding a unit
 }
 
 type streamState struct {
@@ -399,7 +409,7 @@ func newEngine(p *Program, cfg Config) (*engine, error) {
 	}
 	for i, t := range p.Tasks {
 		t.controls = numberControls(t.Tree, 0)
-		ts := taskState{t: t, proc: t.Processor, next: -2, target: t.Passes * cfg.Iterations, cursors: make([]int64, t.controls)}
+		ts := taskState{t: t, proc: t.Processor, next: -2, target: t.Passes * cfg.Iterations, cursors: make([]int64, t.controls), end: math.Inf(1)}
 		e.tasks = append(e.tasks, ts)
 		e.procs[t.Processor].tasks = append(e.procs[t.Processor].tasks, i)
 		e.res.Tasks = append(e.res.Tasks, t.Name)
@@ -734,9 +744,41 @@ func (e *engine) passDone(ts *taskState) {
 		e.roundPasses = append(e.roundPasses, it)
 		return
 	}
-	if it < int64(len(e.iterT)) && ts.lastRel > e.iterT[it] {
-		e.iterT[it] = ts.lastRel
+	e.iterDone(ts, it, ts.lastRel)
+}
+
+// iterDone records that task ts completed its passes of iteration it at
+// t: the iteration completes when its last task does, and a task ends
+// with its last iteration.
+func (e *engine) iterDone(ts *taskState, it int64, t float64) {
+	if it < int64(len(e.iterT)) && t > e.iterT[it] {
+		e.iterT[it] = t
 	}
+	if it == int64(len(e.iterT))-1 {
+		ts.end = t
+	}
+}
+
+// firstEnd is when the first task to end ran its last firing (+Inf when
+// one has not).
+func (e *engine) firstEnd() float64 {
+	t := math.Inf(1)
+	for i := range e.tasks {
+		if e.tasks[i].t.Passes > 0 {
+			t = min(t, e.tasks[i].end)
+		}
+	}
+	return t
+}
+
+// completedBy is how many iterations, counted from the first, had
+// completed by t.
+func (e *engine) completedBy(t float64) int64 {
+	var n int64
+	for n < int64(len(e.iterT)) && e.iterT[n] <= t && e.iterT[n] > 0 {
+		n++
+	}
+	return n
 }
 
 func (e *engine) ready(ti int) bool {
@@ -1196,8 +1238,16 @@ func (e *engine) finish() (*Result, error) {
 			r.Period = e.iterT[n-1] / float64(n)
 		} else {
 			// Steady state: skip the first quarter (filling) and the last
-			// quarter (draining, when upstream tasks have stopped).
+			// quarter or whatever completed after the first task ended
+			// (draining, when upstream tasks have stopped).
 			a, b := n/4, n-n/4
+			if d := e.completedBy(e.firstEnd()); d < b {
+				if d-a >= max(2, n/8) {
+					b = d
+				} else {
+					r.Transient = true
+				}
+			}
 			r.Period = (e.iterT[b-1] - e.iterT[a-1]) / float64(b-a)
 		}
 		if r.Period > 0 {

@@ -37,6 +37,11 @@ func Save(dir string, rep *Report) error {
 			return err
 		}
 	}
+	for gv, b := range rep.kernAt {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("kernels-G%d.profile.yaml", gv)), b, 0o644); err != nil {
+			return err
+		}
+	}
 	for _, c := range append(rep.Candidates, rep.Picked) {
 		if c.m == nil || c.raw == nil {
 			continue // not run
@@ -90,11 +95,16 @@ func Replay(ctx context.Context, dir string, mach *machine.Machine, cfg Config, 
 			return err
 		}
 	}
+	kr, err := loadKernelRuns(dir, kern)
+	if err != nil {
+		return err
+	}
 	graphFile := cfg.Graph
 	if graphFile == "" {
 		graphFile = rep.Graph
 	}
 	costs := toCosts(rep.Costs, kern)
+	costs.AtG = atGProfiles(rep.CostsAtG, kr.at)
 	byMapping := map[string]float64{}
 	var out []Replayed
 	for _, c := range append(rep.Candidates, rep.Picked) {
@@ -116,7 +126,7 @@ func Replay(ctx context.Context, dir string, mach *machine.Machine, cfg Config, 
 			continue
 		}
 		capacity := c.Capacity
-		if p, err := predict(graphFile, m, mach, withKernelTimes(prof, kern), capacity, c.Iterations); err == nil {
+		if p, err := predict(graphFile, m, mach, withKernelTimes(prof, kr), capacity, c.Iterations); err == nil {
 			r.Predicted, r.ErrorPct = p.steady, pct(p.steady, c.Measured)
 		} else {
 			r.Err = err.Error()
@@ -162,4 +172,26 @@ func printReplay(w io.Writer, rs []Replayed) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// loadKernelRuns reads the kernel times a sweep saved at each G
+// (kernels-G<G>.profile.yaml); def is the default G's.
+func loadKernelRuns(dir string, def *sim.Profile) (kernelRuns, error) {
+	kr := kernelRuns{def: def, at: map[int]*sim.Profile{}}
+	files, err := filepath.Glob(filepath.Join(dir, "kernels-G*.profile.yaml"))
+	if err != nil {
+		return kr, err
+	}
+	for _, f := range files {
+		var gv int
+		if _, err := fmt.Sscanf(filepath.Base(f), "kernels-G%d.profile.yaml", &gv); err != nil {
+			continue
+		}
+		p, err := sim.LoadProfileFull(f)
+		if err != nil {
+			return kr, err
+		}
+		kr.at[gv] = p
+	}
+	return kr, nil
 }

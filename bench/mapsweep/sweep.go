@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -95,7 +96,12 @@ type Report struct {
 	Exhaustive bool     `json:"exhaustive"`
 	// Costs is the table the mapping search used: actor → processor kind
 	// → mean firing time in ns, from the all-cpu and all-device runs.
-	Costs      map[string]map[string]float64 `json:"costs_ns"`
+	Costs map[string]map[string]float64 `json:"costs_ns"`
+	// CostsAtG is the CPU actors' costs beside the kernel actors at each G
+	// (G → actor → mean firing time in ns) from the default mapping's
+	// runs at that G (costsAtG); the search costs a CPU actor from the G
+	// nearest its candidate's (sim.Costs.AtG).
+	CostsAtG   map[string]map[string]float64 `json:"costs_at_g_ns,omitempty"`
 	Candidates []Candidate                   `json:"candidates"`
 	Best       string                        `json:"best"`
 	BestIterS  float64                       `json:"best_iter_per_s"`
@@ -119,8 +125,10 @@ type Report struct {
 	FinalBest   string  `json:"final_best,omitempty"`
 	RatioRounds float64 `json:"ratio_rounds,omitempty"`
 	// kern is the kernel times' profile file (the all-device run in
-	// device mode callback), nil without kernel actors.
-	kern []byte
+	// device mode callback), nil without kernel actors; kernAt the same
+	// at each G.
+	kern   []byte
+	kernAt map[int][]byte
 }
 
 func (c *Config) logf(format string, args ...any) {
@@ -158,19 +166,35 @@ func Sweep(ctx context.Context, cfg Config) (*Report, error) {
 		refs = append(refs, variants(cfg, sp)...)
 	}
 	var kern *sim.Profile
+	kernAt := map[int]*sim.Profile{}
 	if len(refs) > 1 {
 		// The kernel actors' own times: the all-device mapping with one
-		// invocation in flight at a time.
-		r, err := measure(ctx, cfg.Graph, refs[1], nil, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime, runtime.Callback)
-		if err != nil {
-			return nil, fmt.Errorf("kernel times (all-device, device mode callback): %w", err)
+		// invocation in flight at a time, at the default G and at each
+		// other G searched.
+		rep.kernAt = map[int][]byte{}
+		for _, gv := range append([]int{defaultG(cfg)}, cfg.G...) {
+			if kernAt[gv] != nil {
+				continue
+			}
+			m := refs[1]
+			if gv != defaultG(cfg) {
+				m = sp.reference(true, gv)
+			}
+			r, err := measure(ctx, cfg.Graph, m, nil, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime, runtime.Callback)
+			if err != nil {
+				return nil, fmt.Errorf("kernel times (all-device at G %d, device mode callback): %w", gv, err)
+			}
+			kernAt[gv], rep.kernAt[gv] = r.profile, r.raw
+			if kern == nil {
+				kern, rep.kern = r.profile, r.raw
+			}
+			cfg.logf("kernel times (all-device, callback): %s", kernelTimes(r.profile))
 		}
-		kern, rep.kern = r.profile, r.raw
-		cfg.logf("kernel times (all-device, callback): %s", kernelTimes(kern))
 	}
+	kr := kernelRuns{def: kern, at: kernAt}
 	all := append(refs, sp.candidates(cfg.Max, cfg.Seed, refs)...)
 	for i, m := range all {
-		c := cfg.candidate(ctx, m, kern)
+		c := cfg.candidate(ctx, m, kr)
 		cfg.logf("[%d/%d] %s %s: measured %.0f it/s, predicted %.0f (%+.1f%%) %s", i+1, len(all), c.Name, c.Mapping, c.Measured, c.Predicted, c.ErrorPct, c.Err)
 		rep.Candidates = append(rep.Candidates, c)
 		if err := ctx.Err(); err != nil {
@@ -178,7 +202,9 @@ func Sweep(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	rep.Costs = costTable(g, rep.Candidates[:len(refs)], kern, cfg.Machine)
+	rep.CostsAtG = costsAtG(cfg, g, rep.Candidates[:len(refs)])
 	costs := toCosts(rep.Costs, kern)
+	costs.AtG = atGProfiles(rep.CostsAtG, kernAt)
 	for i := range rep.Candidates {
 		c := &rep.Candidates[i]
 		if c.Err == "" {
@@ -193,15 +219,15 @@ func Sweep(ctx context.Context, cfg Config) (*Report, error) {
 	if rep.BestIterS == 0 {
 		return nil, fmt.Errorf("%s: no candidate mapping ran (first error: %s)", cfg.Graph, rep.Candidates[0].Err)
 	}
-	if err := cfg.pick(ctx, g, costs, kern, rep); err != nil {
+	if err := cfg.pick(ctx, g, costs, kr, rep); err != nil {
 		return rep, err
 	}
 	return rep, cfg.remeasure(ctx, rep)
 }
 
 // candidate measures and predicts one mapping (its kernel actors' costs
-// from kern, withKernelTimes); a failure is recorded in Err.
-func (cfg *Config) candidate(ctx context.Context, m *graph.Mapping, kern *sim.Profile) Candidate {
+// from kr, withKernelTimes); a failure is recorded in Err.
+func (cfg *Config) candidate(ctx context.Context, m *graph.Mapping, kr kernelRuns) Candidate {
 	c := Candidate{Name: m.Name, Mapping: describe(m), m: m}
 	r, err := measure(ctx, cfg.Graph, m, nil, cfg.Workers, cfg.Warmup, cfg.Iterations, cfg.MinTime, "")
 	if err != nil {
@@ -214,7 +240,7 @@ func (cfg *Config) candidate(ctx context.Context, m *graph.Mapping, kern *sim.Pr
 	for a, s := range r.profile.Mean {
 		c.Profile[a] = s * 1e9
 	}
-	p, err := predict(cfg.Graph, m, cfg.Machine, withKernelTimes(r.profile, kern), nil, r.iters)
+	p, err := predict(cfg.Graph, m, cfg.Machine, withKernelTimes(r.profile, kr), nil, r.iters)
 	if err != nil {
 		c.Err = "predict: " + err.Error()
 		return c
@@ -335,6 +361,86 @@ func costTable(g *graph.Graph, refs []Candidate, kern *sim.Profile, mach *machin
 	return t
 }
 
+// costsAtG gathers, per G of cfg.G, the CPU actors' mean firing times
+// (ns) in the run of the default mapping at that G with its replicas
+// ("default" at its own G, "default-G<G>-r<R>" at the others), as a user
+// profiles the mapping they run at each G they consider (sluice run
+// --profile at each, then sluice map --profile FILE --profile FILE ...).
+// Beside kernel actors a CPU actor's cost depends on their G (the image
+// pipeline's per-frame sums cost 8.2–9.1 µs a frame beside G 64 and
+// 13.5–22.6 µs beside G 256): one run's costs mislead the search at the
+// other G. Nil without a default mapping.
+func costsAtG(cfg Config, g *graph.Graph, refs []Candidate) map[string]map[string]float64 {
+	var base *Candidate
+	for i := range refs {
+		if refs[i].Name == "default" && refs[i].Err == "" {
+			base = &refs[i]
+		}
+	}
+	if base == nil {
+		return nil
+	}
+	out := map[string]map[string]float64{}
+	for _, gv := range cfg.G {
+		m := &graph.Mapping{Actors: map[string]*graph.Placement{}}
+		for n, pl := range base.m.Actors {
+			cp := *pl
+			if cp.Device != "cpu" && cp.Device != "" {
+				cp.WorkGroups = gv
+			}
+			m.Actors[n] = &cp
+		}
+		want := describe(m)
+		for _, c := range refs {
+			if c.Err != "" || c.Mapping != want {
+				continue
+			}
+			t := map[string]float64{}
+			for _, a := range g.Actors {
+				if pl := c.m.Actors[a.Name]; pl != nil && (pl.Device == "cpu" || pl.Device == "") && c.Profile[a.Name] > 0 {
+					t[a.Name] = c.Profile[a.Name]
+				}
+			}
+			if len(t) > 0 {
+				out[strconv.Itoa(gv)] = t
+			}
+			break
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// atGProfiles is the simulator's per-G profiles (sim.Costs.AtG): the CPU
+// actors' costs of a CostsAtG table (nil: none) and the kernel actors'
+// own times of the callback runs at each G (only theirs: the CPU actors of
+// a run with one invocation in flight wait for it, and cost less than in
+// a pipelined run).
+func atGProfiles(cpu map[string]map[string]float64, kernAt map[int]*sim.Profile) map[int64]*sim.Profile {
+	c := &sim.Costs{}
+	for k, m := range cpu {
+		gv, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			continue
+		}
+		p := &sim.Profile{Mean: map[string]float64{}, Kernels: map[string]sim.KernelProfile{}}
+		for a, ns := range m {
+			p.Mean[a] = ns / 1e9
+		}
+		c.AddAt(gv, p)
+	}
+	for _, p := range kernAt {
+		k := &sim.Profile{Mean: map[string]float64{}, Kernels: p.Kernels}
+		for a := range p.Kernels {
+			k.Mean[a] = p.Mean[a]
+		}
+		c.AddAtG(k) // its CPU actors ran one invocation at a time: not their costs
+	}
+	return c.AtG
+}
+
 // toCosts turns the table into the simulator's costs, what sluice map is
 // given: a kernel actor's time on the device from kern, the kernel times'
 // profile (a profile entry records the G it was measured at, and the
@@ -393,7 +499,7 @@ func WriteCosts(w io.Writer, t map[string]map[string]float64) error {
 // pick runs mapping.Map as sluice map --strategy all does (G searched
 // over cfg.G, kernel settings from the default mapping, else cfg.WorkItems),
 // and measures the runnable mapping it writes.
-func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, kern *sim.Profile, rep *Report) error {
+func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, kr kernelRuns, rep *Report) error {
 	res, err := mapping.Map(ctx, mapping.Input{Graph: g, Machine: cfg.Machine, Costs: costs}, mapping.MapOptions{Strategy: "all", Seed: 1,
 		Evaluations: cfg.Evaluations, Iterations: cfg.SearchIterations, WorkGroups: cfg.G, WorkItems: cfg.WorkItems, Settings: cfg.Default})
 	if err != nil {
@@ -412,7 +518,7 @@ func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, k
 		return fmt.Errorf("measuring the picked mapping: %w", err)
 	}
 	c.Measured, c.MeasuredWhole, c.Iterations, c.raw = r.steady, r.whole, r.iters, r.raw
-	if p, err := predict(cfg.Graph, m, cfg.Machine, withKernelTimes(r.profile, kern), nil, r.iters); err == nil {
+	if p, err := predict(cfg.Graph, m, cfg.Machine, withKernelTimes(r.profile, kr), nil, r.iters); err == nil {
 		c.Predicted, c.PredictedWhole, c.ErrorPct = p.steady, p.whole, pct(p.steady, c.Measured)
 	}
 	if p, err := predict(cfg.Graph, m, cfg.Machine, costs, nil, r.iters); err == nil {
@@ -422,24 +528,33 @@ func (cfg *Config) pick(ctx context.Context, g *graph.Graph, costs *sim.Costs, k
 	return nil
 }
 
+// kernelRuns are the kernel actors' own times: def from the callback run
+// at the default G, at from those at each G (nil entries: none).
+type kernelRuns struct {
+	def *sim.Profile
+	at  map[int]*sim.Profile
+}
+
 // withKernelTimes is the costs of a run's profile with its kernel actors'
-// means taken from kern, the profile of a run with one invocation in
-// flight at a time (device mode callback), where kern has them: a run
-// that enqueues ahead gives each kernel actor a share of the device's
-// time, not its own (docs/simulate.md, "Kernel actors' costs").
-func withKernelTimes(own, kern *sim.Profile) *sim.Costs {
+// means taken from kr, the profiles of runs with one invocation in flight
+// at a time (device mode callback): at the G nearest each kernel actor's
+// (sim.Costs.AtG), else kr.def's. A run that enqueues ahead gives each
+// kernel actor a share of the device's time, not its own
+// (docs/simulate.md, "Kernel actors' costs").
+func withKernelTimes(own *sim.Profile, kr kernelRuns) *sim.Costs {
 	c := &sim.Costs{Profile: map[string]float64{}, Kernels: map[string]sim.KernelProfile{}}
 	for a, v := range own.Mean {
 		c.Profile[a] = v
 	}
 	for a, k := range own.Kernels {
 		c.Kernels[a] = k
-		if kern != nil {
-			if kk, ok := kern.Kernels[a]; ok {
-				c.Profile[a], c.Kernels[a] = kern.Mean[a], kk
+		if kr.def != nil {
+			if kk, ok := kr.def.Kernels[a]; ok {
+				c.Profile[a], c.Kernels[a] = kr.def.Mean[a], kk
 			}
 		}
 	}
+	c.AtG = atGProfiles(nil, kr.at)
 	return c
 }
 
