@@ -1,0 +1,288 @@
+package mapping
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/sluicehq/sluice/graph"
+)
+
+// Search looks for the mapping with the highest simulated throughput by
+// simulated annealing over actor → processor allocation, replica counts
+// (stateless actors, up to the processor's units), channel capacities
+// unless SearchOptions.FixedCapacities (base × 1, 2, 4, 8, where base is
+// the graph's capacity or the simulator's default for the candidate
+// mapping, which is the runtime's: larger next to batched kernel actors
+// and pooled teams; Found.Capacity lists the channels above base) and,
+// with SearchOptions.WorkGroups, the G of each actor placed on a gpu
+// processor, starting from HEFT's mapping. An actor on a gpu processor
+// keeps the kernel settings (implementation, work-items, distribution,
+// G) that Input.Fixed or the start mapping give it. Each candidate is
+// simulated (the cost model of seed 004 §3.5) for at least
+// steadyInvocations invocations of its largest G, more when that ends
+// before a steady state; infeasible candidates (deadlock, a
+// non-multiplexable link carrying two streams) are rejected. The
+// confirmFinalists best are simulated again four times as long, and the
+// best of those is the answer, with that prediction. Among equal
+// throughputs, fewer replicas and smaller buffers win. The search is
+// deterministic for a given seed.
+func Search(ctx context.Context, in Input, opt SearchOptions) (*Found, error) {
+	s, err := newSearcher(in, opt)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(s.opt.Seed, 0x5eed))
+	cur := s.initial()
+	curS := s.eval(cur)
+	bestS := curS
+	const temp0 = 0.2
+	stale := 0
+	for s.evals < s.opt.Evaluations && stale < 20*s.opt.Evaluations {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		next, ok := s.neighbour(rng, cur)
+		if !ok {
+			stale++
+			continue
+		}
+		k := next.key()
+		if _, seen := s.cache[k]; seen && k == cur.key() {
+			stale++
+			continue
+		}
+		before := s.evals
+		ns := s.eval(next)
+		if s.evals == before {
+			stale++
+		} else {
+			stale = 0
+		}
+		temp := temp0 * math.Pow(0.01, float64(s.evals)/float64(s.opt.Evaluations))
+		accept := better(ns, curS)
+		if !accept && !math.IsInf(ns.period, 1) && !math.IsInf(curS.period, 1) {
+			d := (ns.period - curS.period) / curS.period
+			accept = rng.Float64() < math.Exp(-d/temp)
+		}
+		if accept {
+			cur, curS = next, ns
+		}
+		if better(ns, bestS) {
+			bestS = ns
+		}
+	}
+	if math.IsInf(bestS.period, 1) {
+		return nil, fmt.Errorf("mapping: search found no feasible mapping in %d evaluations (every candidate deadlocked or broke a machine rule; the first: %v)", s.evals, s.firstErr)
+	}
+	return s.confirm()
+}
+
+// confirmFinalists is how many of the search's best mappings are
+// simulated again, four times as long, for the pick and its prediction.
+const confirmFinalists = 8
+
+// score is a candidate's simulated period (+Inf when infeasible) and the
+// resources it takes (extra replicas and buffer doublings).
+type score struct {
+	period, res float64
+}
+
+// better orders scores: the shorter period, then (at an equal period) the
+// fewer resources.
+func better(a, b score) bool {
+	if !approx(a.period, b.period) {
+		return a.period < b.period
+	}
+	return a.res < b.res
+}
+
+// searcher holds a search's inputs and every candidate it simulated.
+type searcher struct {
+	in       Input
+	sin      Input // in with the flattened graph
+	opt      SearchOptions
+	pr       *prepared
+	start    *graph.Mapping
+	cache    map[string]score
+	states   map[string]state
+	evals    int
+	firstErr error
+}
+
+func newSearcher(in Input, opt SearchOptions) (*searcher, error) {
+	pr, err := prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Evaluations <= 0 {
+		opt.Evaluations = 300
+	}
+	if opt.Iterations <= 0 {
+		opt.Iterations = 64
+	}
+	if opt.MaxCapacityScale <= 0 {
+		opt.MaxCapacityScale = 3
+	}
+	start := opt.Start
+	if start == nil {
+		if start, _, err = HEFTMapping(in); err != nil {
+			return nil, err
+		}
+	}
+	return &searcher{in: in, sin: Input{Graph: pr.g, Machine: in.Machine, Costs: in.Costs}, opt: opt, pr: pr, start: start,
+		cache: map[string]score{}, states: map[string]state{}}, nil
+}
+
+// initial is the start mapping's state.
+func (s *searcher) initial() state {
+	g, m, pr := s.pr.g, s.in.Machine, s.pr
+	cur := state{proc: make([]int, len(g.Actors)), reps: make([]int, len(g.Actors)), caps: make([]int, len(g.Channels)), wg: make([]int, len(g.Actors))}
+	for i, a := range g.Actors {
+		cur.proc[i], cur.reps[i] = pr.allowed[i][0], 1
+		if pl := s.start.Actors[a.Name]; pl != nil {
+			if p := m.Resolve(pl.Device); p != nil && contains(pr.allowed[i], m.ProcessorIndex(p.Name)) {
+				cur.proc[i] = m.ProcessorIndex(p.Name)
+			}
+			cur.reps[i] = max(1, pl.Replicas)
+			if len(s.opt.WorkGroups) > 0 && m.Processors[cur.proc[i]].Kind == "gpu" {
+				cur.wg[i] = pl.WorkGroups
+			}
+		}
+	}
+	return cur
+}
+
+// mapping is state st as a mapping (kernel settings included) and its
+// channels' capacity exponents.
+func (s *searcher) mapping(st state) (*graph.Mapping, []int) {
+	g, m := s.pr.g, s.in.Machine
+	mp := &graph.Mapping{Name: g.Name + "-search", Actors: map[string]*graph.Placement{}}
+	for i, a := range g.Actors {
+		mp.Actors[a.Name] = place(m.Processors[st.proc[i]], st.reps[i], st.wg[i], template(s.in, s.start, a.Name))
+	}
+	kernelSettings(m, mp, s.opt.Settings, s.opt.WorkItems)
+	return mp, st.caps
+}
+
+// simulate is state st's period (+Inf when it cannot run) over at least
+// times × its steadyIterations, with its mapping and capacities.
+func (s *searcher) simulate(st state, times int64) (float64, map[string]int, *graph.Mapping, error) {
+	mp, exp := s.mapping(st)
+	caps, err := scaledCapacities(s.sin, mp, exp)
+	if err != nil {
+		return math.Inf(1), nil, mp, err
+	}
+	r, err := evaluateSteady(s.sin, mp, caps, times*steadyIterations(mp, s.pr.rv, s.opt.Iterations))
+	if err != nil || r.Iterations == 0 || !(r.Period > 0) {
+		return math.Inf(1), caps, mp, err
+	}
+	return r.Period, caps, mp, nil
+}
+
+// eval scores state st, simulating it once.
+func (s *searcher) eval(st state) score {
+	k := st.key()
+	if v, ok := s.cache[k]; ok {
+		return v
+	}
+	s.evals++
+	s.states[k] = st.clone()
+	period, _, _, err := s.simulate(st, 1)
+	if err != nil && s.firstErr == nil {
+		s.firstErr = err
+	}
+	sc := score{period: period}
+	for _, v := range st.reps {
+		sc.res += float64(v - 1)
+	}
+	for _, v := range st.caps {
+		sc.res += float64(v) * 0.5
+	}
+	s.cache[k] = sc
+	return sc
+}
+
+// neighbour is a random move from cur: another processor (and G) for an
+// actor, another G or replica count, or another capacity; false when the
+// move drawn changes nothing it may change.
+func (s *searcher) neighbour(rng *rand.Rand, cur state) (state, bool) {
+	g, m, pr, opt := s.pr.g, s.in.Machine, s.pr, s.opt
+	next := cur.clone()
+	switch r := rng.IntN(10); {
+	case r < 6 || (len(g.Channels) == 0 && r >= 8):
+		i := rng.IntN(len(g.Actors))
+		al := pr.allowed[i]
+		if len(al) < 2 {
+			return next, false
+		}
+		next.proc[i] = al[rng.IntN(len(al))]
+		next.reps[i] = min(next.reps[i], m.Processors[next.proc[i]].Units)
+		next.wg[i] = 0
+		if wgs := opt.WorkGroups; len(wgs) > 0 && m.Processors[next.proc[i]].Kind == "gpu" {
+			next.wg[i] = wgs[rng.IntN(len(wgs))]
+		}
+	case r < 8:
+		i := rng.IntN(len(g.Actors))
+		if wgs := opt.WorkGroups; len(wgs) > 0 && m.Processors[next.proc[i]].Kind == "gpu" {
+			next.wg[i] = wgs[rng.IntN(len(wgs))]
+			break
+		}
+		units := m.Processors[next.proc[i]].Units
+		fixed := s.in.Fixed != nil && s.in.Fixed.Actors[g.Actors[i].Name] != nil && s.in.Fixed.Actors[g.Actors[i].Name].Replicas > 0
+		if g.Actors[i].Stateful || units < 2 || fixed {
+			return next, false
+		}
+		next.reps[i] = 1 + rng.IntN(units)
+	default:
+		if opt.FixedCapacities {
+			return next, false
+		}
+		i := rng.IntN(len(g.Channels))
+		next.caps[i] = rng.IntN(opt.MaxCapacityScale + 1)
+	}
+	return next, true
+}
+
+// confirm simulates the confirmFinalists best candidates again, four
+// times as long (a short run's period can be off by an invocation's worth
+// of iterations), and returns the best of them.
+func (s *searcher) confirm() (*Found, error) {
+	var top []state
+	for k, sc := range s.cache {
+		if !math.IsInf(sc.period, 1) {
+			top = append(top, s.states[k])
+		}
+	}
+	slices.SortStableFunc(top, func(a, b state) int {
+		sa, sb := s.cache[a.key()], s.cache[b.key()]
+		switch {
+		case better(sa, sb):
+			return -1
+		case better(sb, sa):
+			return 1
+		}
+		return strings.Compare(a.key(), b.key())
+	})
+	top = top[:min(len(top), confirmFinalists)]
+	var pick *Found
+	var pickS score
+	for _, st := range top {
+		period, caps, mp, err := s.simulate(st, 4)
+		if err != nil || math.IsInf(period, 1) {
+			continue
+		}
+		sc := score{period: period, res: s.cache[st.key()].res}
+		if pick == nil || better(sc, pickS) {
+			pick, pickS = &Found{Strategy: "search", Mapping: mp, Capacity: caps, Period: period, Throughput: 1 / period}, sc
+		}
+	}
+	if pick == nil {
+		return nil, fmt.Errorf("mapping: search: none of its %d best mappings ran when simulated again (the first error: %v)", len(top), s.firstErr)
+	}
+	pick.Evaluations = s.evals + len(top)
+	return pick, nil
+}
