@@ -25,11 +25,12 @@ import (
 // simulated (the cost model of seed 004 §3.5) for at least
 // steadyInvocations invocations of its largest G, more when that ends
 // before a steady state; infeasible candidates (deadlock, a
-// non-multiplexable link carrying two streams) are rejected. The
+// non-multiplexable link carrying two streams) are rejected; among equal
+// throughputs, fewer replicas and smaller buffers win. The
 // confirmFinalists best are simulated again four times as long, and the
-// best of those is the answer, with that prediction. Among equal
-// throughputs, fewer replicas and smaller buffers win. The search is
-// deterministic for a given seed.
+// best of those (searcher.confirm: of near-equal throughputs, the one
+// with headroom on its CPU stages) is the answer, with that prediction.
+// The search is deterministic for a given seed.
 func Search(ctx context.Context, in Input, opt SearchOptions) (*Found, error) {
 	s, err := newSearcher(in, opt)
 	if err != nil {
@@ -249,7 +250,10 @@ func (s *searcher) neighbour(rng *rand.Rand, cur state) (state, bool) {
 
 // confirm simulates the confirmFinalists best candidates again, four
 // times as long (a short run's period can be off by an invocation's worth
-// of iterations), and returns the best of them.
+// of iterations), and with their CPU actors slowCPU times slower, and
+// returns the best of them by robustBetter: of mappings whose predicted
+// throughputs are within tieTolerance, the one that keeps more of it
+// when the CPU actors run slower than their costs say.
 func (s *searcher) confirm() (*Found, error) {
 	var top []state
 	for k, sc := range s.cache {
@@ -268,21 +272,24 @@ func (s *searcher) confirm() (*Found, error) {
 		return strings.Compare(a.key(), b.key())
 	})
 	top = top[:min(len(top), confirmFinalists)]
+	slow := &searcher{in: s.in, opt: s.opt, pr: s.pr, start: s.start,
+		sin: Input{Graph: s.sin.Graph, Machine: s.sin.Machine, Costs: slowerCPU(s.sin.Costs, s.pr.g, s.sin.Machine, slowCPU)}}
 	var pick *Found
-	var pickS score
+	var pickS robustScore
 	for _, st := range top {
 		period, caps, mp, err := s.simulate(st, 4)
 		if err != nil || math.IsInf(period, 1) {
 			continue
 		}
-		sc := score{period: period, res: s.cache[st.key()].res}
-		if pick == nil || better(sc, pickS) {
+		sc := robustScore{period: period, res: s.cache[st.key()].res}
+		sc.slow, _, _, _ = slow.simulate(st, 4)
+		if pick == nil || robustBetter(sc, pickS) {
 			pick, pickS = &Found{Strategy: "search", Mapping: mp, Capacity: caps, Period: period, Throughput: 1 / period}, sc
 		}
 	}
 	if pick == nil {
 		return nil, fmt.Errorf("mapping: search: none of its %d best mappings ran when simulated again (the first error: %v)", len(top), s.firstErr)
 	}
-	pick.Evaluations = s.evals + len(top)
+	pick.Evaluations = s.evals + 2*len(top)
 	return pick, nil
 }
