@@ -119,7 +119,7 @@ func ContextG(g *graph.Graph, a *graph.Actor, m *graph.Mapping, mach *machine.Ma
 		}
 		return int64(pl.WorkGroups)
 	}
-	var near, any int64
+	var near, all int64
 	for _, c := range g.Channels {
 		if c.From == nil || c.To == nil {
 			continue
@@ -135,7 +135,7 @@ func ContextG(g *graph.Graph, a *graph.Actor, m *graph.Mapping, mach *machine.Ma
 		return near
 	}
 	for name := range m.Actors {
-		any = max(any, gOf(name))
+		all = max(all, gOf(name))
 	}
-	return any
+	return all
 }

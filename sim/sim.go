@@ -771,14 +771,14 @@ func (e *engine) firstEnd() float64 {
 	return t
 }
 
-// completedBy is how many iterations, counted from the first, had
-// completed by t.
-func (e *engine) completedBy(t float64) int64 {
-	var n int64
-	for n < int64(len(e.iterT)) && e.iterT[n] <= t && e.iterT[n] > 0 {
-		n++
+// completedBy is how many of the first n iterations, counted from the
+// first, had completed by t.
+func (e *engine) completedBy(t float64, n int64) int64 {
+	var k int64
+	for k < n && e.iterT[k] <= t {
+		k++
 	}
-	return n
+	return k
 }
 
 func (e *engine) ready(ti int) bool {
@@ -1241,7 +1241,7 @@ func (e *engine) finish() (*Result, error) {
 			// quarter or whatever completed after the first task ended
 			// (draining, when upstream tasks have stopped).
 			a, b := n/4, n-n/4
-			if d := e.completedBy(e.firstEnd()); d < b {
+			if d := e.completedBy(e.firstEnd(), n); d < b {
 				if d-a >= max(2, n/8) {
 					b = d
 				} else {

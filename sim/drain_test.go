@@ -1,0 +1,58 @@
+package sim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/machine"
+)
+
+// TestPeriodEndsWhereTheDrainStarts: S (2 replicas) → U on one processor
+// of 2 units, one second a firing each, the channel holding the whole
+// run. The units take the three ready tasks in turn: S fires 4/3 times a
+// second, U 2/3 (1.5 s an iteration) until S's last firing (at 3n/4 s,
+// n/2 iterations done); then U has a unit to itself (1 s). The period is
+// the steady state's (1.5 s), not the 1.25 s of a middle half that holds
+// the drain. With S alone on a processor of its own, fast, and T slow, S
+// ends before any iteration completes: the run is Transient.
+func TestPeriodEndsWhereTheDrainStarts(t *testing.T) {
+	g := chain(t, stage{name: "S", cost: 1, out: 1}, stage{name: "U", cost: 1, in: 1})
+	big := map[string]int{g.Channels[0].Name: 1 << 20}
+	mach := &machine.Machine{Name: "two-units", Processors: []*machine.Processor{{Name: "p", Kind: "cpu", ClockHz: 1, Units: 2, HasIO: true}}}
+	m := &graph.Mapping{Actors: map[string]*graph.Placement{"S": {Device: "p", Replicas: 2}, "U": {Device: "p"}}}
+	for _, n := range []int64{64, 400} {
+		p, err := Build(g, m, mach, nil, Options{Capacity: big, NoFuseCPU: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(p, Config{Iterations: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Transient || math.Abs(r.Period-1.5) > 0.05 {
+			t.Errorf("%d iterations: period %g s (transient %v), want the steady 1.5 s", n, r.Period, r.Transient)
+		}
+	}
+	g = chain(t, stage{name: "S", cost: 0.001, out: 1}, stage{name: "T", cost: 1, in: 1})
+	for _, c := range []struct {
+		capacity  int
+		transient bool
+	}{{1 << 20, true}, {0, false}} {
+		opts := Options{}
+		if c.capacity > 0 {
+			opts.Capacity = map[string]int{g.Channels[0].Name: c.capacity}
+		}
+		p, err := Build(g, place("S", "p0", "T", "p1"), twoProcs(0, 0, 0, 0), nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(p, Config{Iterations: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Transient != c.transient {
+			t.Errorf("capacity %d: transient %v, want %v (period %g s)", c.capacity, r.Transient, c.transient, r.Period)
+		}
+	}
+}
