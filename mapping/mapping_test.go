@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +112,36 @@ func TestSearchFindsReplicas(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), `"B": {device: "p1", replicas: 2}`) {
 		t.Errorf("written mapping:\n%s", buf.String())
+	}
+}
+
+// TestSearchFixedCapacities: with FixedCapacities no move of the search
+// changes a channel's capacity (a mapping file carries none), and the
+// answer raises none; without, some moves do.
+func TestSearchFixedCapacities(t *testing.T) {
+	in := Input{Graph: chain(t, 1, 6, 1), Machine: freePair(2)}
+	for _, fixed := range []bool{true, false} {
+		s, err := newSearcher(in, SearchOptions{Seed: 7, FixedCapacities: fixed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(7, 1))
+		cur, moved := s.initial(), 0
+		for range 1000 {
+			next, ok := s.neighbour(rng, cur)
+			if ok && !slices.Equal(next.caps, cur.caps) {
+				moved++
+			}
+		}
+		if fixed != (moved == 0) {
+			t.Errorf("FixedCapacities %v: %d of 1000 moves changed a capacity", fixed, moved)
+		}
+		f, err := Search(context.Background(), in, SearchOptions{Seed: 7, Evaluations: 200, FixedCapacities: fixed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fixed && len(f.Capacity) > 0 {
+			t.Errorf("FixedCapacities: capacities %v raised, want none", f.Capacity)
+		}
 	}
 }
