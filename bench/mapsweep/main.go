@@ -27,7 +27,11 @@
 // The cost table is what `sluice map` is given: each actor's mean firing
 // time on the CPU from the all-cpu run and on the device from the
 // all-device run (-costs-out writes it as a cost file for `sluice map
-// --costs`). HEFT and the search (package mapping, as `sluice map
+// --costs`); with -mapping, the CPU actors' times in the default
+// mapping's run at each G of -G, and the kernel actors' own times from a
+// callback run of the all-device mapping at each G (what `sluice map
+// --profile FILE --profile FILE` takes: the search costs an actor from
+// the G nearest its own or its neighbours'). HEFT and the search (package mapping, as `sluice map
 // --strategy all`, -evaluations and -search-iterations as its
 // --evaluations and --iterations, G searched over -G) pick a mapping; it
 // is made runnable (device IDs, kernel settings of -mapping), measured,
