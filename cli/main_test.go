@@ -246,3 +246,29 @@ func TestCheckEveryExampleQuickly(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateUntilSteady: a fast source whose channel holds the whole
+// run ends before any iteration completes; without -n, simulate runs 4
+// times as many iterations until a steady state shows, and with -n it
+// says to simulate more.
+func TestSimulateUntilSteady(t *testing.T) {
+	dir := t.TempDir()
+	g := filepath.Join(dir, "g.yaml")
+	m := filepath.Join(dir, "m.yaml")
+	os.WriteFile(g, []byte(`name: fast-slow
+actors:
+  s: {out: {o: {type: f32, rate: 1}}, cost: 1ns}
+  t: {in: {i: {type: f32, rate: 1}}, cost: 1ms}
+channels:
+  - {from: s.o, to: t.i, capacity: 1000}
+`), 0o644)
+	os.WriteFile(m, []byte("mapping:\n  s: {device: cpu0}\n  t: {device: cpu1}\n"), 0o644)
+	out, errs, code := sluice(t, "", "simulate", g, "--machine", "examples/machines/two-cpus.yaml", "--mapping", m)
+	if code != 0 || !strings.Contains(out, "6400 iterations simulated") || strings.Contains(out+errs, "simulate more") {
+		t.Errorf("simulate without -n: exit %d, expected 6 400 iterations (100 × 4³: the first run whose source ends after a steady stretch) and no note:\n%s%s", code, out, errs)
+	}
+	out, errs, code = sluice(t, "", "simulate", g, "--machine", "examples/machines/two-cpus.yaml", "--mapping", m, "-n", "100")
+	if code != 0 || !strings.Contains(out+errs, "simulate more iterations") {
+		t.Errorf("simulate -n 100: exit %d, expected a note to simulate more:\n%s%s", code, out, errs)
+	}
+}

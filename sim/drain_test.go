@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/graph"
@@ -53,6 +54,9 @@ func TestPeriodEndsWhereTheDrainStarts(t *testing.T) {
 		}
 		if r.Transient != c.transient {
 			t.Errorf("capacity %d: transient %v, want %v (period %g s)", c.capacity, r.Transient, c.transient, r.Period)
+		}
+		if noted := strings.Contains(strings.Join(r.Notes, "\n"), "simulate more iterations"); noted != c.transient {
+			t.Errorf("capacity %d: notes %q: want a note to simulate more iterations only when transient", c.capacity, r.Notes)
 		}
 	}
 }

@@ -1246,6 +1246,7 @@ func (e *engine) finish() (*Result, error) {
 					b = d
 				} else {
 					r.Transient = true
+					r.Notes = append(r.Notes, fmt.Sprintf("the first task ran its last firing when %d of %d iterations had completed: the channels hold more iterations than this run, whose period includes the drain (too short); simulate more iterations", d, n))
 				}
 			}
 			r.Period = (e.iterT[b-1] - e.iterT[a-1]) / float64(b-a)
