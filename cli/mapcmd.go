@@ -26,13 +26,14 @@ func newMap() *cobra.Command {
 		Use:   "map GRAPH [--machine MACHINE]",
 		Short: "Map actors onto a machine's processors (HEFT, or a search driven by the simulator)",
 		Long: `map chooses a processor for every actor of the graph: heft applies HEFT to one
-iteration with the per-processor costs (--costs, --profile, or the graph's cost: keys;
-several --profile files taken at different G of the kernel actors cost each CPU actor
-as it ran beside the G nearest the candidate's);
-search runs a seeded simulated annealing over placements, replica counts and (with
---capacities) channel capacities, scoring each candidate with the simulator; all runs both. It prints the
-predicted throughput of each strategy tried and writes the best mapping (-o, default
-standard output) in the mapping YAML format. --mapping pins the actors it names.
+iteration with the per-processor costs (--costs, --profile, or the graph's cost: keys);
+search runs a seeded simulated annealing over placements, replica counts, the G of
+kernel actors and (with --capacities) channel capacities, scoring each candidate with
+the simulator; all runs both. Several --profile files, taken with the kernel actors at
+different G, let the simulator cost each actor as it ran at the G nearest the
+candidate's. It prints the predicted throughput of each strategy tried and writes the
+best mapping (-o, default standard output) in the mapping YAML format. --mapping pins
+the actors it names.
 Without --machine it maps onto this host's model measured by sluice calibrate.
 Actors placed on a processor of a calibrated model that stands for a device are
 written with its device ID (opencl:0:0, cuda:0), their kernel implementation, the
