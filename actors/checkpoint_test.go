@@ -209,6 +209,11 @@ func TestCheckpointStdinSpill(t *testing.T) {
 	}
 }
 
+// stopAfter is the iteration (4 values of the input each) past which
+// the interrupted run of testStdinSpill stops: 192 KB or more of the
+// input, about an eighth.
+const stopAfter = 12_000
+
 func testStdinSpill(t *testing.T, format string) {
 	defer func(n int64) { spillSegment = n }(spillSegment)
 	spillSegment = 4 << 10 // many segments
@@ -256,8 +261,11 @@ func testStdinSpill(t *testing.T, format string) {
 		defer cancel()
 		n := 0
 		_, err := runtime.Run(ctx, stdinGraph(t, format, out), runtime.Options{Checkpoint: &runtime.CheckpointOptions{
-			Interval: 3 * time.Millisecond, Store: store, SpillDir: spillDir, Completed: func(*runtime.Checkpoint) {
-				if n++; n == 3 {
+			Interval: 3 * time.Millisecond, Store: store, SpillDir: spillDir, Completed: func(cp *runtime.Checkpoint) {
+				// At least 3 checkpoints, the last past the first
+				// segments (the source reads stdin 64 KiB at a time): a
+				// loaded machine takes 3 before the source has used one.
+				if n++; n >= 3 && cp.Iteration >= stopAfter {
 					cancel()
 				}
 			}}})
