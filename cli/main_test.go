@@ -247,10 +247,10 @@ func TestCheckEveryExampleQuickly(t *testing.T) {
 	}
 }
 
-// TestSimulateUntilSteady: a fast source whose channel holds the whole
-// run ends before any iteration completes; without -n, simulate runs 4
-// times as many iterations until a steady state shows, and with -n it
-// says to simulate more.
+// TestSimulateUntilSteady: a fast source whose channel holds 1 000
+// tokens ends, in a run of 100 iterations, before any completes; without
+// -n, simulate runs 4 times as many iterations until a steady state
+// shows, and with -n it says to simulate more.
 func TestSimulateUntilSteady(t *testing.T) {
 	dir := t.TempDir()
 	g := filepath.Join(dir, "g.yaml")
