@@ -139,13 +139,11 @@ Times are reported in seconds. See docs/simulate.md.`,
 					return err
 				}
 			}
-			res, err := sim.Run(prog, cfg)
-			for err == nil && res.Transient && !cmd.Flags().Changed("iterations") && cfg.Mode != sim.TraceDriven && cfg.Iterations < 1<<16 {
-				// The channels hold more iterations than the run: simulate
-				// more until a steady state shows.
-				cfg.Iterations = min(4*cfg.Iterations, 1<<16)
-				res, err = sim.Run(prog, cfg)
+			run := sim.Run
+			if !cmd.Flags().Changed("iterations") && cfg.Mode != sim.TraceDriven {
+				run = sim.RunUntilSteady // more iterations until a steady state shows
 			}
+			res, err := run(prog, cfg)
 			if err != nil {
 				return err
 			}

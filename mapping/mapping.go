@@ -215,7 +215,7 @@ func Evaluate(in Input, m *graph.Mapping, capacity map[string]int, iterations in
 // (rounds), and a period taken over the middle half of fewer iterations
 // may hold one burst or none (a period of 0, or far too short). A run
 // that ends before its steady state (sim.Result.Transient) is simulated
-// again with 4 times the iterations, up to maxSteadyIterations.
+// again with 4 times the iterations (sim.RunUntilSteady).
 func evaluateSteady(in Input, m *graph.Mapping, capacity map[string]int, iterations int64) (*sim.Result, error) {
 	prog, err := sim.Build(in.Graph, m, in.Machine, in.Costs, sim.Options{Capacity: capacity})
 	if err != nil {
@@ -225,16 +225,7 @@ func evaluateSteady(in Input, m *graph.Mapping, capacity map[string]int, iterati
 	if in.Costs != nil {
 		cfg.Probabilities, cfg.Loops = in.Costs.Probabilities, in.Costs.Loops
 	}
-	for {
-		r, err := sim.Run(prog, cfg)
-		if err != nil || !r.Transient || cfg.Iterations >= maxSteadyIterations {
-			return r, err
-		}
-		// Its channels hold more iterations than the run: the period
-		// measured was the drain's. The image pipeline at G 256 simulated
-		// at 716k frames/s over 2 048 iterations, 420k over 20 000.
-		cfg.Iterations = min(4*cfg.Iterations, maxSteadyIterations)
-	}
+	return sim.RunUntilSteady(prog, cfg)
 }
 
 // steadyInvocations is how many invocations of the largest G the search
@@ -242,10 +233,6 @@ func evaluateSteady(in Input, m *graph.Mapping, capacity map[string]int, iterati
 // kernel actor at G 256 simulated at 33.7k iterations/s over 2 260
 // iterations and at 19.2k over 2 048 and 4 096.
 const steadyInvocations = 32
-
-// maxSteadyIterations bounds the iterations evaluateSteady simulates to
-// find a mapping's steady state.
-const maxSteadyIterations = 1 << 16
 
 // SearchOptions tune Search.
 type SearchOptions struct {

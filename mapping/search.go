@@ -169,15 +169,15 @@ func (s *searcher) mapping(st state) (*graph.Mapping, []int) {
 	return mp, st.caps
 }
 
-// simulate is state st's period (+Inf when it cannot run) over at least
-// times × its steadyIterations, with its mapping and capacities.
-func (s *searcher) simulate(st state, times int64) (float64, map[string]int, *graph.Mapping, error) {
+// simulate is state st's period (+Inf when it cannot run) on in over at
+// least times × its steadyIterations, with its mapping and capacities.
+func (s *searcher) simulate(in Input, st state, times int64) (float64, map[string]int, *graph.Mapping, error) {
 	mp, exp := s.mapping(st)
-	caps, err := scaledCapacities(s.sin, mp, exp)
+	caps, err := scaledCapacities(in, mp, exp)
 	if err != nil {
 		return math.Inf(1), nil, mp, err
 	}
-	r, err := evaluateSteady(s.sin, mp, caps, times*steadyIterations(mp, s.pr.rv, s.opt.Iterations))
+	r, err := evaluateSteady(in, mp, caps, times*steadyIterations(mp, s.pr.rv, s.opt.Iterations))
 	if err != nil || r.Iterations == 0 || !(r.Period > 0) {
 		return math.Inf(1), caps, mp, err
 	}
@@ -192,7 +192,7 @@ func (s *searcher) eval(st state) score {
 	}
 	s.evals++
 	s.states[k] = st.clone()
-	period, _, _, err := s.simulate(st, 1)
+	period, _, _, err := s.simulate(s.sin, st, 1)
 	if err != nil && s.firstErr == nil {
 		s.firstErr = err
 	}
@@ -272,17 +272,17 @@ func (s *searcher) confirm() (*Found, error) {
 		return strings.Compare(a.key(), b.key())
 	})
 	top = top[:min(len(top), confirmFinalists)]
-	slow := &searcher{in: s.in, opt: s.opt, pr: s.pr, start: s.start,
-		sin: Input{Graph: s.sin.Graph, Machine: s.sin.Machine, Costs: slowerCPU(s.sin.Costs, s.pr.g, s.sin.Machine, slowCPU)}}
+	slow := s.sin
+	slow.Costs = slowerCPU(s.sin.Costs, s.pr.g, s.sin.Machine, slowCPU)
 	var pick *Found
 	var pickS robustScore
 	for _, st := range top {
-		period, caps, mp, err := s.simulate(st, 4)
+		period, caps, mp, err := s.simulate(s.sin, st, 4)
 		if err != nil || math.IsInf(period, 1) {
 			continue
 		}
 		sc := robustScore{period: period, res: s.cache[st.key()].res}
-		sc.slow, _, _, _ = slow.simulate(st, 4)
+		sc.slow, _, _, _ = s.simulate(slow, st, 4)
 		if pick == nil || robustBetter(sc, pickS) {
 			pick, pickS = &Found{Strategy: "search", Mapping: mp, Capacity: caps, Period: period, Throughput: 1 / period}, sc
 		}

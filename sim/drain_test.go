@@ -60,3 +60,21 @@ func TestPeriodEndsWhereTheDrainStarts(t *testing.T) {
 		}
 	}
 }
+
+// TestRunUntilSteady: a fast source whose channel holds 1 000 tokens
+// ends a run of 100 iterations before any completes; RunUntilSteady
+// simulates 4 times as many until it does not (6 400).
+func TestRunUntilSteady(t *testing.T) {
+	g := chain(t, stage{name: "S", cost: 0.001, out: 1}, stage{name: "T", cost: 1, in: 1})
+	p, err := Build(g, place("S", "p0", "T", "p1"), twoProcs(0, 0, 0, 0), nil, Options{Capacity: map[string]int{g.Channels[0].Name: 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := RunUntilSteady(p, Config{Iterations: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Transient || r.Iterations != 6400 || math.Abs(r.Period-1) > 1e-9 {
+		t.Errorf("%d iterations, transient %v, period %g s: want 6 400, steady, 1 s", r.Iterations, r.Transient, r.Period)
+	}
+}
