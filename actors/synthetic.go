@@ -14,19 +14,25 @@ import (
 // actor's declared cost and writes zeros to its outputs. `sluice run` and
 // the workbench both use it, so their measurements agree. It returns the
 // flattened names of the actors it gave one, in declaration order.
-func Synthesize(g *graph.Graph) []string { return synthesize(g, "") }
+func Synthesize(g *graph.Graph) []string { return synthesize(g, "", true) }
 
-func synthesize(g *graph.Graph, prefix string) []string {
+// Unimplemented lists the flattened names of the actors of g that
+// Synthesize would give a synthetic implementation, leaving g as it is.
+func Unimplemented(g *graph.Graph) []string { return synthesize(g, "", false) }
+
+func synthesize(g *graph.Graph, prefix string, give bool) []string {
 	var names []string
 	for _, a := range g.Actors {
 		if a.Sub != nil {
-			names = append(names, synthesize(a.Sub, prefix+a.Name+"/")...)
+			names = append(names, synthesize(a.Sub, prefix+a.Name+"/", give)...)
 			continue
 		}
 		if len(a.Impls) > 0 {
 			continue
 		}
-		a.Impls = append(a.Impls, graph.Impl{Kind: graph.ImplGo, Func: runtime.FireFunc(Synthetic)})
+		if give {
+			a.Impls = append(a.Impls, graph.Impl{Kind: graph.ImplGo, Func: runtime.FireFunc(Synthetic)})
+		}
 		names = append(names, prefix+a.Name)
 	}
 	return names

@@ -159,7 +159,7 @@ func (r *Result) Model() *machine.Machine {
 		"parallelism": f(h.Parallelism), "availability": f(h.Availability), "firing_ns": f(h.FiringNs), "empty_firing_ns": f(h.EmptyFiringNs),
 		"round_ns": f(h.RoundNs), "port_ns": f(h.PortNs), "wake_ns": f(h.WakeNs), "fifo_handoff_ns": f(h.HandoffNs),
 		"mem_bandwidth_gb_s": f(h.MemBandwidth / 1e9),
-		"clock_ns":           f(h.ClockNs), "burn_extra_ns": f(h.BurnExtraNs), "go": goruntime.Version(),
+		"clock_ns":           f(h.ClockNs), "burn_extra_ns": f(h.BurnExtraNs), "burn_stretch": f(h.BurnStretch), "go": goruntime.Version(),
 	}
 	for i, s := range r.Skipped {
 		c[fmt.Sprintf("skipped_%d", i)] = s

@@ -54,10 +54,12 @@ type Host struct {
 	// ClockNs is the cost of one read of the clock (time.Now; median of
 	// blocks of reads).
 	ClockNs float64 `json:"clock_ns"`
-	// BurnExtraNs is how much longer than asked a busy loop on the clock
-	// (Burn, what synthetic actors run for their declared cost) keeps the
-	// core: the median over blocks of 1 µs burns of their mean excess.
+	// BurnExtraNs and BurnStretch are how much longer than asked a busy
+	// loop on the clock (Burn, what synthetic actors run for their
+	// declared cost d) keeps a core while Workers goroutines burn at once:
+	// BurnExtraNs + BurnStretch × d more (BurnLoad).
 	BurnExtraNs float64 `json:"burn_extra_ns"`
+	BurnStretch float64 `json:"burn_stretch"`
 	// MemBandwidth is the memory copy bandwidth of one core in bytes/s
 	// (copying 64 MiB, best of 5).
 	MemBandwidth float64 `json:"mem_bandwidth_bytes_per_s"`
@@ -81,8 +83,9 @@ func measureHost(ctx context.Context, workers int, logf func(string, ...any)) (*
 		return nil, err
 	}
 	logf("FIFO hand-off: %.0f ns", h.HandoffNs)
-	h.ClockNs, h.BurnExtraNs = Clock()
-	logf("clock read: %.0f ns; a 1 µs busy loop on the clock lasts %.0f ns more", h.ClockNs, h.BurnExtraNs)
+	h.ClockNs = Clock()
+	h.BurnExtraNs, h.BurnStretch = BurnLoad(workers)
+	logf("clock read: %.0f ns; a busy loop of d on the clock, on %d goroutines at once, lasts %.0f ns + %.1f%% of d more", h.ClockNs, workers, h.BurnExtraNs, 100*h.BurnStretch)
 	h.MemBandwidth = MemBandwidth()
 	logf("memory copy bandwidth: %.1f GB/s", h.MemBandwidth/1e9)
 	return h, nil
@@ -355,12 +358,10 @@ func Handoff(ctx context.Context) (float64, error) {
 	return median(v) / 2, nil
 }
 
-// Clock measures the cost of a clock read and the excess of a busy loop on
-// the clock (Burn) over the time it is asked to last: medians over 21
-// blocks, so that a block in which the goroutine was descheduled does not
-// count.
-func Clock() (readNs, burnExtraNs float64) {
-	var reads, extra []float64
+// Clock measures the cost of one read of the clock (time.Now), the
+// median over blocks of reads.
+func Clock() (readNs float64) {
+	var reads []float64
 	for range 21 {
 		const n = 2000
 		t := time.Now()
@@ -368,14 +369,50 @@ func Clock() (readNs, burnExtraNs float64) {
 			_ = time.Now()
 		}
 		reads = append(reads, float64(time.Since(t).Nanoseconds())/n)
-		const m = 200
-		t = time.Now()
-		for range m {
-			Burn(time.Microsecond)
-		}
-		extra = append(extra, float64(time.Since(t).Nanoseconds())/m-1000)
 	}
-	return median(reads), max(0, median(extra))
+	return median(reads)
+}
+
+// BurnLoad measures how much longer than asked Burn(d) keeps a core while
+// n goroutines burn at once, as a run's workers fire synthetic actors:
+// blocks of about 20 ms of 1 µs burns and of 4 µs burns on n goroutines,
+// the mean excess of each length (median over 5 blocks) fit as extraNs +
+// stretch × d. The fixed part is the clock reads that end the loop; the
+// part that grows with d is the time the cores are taken away while a
+// loop runs (another job, the hypervisor), since a busy loop on the clock
+// ends at its deadline however little of it ran.
+func BurnLoad(n int) (extraNs, stretch float64) {
+	n = max(1, n)
+	excess := func(d time.Duration) float64 {
+		per := int(20 * time.Millisecond / d)
+		var blocks []float64
+		for range 5 {
+			out := make(chan float64, n)
+			for range n {
+				go func() {
+					t := time.Now()
+					for range per {
+						Burn(d)
+					}
+					out <- float64(time.Since(t).Nanoseconds())/float64(per) - float64(d.Nanoseconds())
+				}()
+			}
+			var sum float64
+			for range n {
+				sum += <-out
+			}
+			blocks = append(blocks, sum/float64(n))
+		}
+		return median(blocks)
+	}
+	return burnFit(excess(time.Microsecond), excess(4*time.Microsecond))
+}
+
+// burnFit is the line extraNs + stretch × d through the mean excesses of
+// 1 µs loops (e1) and 4 µs loops (e4), in ns; neither part below 0.
+func burnFit(e1, e4 float64) (extraNs, stretch float64) {
+	stretch = max(0, (e4-e1)/3000)
+	return max(0, e1-stretch*1000), stretch
 }
 
 // Burn keeps the calling goroutine's core busy for d: a busy loop on the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/actors"
 	"github.com/sluicehq/sluice/calibrate"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
@@ -70,6 +71,14 @@ func loadSimInputs(graphFile, machineFile, mapFile, costsFile string, profileFil
 			}
 			in.costs.AddAtG(prof)
 		}
+	}
+	if b := calibrate.SyntheticBurn(in.machine, actors.Unimplemented(in.graph)); b != nil {
+		// sluice run gives these actors busy loops on the clock, which
+		// last longer than their declared costs.
+		if in.costs == nil {
+			in.costs = &sim.Costs{}
+		}
+		in.costs.Burn = b
 	}
 	if mapFile != "" {
 		if in.mapping, err = spec.LoadMapping(mapFile); err != nil {

@@ -85,6 +85,11 @@ type Costs struct {
 	// actor on a GPU from the profile of the G nearest its own, ahead of
 	// every other cost.
 	AtG map[int64]*Profile
+	// Burn, when set, charges its actors (those sluice run gives a
+	// synthetic implementation: a busy loop on the clock for the declared
+	// cost) what such a loop lasts on the target host, instead of the
+	// declared cost (Lookup).
+	Burn *Burn
 	// Control maps actor name → its control node.
 	Control map[string]Control
 	// Probabilities gives, for the statistical mode, the probability that
@@ -98,11 +103,12 @@ type Costs struct {
 }
 
 // Lookup returns the cost of one firing of a on p and where it came from
-// ("costs", "profile", "graph" or "none" for a zero default), whatever
+// ("costs", "profile", "graph", "burn" for a declared cost charged as
+// Burn's loop lasts, or "none" for a zero default), whatever
 // the mapping (Build looks at AtG first). Precedence:
 // the cost file's entry for p's name, then for p's kind, then "*", then
 // the profile's mean (a kernel actor's on gpu processors only), then the
-// graph's Actor.Cost.
+// graph's Actor.Cost (through Burn for Burn's actors).
 func (c *Costs) Lookup(a *graph.Actor, p *machine.Processor) (Cost, string) {
 	if c != nil {
 		if m, ok := c.Actors[a.Name]; ok {
@@ -119,10 +125,33 @@ func (c *Costs) Lookup(a *graph.Actor, p *machine.Processor) (Cost, string) {
 		}
 	}
 	if a.Cost > 0 {
+		if c != nil && c.Burn != nil && c.Burn.Actors[a.Name] {
+			return Cost{Seconds: c.Burn.Time(a.Cost.Seconds())}, "burn"
+		}
 		return Cost{Seconds: a.Cost.Seconds()}, "graph"
 	}
 	return Cost{}, "none"
 }
+
+// Burn is how long a busy loop on the clock lasts for a declared cost on
+// a host (calibrate.BurnLoad): Extra seconds plus Stretch times the cost
+// more. Actors names the actors (flattened names) that run such a loop.
+type Burn struct {
+	Extra   float64
+	Stretch float64
+	Actors  map[string]bool
+}
+
+// burn is c's Burn (nil for nil costs).
+func (c *Costs) burn() *Burn {
+	if c == nil {
+		return nil
+	}
+	return c.Burn
+}
+
+// Time is how long the loop for declared cost d (seconds) lasts.
+func (b *Burn) Time(d float64) float64 { return d*(1+b.Stretch) + b.Extra }
 
 // kernel returns the kernel profile of actor name, if its profile entry
 // was measured as a kernel actor.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,26 @@ func TestParseProfile(t *testing.T) {
 	c := &Costs{Profile: p}
 	if v, from := c.Lookup(&graph.Actor{Name: "a", Cost: time.Second}, &machine.Processor{ClockHz: 1}); from != "profile" || v.Seconds != 7e-9 {
 		t.Errorf("profile lookup %v %s", v, from)
+	}
+}
+
+// TestLookupBurn: a synthetic actor's declared cost is charged as its busy
+// loop lasts (Costs.Burn); another actor's and a cost file's stand.
+func TestLookupBurn(t *testing.T) {
+	p := &machine.Processor{Name: "cpu", Kind: "cpu"}
+	c := &Costs{Burn: &Burn{Extra: 100e-9, Stretch: 0.5, Actors: map[string]bool{"s": true}},
+		Actors: map[string]map[string]Cost{"f": {"*": {Seconds: 7e-6}}}}
+	syn := &graph.Actor{Name: "s", Cost: 2 * time.Microsecond}
+	if got, src := c.Lookup(syn, p); src != "burn" || math.Abs(got.Seconds-3.1e-6) > 1e-12 {
+		t.Fatalf("synthetic actor: %v s from %q, expected 2 µs × 1.5 + 100 ns = 3.1 µs from burn", got.Seconds, src)
+	}
+	real := &graph.Actor{Name: "r", Cost: 2 * time.Microsecond}
+	if got, src := c.Lookup(real, p); src != "graph" || got.Seconds != 2e-6 {
+		t.Fatalf("actor with code: %v s from %q, expected its declared 2 µs", got.Seconds, src)
+	}
+	file := &graph.Actor{Name: "f", Cost: 2 * time.Microsecond}
+	c.Burn.Actors["f"] = true
+	if got, src := c.Lookup(file, p); src != "costs" || got.Seconds != 7e-6 {
+		t.Fatalf("actor in the cost file: %v s from %q, expected the file's 7 µs", got.Seconds, src)
 	}
 }

@@ -144,6 +144,8 @@ type Program struct {
 	// Notes lists defaults that were applied (costs missing, capacities
 	// chosen), for the report.
 	Notes []string
+
+	burnt []string // actors charged as Costs.Burn's loops last
 }
 
 // Options adjust how Build derives the program from a graph.
@@ -198,6 +200,9 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 		}
 		taskOf[a] = len(p.Tasks)
 		p.Tasks = append(p.Tasks, t)
+	}
+	if b := costs.burn(); len(p.burnt) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("synthetic actors %s: each declared cost d charged as their busy loop lasts on this host: d + %.1f%% of d + %.0f ns (sluice calibrate)", strings.Join(p.burnt, ", "), 100*b.Stretch, b.Extra*1e9))
 	}
 	taskOf, fused := p.fuse(g, FusedChains(g, m, mach, costs, opt.NoFuseCPU), taskOf)
 	for _, name := range sortedNames(opt.Capacity) {
@@ -338,6 +343,9 @@ func (p *Program) actorTask(g *graph.Graph, a *graph.Actor, m *graph.Mapping, ma
 	}
 	if src == "none" {
 		p.Notes = append(p.Notes, "actor "+a.Name+" has no cost: taken as 0")
+	}
+	if src == "burn" {
+		p.burnt = append(p.burnt, a.Name)
 	}
 	if a.IO && !proc.HasIO {
 		return nil, fmt.Errorf("sim: actor %s does I/O but processor %s cannot (hasIO false)", a.Name, proc.Name)

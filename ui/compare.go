@@ -47,7 +47,7 @@ const maxSimulated = 100
 
 func (s *Server) getRunCompare(w http.ResponseWriter, r *http.Request) {
 	s.ctl.mu.Lock()
-	g, workers, running := s.ctl.graph, s.ctl.workers, s.ctl.running
+	g, workers, burns, running := s.ctl.graph, s.ctl.workers, s.ctl.burns, s.ctl.running
 	s.ctl.mu.Unlock()
 	switch {
 	case running:
@@ -60,7 +60,7 @@ func (s *Server) getRunCompare(w http.ResponseWriter, r *http.Request) {
 	s.Live.mu.Lock()
 	last := s.Live.last
 	s.Live.mu.Unlock()
-	out, err := compare(g, workers, last)
+	out, err := compare(g, workers, burns, last)
 	if err != nil {
 		writeErr(w, http.StatusUnprocessableEntity, err.Error())
 		return
@@ -69,9 +69,10 @@ func (s *Server) getRunCompare(w http.ResponseWriter, r *http.Request) {
 }
 
 // compare predicts g's throughput on a machine of n CPU cores (actors
-// placed by HEFT, firing costs from the graph) and sets it beside the
-// measured run.
-func compare(g *graph.Graph, n int, run *RunJSON) (*CompareJSON, error) {
+// placed by HEFT, firing costs from the graph; the synthetic actors
+// named in burns as their busy loops last on the calibrated host) and
+// sets it beside the measured run.
+func compare(g *graph.Graph, n int, burns []string, run *RunJSON) (*CompareJSON, error) {
 	flat, err := g.Flatten()
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func compare(g *graph.Graph, n int, run *RunJSON) (*CompareJSON, error) {
 		return nil, err
 	}
 	out := &CompareJSON{Machine: what}
-	res, err := predict(flat, mach)
+	res, err := predict(flat, mach, calibrate.SyntheticBurn(mach, burns))
 	if err != nil {
 		out.Notes = append(out.Notes, "no prediction: "+err.Error())
 		res = &sim.Result{}
@@ -140,13 +141,18 @@ func predictionMachine(n int) (*machine.Machine, string, error) {
 	return m, fmt.Sprintf("%d CPU cores with no runtime costs (run sluice calibrate for this host's model), actors placed by HEFT, costs from the graph", n), nil
 }
 
-// predict simulates g on mach, long enough to reach the steady state.
-func predict(g *graph.Graph, mach *machine.Machine) (*sim.Result, error) {
+// predict simulates g on mach, long enough to reach the steady state,
+// with burn's model of the synthetic actors' busy loops (nil: none).
+func predict(g *graph.Graph, mach *machine.Machine, burn *sim.Burn) (*sim.Result, error) {
 	m, _, err := mapping.HEFTMapping(mapping.Input{Graph: g, Machine: mach})
 	if err != nil {
 		return nil, err
 	}
-	prog, err := sim.Build(g, m, mach, nil, sim.Options{})
+	var costs *sim.Costs
+	if burn != nil {
+		costs = &sim.Costs{Burn: burn}
+	}
+	prog, err := sim.Build(g, m, mach, costs, sim.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/actors"
 	"github.com/sluicehq/sluice/calibrate"
 	"github.com/sluicehq/sluice/spec"
 )
@@ -19,7 +20,7 @@ func TestCompareUsesCalibratedModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := compare(g, 2, nil)
+	out, err := compare(g, 2, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +38,58 @@ func TestCompareUsesCalibratedModel(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The busy loops of synthetic actors, as sluice calibrate measured
+	// them: a 4 µs firing lasts 6.5 µs.
+	model = append(model, "calibration: {burn_extra_ns: \"500\", burn_stretch: \"0.5\"}\n"...)
 	if err := os.WriteFile(path, model, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err = compare(g, 2, nil); err != nil {
+	if out, err = compare(g, 2, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.Machine, "calibrated model ("+path) || out.Graph.Predicted <= 0 {
 		t.Fatalf("with a calibrated model at %s: machine %q, predicted %v it/s", path, out.Machine, out.Graph.Predicted)
+	}
+}
+
+// TestCompareChargesBusyLoops: the synthetic actors of the run (cd2dat's,
+// each burning its declared cost) are predicted as their busy loops last
+// on the calibrated host, not at their declared costs.
+func TestCompareChargesBusyLoops(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	g, err := spec.Load("../examples/cd2dat.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := calibrate.CachePath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := os.ReadFile("../examples/machines/host2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model = append(model, "calibration: {burn_extra_ns: \"500\", burn_stretch: \"0.5\"}\n"...)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, model, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := compare(g, 2, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	burnt, err := compare(g, 2, actors.Unimplemented(g), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every loop lasts 1.5 times its cost and 500 ns more (50 ns: 575 ns;
+	// 3 µs: 5 µs), on 2 cores.
+	if r := plain.Graph.Predicted / burnt.Graph.Predicted; r < 1.3 || r > 2.5 {
+		t.Fatalf("predicted %.0f it/s at the declared costs and %.0f as the loops last: ratio %.2f, want 1.3 to 2.5 (the loops' stretch and extra)", plain.Graph.Predicted, burnt.Graph.Predicted, r)
+	}
+	if !strings.Contains(strings.Join(burnt.Notes, "\n"), "synthetic actors A, B, C, D, E, F") {
+		t.Fatalf("notes %q: expected one naming the synthetic actors", burnt.Notes)
 	}
 }

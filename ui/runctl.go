@@ -31,6 +31,7 @@ type runControl struct {
 	graph   *graph.Graph   // the last run's graph, for GET /api/run/compare
 	mapping *graph.Mapping // the last run's mapping (nil: all on the CPU)
 	workers int            // the last run's CPU workers
+	burns   []string       // the last run's synthetic actors (busy loops for their declared costs)
 	parsed  *parsedTrace   // the last trace, parsed in the background once the run ends
 }
 
@@ -73,7 +74,7 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
 		return
 	}
-	synthesize(g)
+	burns := synthesize(g)
 	m := s.currentMapping()
 	if m != nil {
 		if err := m.Check(g); err != nil {
@@ -90,7 +91,7 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.running, c.runs, c.err, c.trace, c.cancel = true, c.runs+1, "", nil, cancel
-	c.graph, c.mapping, c.workers, c.parsed = g, m, goruntime.GOMAXPROCS(0), nil
+	c.graph, c.mapping, c.workers, c.burns, c.parsed = g, m, goruntime.GOMAXPROCS(0), burns, nil
 	c.mu.Unlock()
 	live := s.Live
 	go func() {

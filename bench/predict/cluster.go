@@ -242,7 +242,7 @@ func compareClusterOnce(ctx context.Context, cfg ClusterConfig, m *machine.Machi
 		return c, err
 	}
 	if declaresCosts(g) {
-		if c.declared, err = PredictMapped(g, mp, m, DeclaredCosts(g, 0), cfg.Iterations); err != nil {
+		if c.declared, err = PredictMapped(g, mp, m, DeclaredCosts(m, nil), cfg.Iterations); err != nil {
 			return c, err
 		}
 	}

@@ -42,11 +42,11 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/sluicehq/sluice/actors"
 	_ "github.com/sluicehq/sluice/actors" // built-in actors
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/calibrate"
@@ -96,9 +96,11 @@ type Result struct {
 	// an idle host.
 	Availability float64 `json:"availability"`
 	Figures
-	// BurnExtraNs is what the model adds to every declared cost: a
-	// synthetic actor's busy loop lasts that much longer than asked.
+	// BurnExtraNs and BurnStretch are what the model adds to every
+	// declared cost d of a synthetic actor, whose busy loop lasts
+	// BurnExtraNs + BurnStretch × d longer than asked.
 	BurnExtraNs float64 `json:"burn_extra_ns,omitempty"`
+	BurnStretch float64 `json:"burn_stretch,omitempty"`
 	// BusyCores is the profiled run's firing time over its elapsed time (how
 	// many workers were firing on average), PredictedBusyCores the
 	// simulated pool's (utilization × units); medians.
@@ -292,7 +294,7 @@ func Compare(ctx context.Context, cfg Config) ([]Result, error) {
 			logf("%s rep %d: parallelism %.2f, availability %.2f, busy cores %.2f (simulated %.2f): measured %.0f it/s (profiled run %.0f); predicted from the profile %.0f it/s (%+.1f%%; %+.1f%% of the profiled run), from declared costs %.0f it/s",
 				c.graph, rep+1, par, av, c.busyCores, c.simBusyCores, c.measured, c.sameRun, c.profile, pct(c.profile, c.measured), pct(c.profile, c.sameRun), c.declared)
 		}
-		r.BurnExtraNs = burnExtra(base) * 1e9
+		r.BurnExtraNs, r.BurnStretch, _ = calibrate.BusyLoop(base)
 		r.summarize()
 		r.BusyNs = median(busy)
 		r.BusyCores, r.PredictedBusyCores = median(bc), median(sbc)
@@ -370,36 +372,7 @@ func Load(file string) (*graph.Graph, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return g, synthesize(g), nil
-}
-
-// synthesize gives every actor of g without an implementation a Go one
-// that writes zeros to its outputs and keeps the core busy for its cost.
-func synthesize(g *graph.Graph) []string {
-	var names []string
-	for _, a := range g.Actors {
-		if len(a.Impls) > 0 || a.Sub != nil {
-			continue
-		}
-		a.Impls = append(a.Impls, graph.Impl{Kind: graph.ImplGo, Func: runtime.FireFunc(func(f *runtime.Firing) error {
-			for i := range f.NumOut() {
-				clear(f.Out(i))
-			}
-			burn(f.Actor().Cost)
-			return nil
-		})})
-		names = append(names, a.Name)
-	}
-	return names
-}
-
-// burn keeps the core busy for d (a busy loop on the monotonic clock).
-func burn(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	for end := time.Now().Add(d); time.Now().Before(end); {
-	}
+	return g, actors.Synthesize(g), nil
 }
 
 // declaresCosts reports whether some actor of g declares a cost.
@@ -470,7 +443,7 @@ func compareOnce(ctx context.Context, file string, base *machine.Machine, cpu *m
 	}
 	c.simBusyCores = res.Utilization[cpu.Name] * float64(cpu.Units)
 	if declaresCosts(g) {
-		if c.declared, err = Predict(g, base, cpu.Name, DeclaredCosts(g, burnExtra(base)), iters); err != nil {
+		if c.declared, err = Predict(g, base, cpu.Name, DeclaredCosts(base, synth), iters); err != nil {
 			return c, fmt.Errorf("%s: %w", file, err)
 		}
 	}
@@ -515,26 +488,12 @@ func simulate(g *graph.Graph, m *machine.Machine, proc string, costs *sim.Costs,
 	return tp, res, nil
 }
 
-// DeclaredCosts charges every actor that declares a cost that cost plus
-// extra seconds (what a synthetic actor's busy loop lasts longer than
-// asked).
-func DeclaredCosts(g *graph.Graph, extra float64) *sim.Costs {
-	c := &sim.Costs{Actors: map[string]map[string]sim.Cost{}}
-	for _, a := range g.Actors {
-		if a.Cost > 0 {
-			c.Actors[a.Name] = map[string]sim.Cost{"*": {Seconds: a.Cost.Seconds() + extra}}
-		}
-	}
-	return c
-}
-
-// burnExtra reads the calibration's burn_extra_ns (seconds; 0 without).
-func burnExtra(m *machine.Machine) float64 {
-	v, err := strconv.ParseFloat(m.Calibration["burn_extra_ns"], 64)
-	if err != nil {
-		return 0
-	}
-	return v / 1e9
+// DeclaredCosts predicts from the graph's declared costs, the synthetic
+// actors named (Load's) charged as their busy loops last on the host m
+// was calibrated on (calibrate.SyntheticBurn; nil names: at their
+// declared costs).
+func DeclaredCosts(m *machine.Machine, synthetic []string) *sim.Costs {
+	return &sim.Costs{Burn: calibrate.SyntheticBurn(m, synthetic)}
 }
 
 // CPUOf returns the processor named "cpu", else the first of kind cpu.
