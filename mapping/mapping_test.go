@@ -145,3 +145,38 @@ func TestSearchFixedCapacities(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchSpreadsOverThePool: on a pool processor a replica takes no
+// unit of its own, so of two mappings of one period the search ranks
+// first the one whose stateless actor has more replicas; on a processor
+// of static units, the one with fewer.
+func TestSearchSpreadsOverThePool(t *testing.T) {
+	g := graph.New("bound")
+	f32 := graph.MustTokenType("f32")
+	a := g.AddActor("A", graph.Stateful(), graph.WithCost(400*time.Microsecond))
+	b := g.AddActor("B", graph.WithCost(100*time.Microsecond))
+	c := g.AddActor("C", graph.Stateful(), graph.WithCost(100*time.Microsecond))
+	g.Join(a.AddPort("out", graph.Out, f32, graph.SDF(1), ""), b.AddPort("in", graph.In, f32, graph.SDF(1), ""))
+	g.Join(b.AddPort("out", graph.Out, f32, graph.SDF(1), ""), c.AddPort("in", graph.In, f32, graph.SDF(1), ""))
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pool := range []bool{true, false} {
+		m := &machine.Machine{Name: "host", Processors: []*machine.Processor{
+			{Name: "cpu", Kind: "cpu", ClockHz: 1e9, Units: 8, Pool: pool}}}
+		s, err := newSearcher(Input{Graph: g, Machine: m}, SearchOptions{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := s.initial()
+		eight := one.clone()
+		eight.reps[slices.IndexFunc(s.pr.g.Actors, func(x *graph.Actor) bool { return x.Name == "B" })] = 8
+		s1, s8 := s.eval(one), s.eval(eight)
+		if !approx(s1.period, s8.period) {
+			t.Fatalf("pool %v: periods %g s with B×1 and %g with B×8: expected one period (A bounds it)", pool, s1.period, s8.period)
+		}
+		if better(s8, s1) != pool || better(s1, s8) == pool {
+			t.Errorf("pool %v: B×8 scored %+v, B×1 %+v: expected B×%d first", pool, s8, s1, map[bool]int{true: 8, false: 1}[pool])
+		}
+	}
+}

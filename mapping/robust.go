@@ -22,14 +22,15 @@ const slowCPU = 2
 const tieTolerance = 0.02
 
 // robustScore is a finalist's predicted period, its period with its CPU
-// actors slowCPU times slower, and its resources.
+// actors slowCPU times slower, its resources and its spread (score).
 type robustScore struct {
-	period, slow, res float64
+	period, slow, res, spread float64
 }
 
 // robustBetter orders finalists: the shorter period; within tieTolerance,
 // the shorter period with slower CPU actors (the mapping with headroom on
-// its CPU stages); then the fewer resources.
+// its CPU stages); then the fewer resources, then the wider spread on
+// pool processors (better).
 func robustBetter(a, b robustScore) bool {
 	if !near(a.period, b.period) {
 		return a.period < b.period
@@ -37,7 +38,10 @@ func robustBetter(a, b robustScore) bool {
 	if !near(a.slow, b.slow) {
 		return a.slow < b.slow
 	}
-	return a.res < b.res
+	if a.res != b.res {
+		return a.res < b.res
+	}
+	return a.spread > b.spread
 }
 
 func near(a, b float64) bool {

@@ -59,17 +59,21 @@ func TestSlowerCPU(t *testing.T) {
 }
 
 // TestRobustBetter: the shorter period wins; within tieTolerance the
-// shorter period with slower CPU actors; then the fewer resources.
+// shorter period with slower CPU actors; then the fewer resources; then
+// the wider spread over the pool.
 func TestRobustBetter(t *testing.T) {
 	for _, c := range []struct {
 		a, b robustScore
 		want bool
 	}{
-		{robustScore{1, 9, 9}, robustScore{1.1, 1, 0}, true},
-		{robustScore{1.01, 1, 9}, robustScore{1, 2, 0}, true},
-		{robustScore{1, 2, 0}, robustScore{1.01, 1, 9}, false},
-		{robustScore{1, 1, 1}, robustScore{1, 1.01, 2}, true},
-		{robustScore{1, 1, 2}, robustScore{1, 1.01, 1}, false},
+		{robustScore{1, 9, 9, 0}, robustScore{1.1, 1, 0, 0}, true},
+		{robustScore{1.01, 1, 9, 0}, robustScore{1, 2, 0, 0}, true},
+		{robustScore{1, 2, 0, 0}, robustScore{1.01, 1, 9, 0}, false},
+		{robustScore{1, 1, 1, 0}, robustScore{1, 1.01, 2, 0}, true},
+		{robustScore{1, 1, 2, 0}, robustScore{1, 1.01, 1, 0}, false},
+		{robustScore{1, 1, 1, 0}, robustScore{1, 1.01, 1, 14}, false},
+		{robustScore{1, 1.01, 1, 14}, robustScore{1, 1, 1, 0}, true},
+		{robustScore{1, 1, 0, 14}, robustScore{1, 1, 1, 30}, true},
 	} {
 		if got := robustBetter(c.a, c.b); got != c.want {
 			t.Errorf("robustBetter(%+v, %+v) = %v, want %v", c.a, c.b, got, c.want)
