@@ -50,8 +50,9 @@ func near(a, b float64) bool {
 
 // slowerCPU returns costs whose every cost on a processor other than a
 // GPU is f times c's (cost-file entries, profile means, the per-G
-// profiles' CPU actors, the graph's declared costs); kernel actors'
-// times and GPU entries are c's.
+// profiles' CPU actors, the graph's declared costs, a synthetic actor's
+// as its busy loop lasts, c.Burn); kernel actors' times and GPU entries
+// are c's.
 func slowerCPU(c *sim.Costs, g *graph.Graph, m *machine.Machine, f float64) *sim.Costs {
 	out := &sim.Costs{}
 	if c != nil {
@@ -112,6 +113,9 @@ func slowerCPU(c *sim.Costs, g *graph.Graph, m *machine.Machine, f float64) *sim
 		}
 		if !ok && a.Cost > 0 && !profiled {
 			base, ok = sim.Cost{Seconds: a.Cost.Seconds()}, true
+			if out.Burn != nil && out.Burn.Actors[a.Name] {
+				base.Seconds = out.Burn.Time(base.Seconds) // a synthetic actor's busy loop
+			}
 		}
 		if !ok {
 			continue

@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -11,14 +12,16 @@ import (
 
 // TestSlowerCPU: every cost on a processor other than a GPU is scaled
 // (cost-file entries by name and kind, "*" entries on CPU kinds, profile
-// means, per-G profiles' CPU actors, declared costs without a profile);
+// means, per-G profiles' CPU actors, declared costs without a profile, a
+// synthetic actor's as its busy loop lasts);
 // kernel actors' times and GPU entries are not.
 func TestSlowerCPU(t *testing.T) {
 	g := graph.New("g")
-	for _, n := range []string{"a", "b", "k", "d", "s"} {
+	for _, n := range []string{"a", "b", "k", "d", "s", "y"} {
 		g.AddActor(n)
 	}
 	g.Actor("d").Cost = 10 * time.Microsecond
+	g.Actor("y").Cost = 10 * time.Microsecond
 	m := &machine.Machine{Name: "m", Processors: []*machine.Processor{
 		{Name: "cpu0", Kind: "cpu", ClockHz: 1e9, Units: 1}, {Name: "gpu0", Kind: "gpu", ClockHz: 1e9, Units: 1}}}
 	kp := sim.KernelProfile{Device: "gpu0", WorkGroups: 64, Mode: "callback"}
@@ -27,6 +30,7 @@ func TestSlowerCPU(t *testing.T) {
 		Profile: map[string]float64{"b": 4, "k": 5},
 		Kernels: map[string]sim.KernelProfile{"k": kp},
 		AtG:     map[int64]*sim.Profile{64: {Mean: map[string]float64{"b": 6, "k": 7}, Kernels: map[string]sim.KernelProfile{"k": kp}}},
+		Burn:    &sim.Burn{Extra: 1e-6, Stretch: 0.5, Actors: map[string]bool{"y": true}},
 	}
 	s := slowerCPU(c, g, m, 2)
 	for _, x := range []struct {
@@ -43,10 +47,11 @@ func TestSlowerCPU(t *testing.T) {
 		{"b at G 64", s.AtG[64].Mean["b"], 12},
 		{"k at G 64 (a kernel)", s.AtG[64].Mean["k"], 7},
 		{"d declared, on cpu", s.Actors["d"]["cpu"].Seconds, 20e-6},
+		{"y declared, synthetic, on cpu", s.Actors["y"]["cpu"].Seconds, 32e-6},
 		{"the original b", c.Profile["b"], 4},
 		{"the original b at G 64", c.AtG[64].Mean["b"], 6},
 	} {
-		if x.got != x.want {
+		if math.Abs(x.got-x.want) > 1e-12*math.Abs(x.want) {
 			t.Errorf("%s: %g, want %g", x.what, x.got, x.want)
 		}
 	}

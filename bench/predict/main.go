@@ -46,8 +46,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluicehq/sluice/actors"
-	_ "github.com/sluicehq/sluice/actors" // built-in actors
+	"github.com/sluicehq/sluice/actors" // built-in actors, and Synthesize
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/calibrate"
 	"github.com/sluicehq/sluice/graph"
