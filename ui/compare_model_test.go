@@ -27,23 +27,7 @@ func TestCompareUsesCalibratedModel(t *testing.T) {
 	if !strings.Contains(out.Machine, "run sluice calibrate") {
 		t.Fatalf("without a calibrated model: machine %q, want the plain CPU machine", out.Machine)
 	}
-	path, err := calibrate.CachePath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := os.ReadFile("../examples/machines/host2.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// The busy loops of synthetic actors, as sluice calibrate measured
-	// them: a 4 µs firing lasts 6.5 µs.
-	model = append(model, "calibration: {burn_extra_ns: \"500\", burn_stretch: \"0.5\"}\n"...)
-	if err := os.WriteFile(path, model, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := cacheModel(t)
 	if out, err = compare(g, 2, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -61,21 +45,7 @@ func TestCompareChargesBusyLoops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := calibrate.CachePath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := os.ReadFile("../examples/machines/host2.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model = append(model, "calibration: {burn_extra_ns: \"500\", burn_stretch: \"0.5\"}\n"...)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, model, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cacheModel(t)
 	plain, err := compare(g, 2, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -92,4 +62,28 @@ func TestCompareChargesBusyLoops(t *testing.T) {
 	if !strings.Contains(strings.Join(burnt.Notes, "\n"), "synthetic actors A, B, C, D, E, F") {
 		t.Fatalf("notes %q: expected one naming the synthetic actors", burnt.Notes)
 	}
+}
+
+// cacheModel writes examples/machines/host2.yaml as this host's calibrated
+// model in the cache (XDG_CACHE_HOME), with the busy loops of synthetic
+// actors as sluice calibrate measures them (a 4 µs firing lasts 6.5 µs),
+// and returns its path.
+func cacheModel(t *testing.T) string {
+	t.Helper()
+	path, err := calibrate.CachePath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := os.ReadFile("../examples/machines/host2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model = append(model, "calibration: {burn_extra_ns: \"500\", burn_stretch: \"0.5\"}\n"...)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, model, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
