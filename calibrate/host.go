@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/actors"
 	"github.com/sluicehq/sluice/fifo"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
@@ -373,9 +374,9 @@ func Clock() (readNs float64) {
 	return median(reads)
 }
 
-// BurnLoad measures how much longer than asked Burn(d) keeps a core while
-// n goroutines burn at once, as a run's workers fire synthetic actors:
-// blocks of about 20 ms of 1 µs burns and of 4 µs burns on n goroutines,
+// BurnLoad measures how much longer than asked actors.Burn(d), a
+// synthetic actor's busy loop, keeps a core while n goroutines burn at
+// once, as a run's workers fire synthetic actors: blocks of about 20 ms of 1 µs burns and of 4 µs burns on n goroutines,
 // the mean excess of each length (median over 5 blocks) fit as extraNs +
 // stretch × d. The fixed part is the clock reads that end the loop; the
 // part that grows with d is the time the cores are taken away while a
@@ -392,7 +393,7 @@ func BurnLoad(n int) (extraNs, stretch float64) {
 				go func() {
 					t := time.Now()
 					for range per {
-						Burn(d)
+						actors.Burn(d)
 					}
 					out <- float64(time.Since(t).Nanoseconds())/float64(per) - float64(d.Nanoseconds())
 				}()
@@ -413,16 +414,6 @@ func BurnLoad(n int) (extraNs, stretch float64) {
 func burnFit(e1, e4 float64) (extraNs, stretch float64) {
 	stretch = max(0, (e4-e1)/3000)
 	return max(0, e1-stretch*1000), stretch
-}
-
-// Burn keeps the calling goroutine's core busy for d: a busy loop on the
-// monotonic clock, as synthetic actors burn their declared cost.
-func Burn(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	for end := time.Now().Add(d); time.Now().Before(end); {
-	}
 }
 
 // MemBandwidth measures one core's memory copy bandwidth in bytes/s:
