@@ -23,14 +23,7 @@ func TestPeriodEndsWhereTheDrainStarts(t *testing.T) {
 	mach := &machine.Machine{Name: "two-units", Processors: []*machine.Processor{{Name: "p", Kind: "cpu", ClockHz: 1, Units: 2, HasIO: true}}}
 	m := &graph.Mapping{Actors: map[string]*graph.Placement{"S": {Device: "p", Replicas: 2}, "U": {Device: "p"}}}
 	for _, n := range []int64{64, 400} {
-		p, err := Build(g, m, mach, nil, Options{Capacity: big, NoFuseCPU: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Run(p, Config{Iterations: n})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, r := simulateWith(t, g, m, mach, Options{Capacity: big, NoFuseCPU: true}, n)
 		if r.Transient || math.Abs(r.Period-1.5) > 0.05 {
 			t.Errorf("%d iterations: period %g s (transient %v), want the steady 1.5 s", n, r.Period, r.Transient)
 		}
@@ -44,14 +37,7 @@ func TestPeriodEndsWhereTheDrainStarts(t *testing.T) {
 		if c.capacity > 0 {
 			opts.Capacity = map[string]int{g.Channels[0].Name: c.capacity}
 		}
-		p, err := Build(g, place("S", "p0", "T", "p1"), twoProcs(0, 0, 0, 0), nil, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Run(p, Config{Iterations: 64})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, r := simulateWith(t, g, place("S", "p0", "T", "p1"), twoProcs(0, 0, 0, 0), opts, 64)
 		if r.Transient != c.transient {
 			t.Errorf("capacity %d: transient %v, want %v (period %g s)", c.capacity, r.Transient, c.transient, r.Period)
 		}
