@@ -24,7 +24,8 @@ var (
 )
 
 // Load reads a graph file, choosing the format from its extension: .yaml
-// or .yml for the YAML graph format, .xml for the ETH XML graph format.
+// or .yml for the YAML graph format, .xml for SDF3's XML (an <sdf3> root,
+// read with DefaultSDF3TimeUnit) or else the ETH XML graph format.
 func Load(path string) (*graph.Graph, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
@@ -33,6 +34,9 @@ func Load(path string) (*graph.Graph, error) {
 		data, err := readFile(path)
 		if err != nil {
 			return nil, err
+		}
+		if IsSDF3(data) {
+			return ImportSDF3Graph(path, data, 0)
 		}
 		return ImportETHGraph(path, data)
 	}
