@@ -58,7 +58,8 @@ type Report struct {
 	ThroughputBuffers   map[string]int `json:"throughput_buffers,omitempty"`
 	PeriodNS            float64        `json:"period_ns,omitempty"`
 	IterationsPerSecond float64        `json:"iterations_per_second,omitempty"`
-	// Critical lists the actors of the part that sets the period.
+	// Critical lists the actors that set the period (see
+	// Throughput.Critical): the ones to speed up.
 	Critical []string `json:"critical,omitempty"`
 	// Schedule is a looped single-processor schedule of one iteration.
 	Schedule []Loop   `json:"schedule,omitempty"`

@@ -25,8 +25,9 @@ type Throughput struct {
 	IterationsPerSecond float64
 	// Unit is true when no actor has a cost: every firing counted as 1.
 	Unit bool
-	// Critical lists the actors of the strongly connected part that sets
-	// the period.
+	// Critical lists the actors that set the period: those busy for the
+	// whole period (q·cost equals it), or, when none is, the actors of the
+	// strongly connected part (a cycle) whose period it is.
 	Critical []string
 }
 
@@ -98,7 +99,7 @@ func (m *model) throughput(q, caps []int64, budget int) (Throughput, []int, erro
 	}
 	sort.Ints(keys)
 	best := big.NewRat(0, 1)
-	var bestPart []int
+	var bestParts [][]int
 	var blocked []int
 	for _, k := range keys {
 		as := parts[k]
@@ -131,12 +132,10 @@ func (m *model) throughput(q, caps []int64, budget int) (Throughput, []int, erro
 		}
 		switch p.Cmp(best) {
 		case 1:
-			best, bestPart, blocked = p, as, bl
+			best, bestParts, blocked = p, [][]int{as}, bl
 		case 0:
 			blocked = append(blocked, bl...)
-			if bestPart == nil {
-				bestPart = as
-			}
+			bestParts = append(bestParts, as)
 		}
 	}
 	th := Throughput{Unit: unit, PeriodNum: best.Num().Int64(), PeriodDen: best.Denom().Int64()}
@@ -144,10 +143,28 @@ func (m *model) throughput(q, caps []int64, budget int) (Throughput, []int, erro
 	if !unit && th.PeriodNS > 0 {
 		th.IterationsPerSecond = 1e9 / th.PeriodNS
 	}
-	for _, a := range bestPart {
-		th.Critical = append(th.Critical, m.actors[a].Name)
-	}
+	th.Critical = m.critical(bestParts, best, q, cost)
 	return th, blocked, nil
+}
+
+// critical names the actors that set the period: in the parts whose
+// period is the graph's, those busy for the whole period (q·cost equals
+// it), the ones to speed up; when none is (a cycle's latency sets the
+// period, not one actor's load), every actor of those parts.
+func (m *model) critical(parts [][]int, period *big.Rat, q, cost []int64) []string {
+	var busy, all []string
+	for _, as := range parts {
+		for _, a := range as {
+			all = append(all, m.actors[a].Name)
+			if x, ok := mul(q[a], cost[a]); ok && period.Cmp(big.NewRat(x, 1)) == 0 {
+				busy = append(busy, m.actors[a].Name)
+			}
+		}
+	}
+	if len(busy) > 0 {
+		return busy
+	}
+	return all
 }
 
 // ErrStateBudget is wrapped when a state-space exploration exceeds its budget.
@@ -430,5 +447,9 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 	if err != nil {
 		return nil, Throughput{}, err
 	}
+	// The period is the unbounded one; so are the actors that set it. With
+	// bounded channels every actor shares one part (room flows back), which
+	// would name them all.
+	th.Critical = target.Critical
 	return m.capMap(caps), th, nil
 }
