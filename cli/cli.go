@@ -41,9 +41,11 @@ command or flag, a wrong number of arguments).`,
 	root.AddCommand(newBroker(), newWorker())
 	root.AddCommand(newSh())
 	root.AddCommand(newUI(), newGen())
-	root.AddCommand(newCalibrate())
+	root.AddCommand(newCalibrate(), newVersion())
+	root.Version = buildVersion().Version
+	root.SetVersionTemplate(versionTemplate(buildVersion()))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see sluice %s --help)", err, c.Name())}
+		return usageError{fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
 	})
 	markUsage(root)
 	return root
