@@ -70,9 +70,14 @@ func TestUIServesAndStops(t *testing.T) {
 	}
 }
 
-func TestUITokenForNonLoopback(t *testing.T) {
-	if tok, _ := uiToken("127.0.0.1:8080", ""); tok != "" {
-		t.Fatalf("loopback: expected no token, found %q", tok)
+// TestUITokenAlways: a token is made for every listener, loopback too (a
+// page of any site the user visits can reach a loopback listener), unless
+// --token gives one.
+func TestUITokenAlways(t *testing.T) {
+	a, _ := uiToken("127.0.0.1:8080", "")
+	b, _ := uiToken("127.0.0.1:8080", "")
+	if len(a) != 32 || a == b {
+		t.Fatalf("loopback: expected a new 32-hex-digit token each time, found %q and %q", a, b)
 	}
 	if tok, _ := uiToken("0.0.0.0:8080", ""); len(tok) != 32 {
 		t.Fatalf("0.0.0.0: expected a generated 32-hex-digit token, found %q", tok)
@@ -100,11 +105,12 @@ func TestUIBrokerFlag(t *testing.T) {
 	root.SetErr(&syncBuf{})
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
-	addr := regexp.MustCompile(`http://[^/\s]+`)
+	addr := regexp.MustCompile(`(http://[^/\s]+)/\?token=(\w+)`)
 	for addr.FindString(out.String()) == "" && ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
 	}
-	resp, err := http.Get(addr.FindString(out.String()) + "/api/cluster")
+	m := addr.FindStringSubmatch(out.String())
+	resp, err := http.Get(m[1] + "/api/cluster?token=" + m[2])
 	if err != nil {
 		t.Fatal(err)
 	}
