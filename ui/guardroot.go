@@ -35,10 +35,16 @@ const (
 )
 
 // pathKeys are the keys whose scalar values name a file or directory
-// relative to the graph file's directory, wherever they appear: spec reads
-// composite files (graph), kernel sources (opencl, cuda), flow models
-// (flowmodel, src) and Go package directories (go).
-var pathKeys = map[string]bool{"graph": true, "opencl": true, "cuda": true, "flowmodel": true, "src": true, "go": true}
+// relative to the directory of the file they are written in, wherever they
+// appear: spec reads composite files (graph), kernel sources (opencl,
+// cuda), flow models (flowmodel, src) and Go package directories (go); a
+// flow model names its kernel sources (opencl_file, cuda_file).
+var pathKeys = map[string]bool{"graph": true, "opencl": true, "cuda": true, "flowmodel": true, "src": true, "go": true,
+	"opencl_file": true, "cuda_file": true}
+
+// followKeys name files that are themselves YAML naming more files:
+// composite graphs and flow models, walked in turn.
+var followKeys = map[string]bool{"graph": true, "flowmodel": true, "src": true}
 
 // confiner checks the paths of a graph against a root. Actor paths
 // ("with: {path: …}") are relative to the working directory, as the actors
@@ -181,8 +187,8 @@ func (c *confiner) key(name, k string, v *yaml.Node, depth int) {
 			c.refuse(name, v, err)
 			return
 		}
-		if k == "graph" {
-			c.composite(name, v, base, s, depth)
+		if followKeys[k] {
+			c.follow(name, v, base, s, depth)
 		}
 	}
 }
@@ -211,15 +217,16 @@ func (c *confiner) file(base, name string) error {
 	return nil
 }
 
-// composite walks the composite graph file s (named at v in name) too.
-func (c *confiner) composite(name string, v *yaml.Node, base, s string, depth int) {
+// follow walks the composite graph or flow-model file s (named at v in
+// name) too.
+func (c *confiner) follow(name string, v *yaml.Node, base, s string, depth int) {
 	host, err := c.root.HostPath(base, s)
 	if err != nil || c.seen[host] {
 		return
 	}
 	c.seen[host] = true
 	if depth+1 > maxRootDepth || c.files >= maxRootFiles {
-		c.refuse(name, v, fmt.Errorf("graph %q: expected at most %d composite files nested %d deep, found more", s, maxRootFiles, maxRootDepth))
+		c.refuse(name, v, fmt.Errorf("%q: expected at most %d composite graph and flow-model files, nested at most %d deep, found more", s, maxRootFiles, maxRootDepth))
 		return
 	}
 	st, err := c.root.Stat(base, s)
@@ -327,7 +334,7 @@ func (s *Server) confineEdit(body []byte) error {
 			if err := c.file(base, op.Graph); err != nil {
 				at("graph", err)
 			} else {
-				c.composite(name, nil, base, op.Graph, 0)
+				c.follow(name, nil, base, op.Graph, 0)
 			}
 		}
 		if op.Kernel != "" {
