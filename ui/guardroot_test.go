@@ -17,7 +17,7 @@ const sentinel = "SLUICE-SENTINEL-7f3a9c"
 // kernel, a flow model and data files inside) and DIR/outside (files
 // holding the sentinel as their first line, as /etc/passwd would), and in
 // the root a link to a file outside and a link to the outside directory.
-func rootFixture(t *testing.T) (root, outside string) {
+func rootFixture(t testing.TB) (root, outside string) {
 	t.Helper()
 	dir := t.TempDir()
 	root, outside = filepath.Join(dir, "root"), filepath.Join(dir, "outside")
