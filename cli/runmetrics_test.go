@@ -65,7 +65,7 @@ func TestServeRunUI(t *testing.T) {
 		"/metrics":   `sluice_actor_firings_total{actor="B"} 9`,
 		"/api/graph": `"repetitions":{"A":147`,
 	} {
-		resp, err := http.Get(base + path)
+		resp, err := http.Get(base + path + "?token=" + regexp.MustCompile(`token=(\w+)`).FindStringSubmatch(out.String())[1])
 		if err != nil {
 			t.Fatal(err)
 		}

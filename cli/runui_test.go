@@ -46,7 +46,7 @@ channels:
 		if base == "" {
 			continue
 		}
-		resp, err := http.Get(base + "/api/run")
+		resp, err := http.Get(base + "/api/run?token=" + regexp.MustCompile(`token=(\w+)`).FindStringSubmatch(stderr.String())[1])
 		if err != nil {
 			t.Fatal(err)
 		}

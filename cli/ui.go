@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,12 +15,14 @@ import (
 
 	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/internal/filekind"
+	"github.com/sluicehq/sluice/internal/fsroot"
 	"github.com/sluicehq/sluice/spec"
 	"github.com/sluicehq/sluice/ui"
 )
 
 func newUI() *cobra.Command {
-	var listen, token, broker, mapping, runStats, runTrace string
+	var listen, token, broker, mapping, runStats, runTrace, rootDir string
+	var allowHosts []string
 	var cred credFlags
 	cmd := &cobra.Command{
 		Use:   "ui [FILE]",
@@ -36,9 +39,13 @@ device and replicas, and runs from the page use it. --run-stats (and
 its timeline.
 A graph whose Go actors live in a package it names with go: is served by the
 program sluice run builds for it (with those actors), so runs from the page work.
-A listener that is not on loopback requires a token: the one given by --token,
-or a generated one, printed. Requests send it as "Authorization: Bearer TOKEN"
-or ?token=TOKEN.`,
+Every API request needs the server's token: a random one made at start (or the
+one given by --token), printed in the address to open, http://HOST:PORT/?token=…;
+the page trades it for a cookie. Scripts send "Authorization: Bearer TOKEN".
+Requests from pages of other origins, and requests whose Host header names
+another host (DNS rebinding), are refused. Every path a graph names (composite
+graph files, kernels, flow models, the files actors read and write in runs
+from the page) must lie inside the file root: FILE's directory, or --root DIR.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srv := &ui.Server{}
@@ -59,7 +66,13 @@ or ?token=TOKEN.`,
 			if err != nil {
 				return err
 			}
-			srv.Token = t
+			srv.Token, srv.AllowHosts = t, allowHosts
+			if rootDir != "" {
+				if srv.Root, err = fsroot.Open(rootDir); err != nil {
+					return fmt.Errorf("--root: %w", err)
+				}
+				defer srv.Root.Close()
+			}
 			if mapping != "" {
 				if srv.Mapping, err = loadMapping(mapping); err != nil {
 					return err
@@ -84,7 +97,9 @@ or ?token=TOKEN.`,
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to serve on (host:port)")
-	cmd.Flags().StringVar(&token, "token", "", "token every request must send (generated when the listener is not on loopback and none is given)")
+	cmd.Flags().StringVar(&token, "token", "", "token every API request must send (default: a random one, printed in the address to open)")
+	cmd.Flags().StringVar(&rootDir, "root", "", "directory every path a graph names must lie in (default: FILE's directory, or the working directory)")
+	cmd.Flags().StringSliceVar(&allowHosts, "allow-host", nil, "a host name the workbench may be opened by (besides 127.0.0.1, localhost, [::1] and the listening address)")
 	cmd.Flags().StringVar(&mapping, "mapping", "", "mapping file placing the actors: shown on the graph, used by runs from the page")
 	cmd.Flags().StringVar(&runStats, "run-stats", "", "show this run's statistics (written by `sluice run --stats-json`) as the last run")
 	cmd.Flags().StringVar(&runTrace, "run-trace", "", "with --run-stats: the run's trace (written by `sluice run --trace`), shown as its timeline")
@@ -122,24 +137,32 @@ func savedRun(stats, trace string) (*ui.SavedRun, error) {
 	return nil, nil
 }
 
-// uiToken returns the given token, or a new one when addr is reachable from
-// other machines and none is given.
+// uiToken returns the given token, or a new random one when none is given,
+// whatever the listening address addr: a page of any site the user visits
+// can reach a loopback listener too.
 func uiToken(addr, given string) (string, error) {
-	if given != "" || !ui.NeedsToken(addr) {
+	if given != "" {
 		return given, nil
 	}
-	return ui.NewToken()
+	return ui.NewToken(), nil
 }
 
-// serveUI serves srv on ln until ctx ends, after printing the address (and
-// the token, if any) to out.
-func serveUI(ctx context.Context, ln net.Listener, srv *ui.Server, out io.Writer) error {
-	url := "http://" + ln.Addr().String() + "/"
-	if srv.Token != "" {
-		url += "?token=" + srv.Token
+// uiAddr is the address to print for a listener: a wildcard host
+// (0.0.0.0, ::) is shown as 127.0.0.1, which a browser on this machine
+// opens.
+func uiAddr(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok && t.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
 	}
-	fmt.Fprintln(out, "serving", url)
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	return a.String()
+}
+
+// serveUI serves srv on ln until ctx ends, after printing the address to
+// open, with the token, to out.
+func serveUI(ctx context.Context, ln net.Listener, srv *ui.Server, out io.Writer) error {
+	h := srv.Handler() // makes the token when srv has none
+	fmt.Fprintln(out, "serving", "http://"+uiAddr(ln.Addr())+"/?token="+srv.Token)
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

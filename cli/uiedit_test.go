@@ -22,10 +22,14 @@ func TestUIEditSavedChecks(t *testing.T) {
 	if err := os.WriteFile(file, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := (&ui.Server{File: file}).Handler()
+	srv := &ui.Server{File: file}
+	h := srv.Handler()
 	post := func(path, body string) map[string]any {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
+		req := httptest.NewRequest("POST", path, strings.NewReader(body))
+		req.Host = "127.0.0.1"
+		req.Header.Set("Authorization", "Bearer "+srv.Token)
+		h.ServeHTTP(rec, req)
 		var m map[string]any
 		if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil || rec.Code != 200 {
 			t.Fatalf("POST %s: %d %s", path, rec.Code, rec.Body)

@@ -40,8 +40,8 @@ func TestUIRunsGoActors(t *testing.T) {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if m := regexp.MustCompile(`serving (http://\S+)/`).FindStringSubmatch(sc.Text()); m != nil {
-				url <- m[1]
+			if m := regexp.MustCompile(`serving (http://\S+)/\?token=(\w+)`).FindStringSubmatch(sc.Text()); m != nil {
+				url <- m[1] + "\x00" + m[2]
 			}
 		}
 	}()
@@ -51,7 +51,8 @@ func TestUIRunsGoActors(t *testing.T) {
 	case <-time.After(5 * time.Minute):
 		t.Fatal("sluice ui did not start serving within 5 minutes")
 	}
-	resp, err := http.Post(base+"/api/run/start?iterations=20", "", nil)
+	base, token, _ := strings.Cut(base, "\x00")
+	resp, err := http.Post(base+"/api/run/start?iterations=20&token="+token, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestUIRunsGoActors(t *testing.T) {
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		r, err := http.Get(base + "/api/run/state")
+		r, err := http.Get(base + "/api/run/state?token=" + token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +79,7 @@ func TestUIRunsGoActors(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	r, err := http.Get(base + "/api/run")
+	r, err := http.Get(base + "/api/run?token=" + token)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -256,9 +256,10 @@ func TestClusterViewInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ts := httptest.NewServer((&Server{File: tempExample(t), Cluster: c}).Handler())
+	srv := &Server{File: tempExample(t), Cluster: c}
+	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
-	steps(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="F"]`)))
+	steps(t, ctx, chromedp.Navigate(ts.URL+"/?token="+srv.Token), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="F"]`)))
 	// The worker registers with the broker shortly after it starts: reload
 	// until the page shows it.
 	defer func() {

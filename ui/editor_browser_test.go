@@ -171,9 +171,10 @@ func TestEditorInBrowser(t *testing.T) {
 // of the composite re-routed to the inner ports; a click collapses it.
 func TestCompositeInBrowser(t *testing.T) {
 	ctx := browser(t)
-	ts := httptest.NewServer((&Server{File: "../examples/fft-filter.yaml"}).Handler())
+	srv := &Server{File: "../examples/fft-filter.yaml"}
+	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
-	steps(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="rows"]`)))
+	steps(t, ctx, chromedp.Navigate(ts.URL+"/?token="+srv.Token), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="rows"]`)))
 	nodes, edges := count(t, ctx, "#graph g.node"), count(t, ctx, "#graph g.edge")
 	steps(t, ctx, chromedp.Click(chromedp.CSS(`#graph text[data-toggle="rows"]`)))
 	eventually(t, "rows expanded", func() bool {

@@ -36,11 +36,12 @@ func TestRunProgress(t *testing.T) {
 
 func TestRunEvents(t *testing.T) {
 	live := &Live{}
-	ts := httptest.NewServer((&Server{Live: live}).Handler())
+	srv := &Server{Live: live}
+	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/run/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/run/events?token="+srv.Token, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ func TestSave(t *testing.T) {
 func doRaw(t *testing.T, h http.Handler, method, path, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
+	h.ServeHTTP(rec, newReq(h, method, path, body))
 	return rec
 }
 

@@ -1,36 +1,51 @@
 // Package ui serves sluice's workbench API over HTTP: the graph of a file as
-// JSON, `sluice check` of any YAML the client sends, and a bearer token for
-// listeners that are not on loopback. See docs/ui.md for the API.
+// JSON, `sluice check` of any YAML the client sends, edits, saves and runs.
+// Every API request needs the server's token, no request may come from a
+// page of another origin or through a Host that is not the server's, and
+// every path a graph names must lie inside the server's file root. See
+// docs/ui.md for the API and docs/security.md for the threat model.
 package ui
 
 import (
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/graph"
-	"github.com/sluicehq/sluice/spec"
+	"github.com/sluicehq/sluice/internal/fsroot"
 )
 
 // MaxBody is the largest request body the API reads, in bytes.
 const MaxBody = 1 << 20
 
 // Server answers the API for one graph file (File may be empty: then only
-// POST /api/check works). Token, when not empty, must be sent by every
-// request as "Authorization: Bearer TOKEN" or "?token=TOKEN".
+// POST /api/check works). Every API request must send Token: as the cookie
+// the page gets from the address http://HOST:PORT/?token=TOKEN, as
+// "Authorization: Bearer TOKEN" or as ?token=TOKEN. Set the fields before
+// calling Handler.
 type Server struct {
-	File  string
+	File string
+	// Token is the server's secret; Handler makes a random one when it is
+	// empty (read it back after Handler returns).
 	Token string
+	// Root confines every path a graph names (composite graph files,
+	// kernel sources, flow models, Go package directories, the paths
+	// actors open in runs from the page); nil: the directory of File, or
+	// the working directory without one.
+	Root *fsroot.Root
+	// AllowHosts are more names (besides the listening address, 127.0.0.1,
+	// localhost and [::1]) that the Host header of a request may give, for
+	// a listener reached by a host name.
+	AllowHosts []string
 	// Check tunes the analyses; the zero value is `sluice check`'s default.
 	Check analysis.CheckOptions
 	// Live, when set, is the running graph's progress served on GET /api/run.
@@ -49,6 +64,11 @@ type Server struct {
 
 	ctl   runControl // POST /api/run/start's state; see runctl.go
 	mapMu sync.Mutex // guards Mapping once the handler serves (POST /api/mapping)
+
+	root      *fsroot.Root // Root, or the one Handler opened
+	rootErr   error        // why the default root could not be opened (every graph is then refused)
+	cwd       string       // the working directory, which actors' relative paths start from
+	tokenMade bool         // Token was made by Handler
 }
 
 // CheckResult is the answer of GET /api/graph and POST /api/check: the
@@ -93,49 +113,46 @@ type errorJSON struct {
 	Graph *GraphJSON `json:"graph,omitempty"`
 }
 
-// Handler returns the API's HTTP handler.
+// Handler returns the API's HTTP handler, guarded (see guard.go): it makes
+// the token when Token is empty and opens the default root.
 func (s *Server) Handler() http.Handler {
+	if s.Token == "" {
+		s.Token, s.tokenMade = NewToken(), true
+	}
+	s.cwd, _ = os.Getwd()
+	s.root, s.rootErr = s.Root, nil
+	if s.root == nil {
+		dir := "."
+		if s.File != "" {
+			dir = filepath.Dir(s.File)
+		}
+		s.root, s.rootErr = fsroot.Open(dir)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/graph", s.getGraph)
 	mux.HandleFunc("POST /api/check", s.postCheck)
 	mux.HandleFunc("GET /api/run", s.getRun)
 	mux.HandleFunc("GET /api/run/events", s.getRunEvents)
 	mux.HandleFunc("GET /api/cluster", s.getCluster)
-	mux.HandleFunc("POST /api/save", s.postSave)
-	mux.HandleFunc("POST /api/edit", s.postEdit)
+	mux.HandleFunc("POST /api/save", s.confined("yaml", s.postSave))
+	mux.HandleFunc("POST /api/edit", s.confined("edit", s.postEdit))
 	mux.HandleFunc("POST /api/mapping", s.postMapping)
 	mux.HandleFunc("POST /api/mapping/save", s.postMappingSave)
-	mux.HandleFunc("POST /api/gogen", s.postGoGen)
+	mux.HandleFunc("POST /api/gogen", s.confined("yaml", s.postGoGen))
 	mux.HandleFunc("GET /api/builtins", s.getBuiltins)
 	mux.HandleFunc("GET /api/run/compare", s.getRunCompare)
 	if s.File != "" && s.Live == nil {
 		s.Live = &Live{} // fed by POST /api/run/start
 	}
 	s.showSaved()
-	mux.HandleFunc("POST /api/run/start", s.postRunStart)
+	mux.HandleFunc("POST /api/run/start", s.confined("run", s.postRunStart))
 	mux.HandleFunc("POST /api/run/stop", s.postRunStop)
 	mux.HandleFunc("GET /api/run/state", s.getRunState)
 	mux.HandleFunc("GET /api/run/trace", s.getRunTrace)
 	if s.Metrics != nil {
 		mux.Handle("GET /metrics", s.Metrics)
 	}
-	return pageOr(s.auth(mux))
-}
-
-func (s *Server) auth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.Token != "" {
-			got := r.URL.Query().Get("token")
-			if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-				got = strings.TrimPrefix(h, "Bearer ")
-			}
-			if subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
-				writeErr(w, http.StatusUnauthorized, "expected the token as \"Authorization: Bearer TOKEN\" or ?token=TOKEN, found none or a wrong one")
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+	return newGuard(s, pageOr(mux), s.tokenMade)
 }
 
 func (s *Server) getGraph(w http.ResponseWriter, r *http.Request) {
@@ -194,7 +211,12 @@ func readBodyOf(w http.ResponseWriter, r *http.Request, what string) ([]byte, bo
 // answer parses data as the YAML graph file name and writes its graph and
 // check report, or 422 with every problem found and its position.
 func (s *Server) answer(w http.ResponseWriter, name string, data []byte) {
-	g, err := spec.ParseGraph(name, data)
+	g, err := s.LoadForPage(name, data)
+	var re *RefusedError
+	if errors.As(err, &re) {
+		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: re.Lines, YAML: string(data), Graph: sketch(data)})
+		return
+	}
 	if err != nil {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err), YAML: string(data), Graph: sketch(data)})
 		return
@@ -213,26 +235,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// NeedsToken reports whether a listener on addr ("host:port") is reachable
-// from other machines: any host that is not a loopback address or
-// "localhost", the empty host included.
-func NeedsToken(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return true
-	}
-	if host == "localhost" {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip == nil || !ip.IsLoopback()
-}
-
 // NewToken returns a random 128-bit token in hex.
-func NewToken() (string, error) {
+func NewToken() string {
 	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
+	_, _ = rand.Read(b) // crypto/rand.Read does not fail (it crashes the program instead)
+	return hex.EncodeToString(b)
 }

@@ -72,7 +72,7 @@ func openGraph(t *testing.T, ctx context.Context, srv *Server, first string) {
 	t.Helper()
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
-	steps(t, ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="`+first+`"]`)))
+	steps(t, ctx, chromedp.Navigate(ts.URL+"/?token="+srv.Token), chromedp.WaitReady(chromedp.CSS(`#graph g.node[data-actor="`+first+`"]`)))
 }
 
 // labelSizes is the smallest rendered font size (px, the zoom applied) of
