@@ -222,7 +222,9 @@ func (s *workerSnaps) started(ctx context.Context) {
 // handler returns the NATS handler of sluice.job.JOB.snap for actor.
 func (s *workerSnaps) handler(jobCtx context.Context, actor string) nats.MsgHandler {
 	return func(m *nats.Msg) {
-		busy := func() any { return snapReply{Error: fmt.Sprintf("%d snapshot requests already wait for actor %s: expected at most that many at once", cap(s.slots), actor)} }
+		busy := func() any {
+			return snapReply{Error: fmt.Sprintf("%d snapshot requests already wait for actor %s: expected at most that many at once", cap(s.slots), actor)}
+		}
 		s.serve(m, "snapshot", busy, func() any {
 			rep := snapReply{}
 			firing, err := validateSnapRequest(m.Data)

@@ -574,7 +574,7 @@ func (w *Worker) runJob(j *workerJob) {
 		opts.Firings = map[string]int64{j.actor.Name: j.req.Target}
 	}
 	opts.Checkpoint = &runtime.CheckpointOptions{External: true} // snapshots on request (checkpoint.go)
-	opts.Files = w.files                                          // --data-dir, or file actors refused
+	opts.Files = w.files                                         // --data-dir, or file actors refused
 	if s := j.req.Resume; s != nil {
 		opts.Checkpoint.Resume = &runtime.Checkpoint{Actors: map[string]runtime.ActorSnapshot{j.actor.Name: *s}}
 	}
