@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/sluicehq/sluice/fifo"
 	"github.com/sluicehq/sluice/graph"
