@@ -45,7 +45,7 @@ func newCSVRead(a *graph.Actor, p runtime.Params) (any, error) {
 	if err := sourceParams(a, p, "path", "header", "count"); err != nil {
 		return nil, err
 	}
-	path, err := pathParam(p)
+	path, root, err := filePath(p)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,11 @@ func newCSVRead(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newTextSource(a, p, path, count)
+	ts, err := newTextSource(a, p, path, count)
+	if t, ok := ts.(*textSource); ok {
+		t.root = root
+	}
+	return ts, err
 }
 
 func newTextSource(a *graph.Actor, p runtime.Params, path string, count int64) (any, error) {
@@ -182,11 +186,15 @@ func newCSVWrite(a *graph.Actor, p runtime.Params) (any, error) {
 	if err := sinkParams(a, p, "path", "header"); err != nil {
 		return nil, err
 	}
-	path, err := pathParam(p)
+	path, root, err := filePath(p)
 	if err != nil {
 		return nil, err
 	}
-	return newTextSink(a, p, path)
+	ts, err := newTextSink(a, p, path)
+	if t, ok := ts.(*textSink); ok {
+		t.root = root
+	}
+	return ts, err
 }
 
 func newTextSink(a *graph.Actor, p runtime.Params, path string) (any, error) {

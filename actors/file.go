@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/fsroot"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -33,6 +34,27 @@ func pathParam(p runtime.Params) (string, error) {
 	return path, nil
 }
 
+// filePath returns the "path" parameter and the root it resolves in (the
+// run's runtime.FileAccess, given to the factory in p): nil for an
+// unconfined run. A run that refuses files (a worker without --data-dir)
+// refuses the actor with its sentence; a path that would leave the root
+// (absolute, ".." above it) is refused here, before anything runs, and a
+// symbolic link out of it when the file is opened.
+func filePath(p runtime.Params) (string, *fsroot.Root, error) {
+	fa := p.Files()
+	if fa.Refused != "" {
+		return "", nil, errors.New(fa.Refused)
+	}
+	path, err := pathParam(p)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := fa.Root.Rel("", path); err != nil {
+		return "", nil, err
+	}
+	return path, fa.Root, nil
+}
+
 // byteSource reads raw tokens from a file (or stdin).
 type byteSource struct {
 	fileSource
@@ -45,6 +67,7 @@ type byteSource struct {
 // window.
 type fileSource struct {
 	path  string       // "" for stdin
+	root  *fsroot.Root // where path resolves (nil: unconfined)
 	name  string       // for messages: the path or "stdin"
 	actor string       // the actor's name (its stdin spill's)
 	stdin *stdinReader // stdin with a spill (checkpoints), else nil
@@ -80,9 +103,9 @@ func (s *fileSource) open(ctx context.Context) (io.Reader, error) {
 		s.stdin = &stdinReader{replay: replay, in: os.Stdin, sp: sp, consumed: max(at, 0)}
 		return s.stdin, nil
 	}
-	f, err := os.Open(s.path)
+	f, err := s.root.Open("", s.path)
 	if err != nil {
-		return nil, err // *PathError names the path
+		return nil, err // *PathError or *fsroot.EscapeError names the path
 	}
 	s.file = f
 	return f, nil
@@ -116,7 +139,7 @@ func newFileRead(a *graph.Actor, p runtime.Params) (any, error) {
 	if err := sourceParams(a, p, "path", "loop", "count"); err != nil {
 		return nil, err
 	}
-	path, err := pathParam(p)
+	path, root, err := filePath(p)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +151,7 @@ func newFileRead(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &byteSource{fileSource: fileSource{path: path, name: path, actor: a.Name, count: count}, loop: loop}, nil
+	return &byteSource{fileSource: fileSource{path: path, root: root, name: path, actor: a.Name, count: count}, loop: loop}, nil
 }
 
 // sourcePorts checks for no input and one output with a static rate.
@@ -226,8 +249,9 @@ type byteSink struct {
 // (or stdout) behind a 64 KiB buffer, flushed after every firing on stdout
 // and at Stop.
 type fileSink struct {
-	path  string // "" for stdout
-	name  string // for messages: the path or "stdout"
+	path  string       // "" for stdout
+	root  *fsroot.Root // where path resolves (nil: unconfined)
+	name  string       // for messages: the path or "stdout"
 	file  *os.File
 	w     *bufio.Writer
 	flush bool // flush after every firing (stdout)
@@ -252,7 +276,7 @@ func (s *fileSink) open(flags int) error {
 	if s.resumed {
 		flags &^= os.O_TRUNC
 	}
-	f, err := os.OpenFile(s.path, flags, 0o666)
+	f, err := s.root.OpenFile("", s.path, flags, 0o666)
 	if err != nil {
 		return err
 	}
@@ -316,7 +340,7 @@ func newFileWrite(a *graph.Actor, p runtime.Params) (any, error) {
 	if err := sinkParams(a, p, "path", "append"); err != nil {
 		return nil, err
 	}
-	path, err := pathParam(p)
+	path, root, err := filePath(p)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +348,7 @@ func newFileWrite(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &byteSink{fileSink: fileSink{path: path, name: path}, append: app}, nil
+	return &byteSink{fileSink: fileSink{path: path, root: root, name: path}, append: app}, nil
 }
 
 // Start creates (or truncates, or opens for append) the file.

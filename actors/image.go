@@ -9,11 +9,11 @@ import (
 	"image/jpeg"
 	"image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/fsroot"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -33,6 +33,7 @@ var imageTypes = []string{"u8", "[3]u8", "[4]u8", "f32"}
 // imageSource emits the same decoded image at every firing.
 type imageSource struct {
 	path  string
+	root  *fsroot.Root // where path resolves (nil: unconfined)
 	ptype string
 	count int64
 	pix   []byte // one firing's window, ready to copy
@@ -53,7 +54,7 @@ func newImageRead(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	path, err := pathParam(p)
+	path, root, err := filePath(p)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +63,7 @@ func newImageRead(a *graph.Actor, p runtime.Params) (any, error) {
 		return nil, err
 	}
 	// Check the size now, so that a mismatch is reported before anything runs.
-	f, err := os.Open(path)
+	f, err := root.Open("", path)
 	if err != nil {
 		return nil, err
 	}
@@ -75,12 +76,12 @@ func newImageRead(a *graph.Actor, p runtime.Params) (any, error) {
 		return nil, fmt.Errorf("image %s is %d×%d = %d pixels (%s) but port %s has rate %d: expected rate %d (width × height; one image per firing)",
 			path, cfg.Width, cfg.Height, n, format, out.FullName(), rate, n)
 	}
-	return &imageSource{path: path, ptype: out.Type.Name, count: count}, nil
+	return &imageSource{path: path, root: root, ptype: out.Type.Name, count: count}, nil
 }
 
 // Start decodes the image into the port's pixel format.
 func (s *imageSource) Start(context.Context) error {
-	f, err := os.Open(s.path)
+	f, err := s.root.Open("", s.path)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,8 @@ func (s *imageSource) Fire(f *runtime.Firing) error {
 // imageSink encodes the images it receives.
 type imageSink struct {
 	path      string
-	perFiring bool // path holds a %d verb: one file per firing
+	root      *fsroot.Root // where path resolves (nil: unconfined)
+	perFiring bool         // path holds a %d verb: one file per firing
 	jpeg      bool
 	quality   int
 	ptype     string
@@ -167,11 +169,11 @@ func newImageWrite(a *graph.Actor, p runtime.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	path, err := pathParam(p)
+	path, root, err := filePath(p)
 	if err != nil {
 		return nil, err
 	}
-	s := &imageSink{path: path, ptype: in.Type.Name, perFiring: strings.Contains(path, "%")}
+	s := &imageSink{path: path, root: root, ptype: in.Type.Name, perFiring: strings.Contains(path, "%")}
 	if s.perFiring && (strings.Count(path, "%") != 1 || !strings.Contains(path, "%d") && !strings.Contains(path, "%0")) {
 		return nil, fmt.Errorf("parameter \"path\" %q: expected at most one %%d (or %%05d …) verb for the firing number", path)
 	}
@@ -255,7 +257,7 @@ func unitToByte(v float32) byte {
 }
 
 func (s *imageSink) write(path string) error {
-	f, err := os.Create(path)
+	f, err := s.root.Create("", path)
 	if err != nil {
 		return err
 	}

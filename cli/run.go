@@ -107,6 +107,9 @@ the graph there with the same flags.`,
 }
 
 func runGraph(cmd *cobra.Command, path string, f runFlags) error {
+	if done, err := resumeFinished(cmd, f); done || err != nil { // resume.go
+		return err
+	}
 	g, err := loadGraph(path)
 	if err != nil {
 		return err
@@ -144,6 +147,9 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	if runErr != nil {
 		return fmt.Errorf("run %s: %w", path, runErr)
+	}
+	if err := markFinished(cmd.Context(), opts.Checkpoint); err != nil { // resume.go
+		return err
 	}
 	return reportRun(cmd.ErrOrStderr(), g, stats, synthetic, f)
 }
@@ -322,14 +328,8 @@ func execRun(cmd *cobra.Command, g *graph.Graph, opts runtime.Options, f runFlag
 		return runtime.Run(cmd.Context(), g, opts)
 	}
 	stderr := cmd.ErrOrStderr()
-	return cluster.RunRecovering(cmd.Context(), g, opts, cluster.RecoveryOptions{Recovered: func(r cluster.Recovery) {
-		from := "the start"
-		if r.From != nil {
-			from = fmt.Sprintf("checkpoint %d (iteration %d)", r.From.ID, r.From.Iteration)
-		}
-		fmt.Fprintf(stderr, "recovered from the loss of worker %s: resumed from %s, firing again %s after the loss was reported (%v)\n",
-			r.Worker, from, r.Firing.Sub(r.Failed).Round(time.Millisecond), r.Err)
-	}})
+	return cluster.RunRecovering(cmd.Context(), g, opts, cluster.RecoveryOptions{Recovered: recoveryNote(stderr), // resume.go
+		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }})
 }
 
 // reportRun writes what --stats, --stats-json and --profile ask for.

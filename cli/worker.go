@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,11 @@ devices (every field of sluice devices) and its limits, and runs the actors that
 clients place on it: built-ins, Go functions registered in this binary, kernels
 shipped as source with the request. It also serves flow-models (package
 flowmodel) under its name, for flowmodel.Remote clients. --max-stream refuses actors whose streams
-exceed that many bytes; --max-time cancels an actor that runs longer. It runs
+exceed that many bytes; --max-time cancels an actor that runs longer. File
+actors (file.read, file.write, csv.*, image.*) run only with --data-dir DIR,
+confined to DIR: relative paths resolve inside it, and absolute paths, ".."
+above it and symbolic links out of it are refused. Every request is checked
+against the worker's limits before it is taken (docs/cluster.md). It runs
 until interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -65,6 +70,9 @@ until interrupted.`,
 			o.Devices = rep.Devices
 			o.Creds = cf.creds()
 			stderr := cmd.ErrOrStderr()
+			if os.Geteuid() == 0 {
+				fmt.Fprintf(stderr, "warning: worker runs as root (uid 0): the actors clients send run with every privilege of this host; run it as an unprivileged user\n")
+			}
 			if !quiet {
 				o.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
 			}
@@ -89,7 +97,11 @@ until interrupted.`,
 				return fmt.Errorf("worker: %w", err)
 			}
 			defer fms.Close()
-			fmt.Fprintf(stderr, "worker %s: joined broker %s, lending %s\n", w.Name(), w.Info().Broker, strings.Join(ids, ", "))
+			files := "file actors refused (no --data-dir)"
+			if o.DataDir != "" {
+				files = "file actors confined to " + o.DataDir
+			}
+			fmt.Fprintf(stderr, "worker %s: joined broker %s, lending %s; %s\n", w.Name(), w.Info().Broker, strings.Join(ids, ", "), files)
 			<-cmd.Context().Done()
 			fmt.Fprintf(stderr, "worker %s: leaving\n", w.Name())
 			return nil
@@ -105,6 +117,7 @@ until interrupted.`,
 	fl.StringVar(&o.DataListen, "data-listen", "", "accept direct TCP data streams here (HOST:PORT, e.g. 0.0.0.0:7500); tokens go over NATS without it")
 	fl.StringVar(&o.DataAdvertise, "data-advertise", "", "the HOST:PORT clients dial for data streams (default: the --data-listen address)")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "do not log jobs")
+	fl.StringVar(&o.DataDir, "data-dir", "", "directory the file actors of jobs run here are confined to (default: file actors refused)")
 	cf.add(fl)
 	return cmd
 }

@@ -177,9 +177,37 @@ type workerSnaps struct {
 	mu  sync.Mutex
 	ctx context.Context // the job's run
 	set chan struct{}
+	// slots bounds the requests waiting for an answer (RequestLimits'
+	// MaxInFlight); guard recovers a handler's panic (Worker.recoverRequest).
+	slots chan struct{}
+	guard func(what string, answer func(error))
 }
 
-func newWorkerSnaps() *workerSnaps { return &workerSnaps{set: make(chan struct{})} }
+func newWorkerSnaps(inFlight int, guard func(string, func(error))) *workerSnaps {
+	return &workerSnaps{set: make(chan struct{}), slots: make(chan struct{}, max(inFlight, 1)), guard: guard}
+}
+
+// serve answers m with f's reply in a goroutine of its own, when fewer than
+// the bound of requests wait; else at once with busy.
+func (s *workerSnaps) serve(m *nats.Msg, what string, busy func() any, f func() any) {
+	respond := func(v any) {
+		data, _ := json.Marshal(v)
+		_ = m.Respond(data)
+	}
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		respond(busy())
+		return
+	}
+	go func() {
+		defer func() { <-s.slots }()
+		if s.guard != nil {
+			defer s.guard(what, func(err error) { respond(holdReply{Error: err.Error()}) })
+		}
+		respond(f())
+	}()
+}
 
 // started records the run's context (from a network process).
 func (s *workerSnaps) started(ctx context.Context) {
@@ -194,28 +222,31 @@ func (s *workerSnaps) started(ctx context.Context) {
 // handler returns the NATS handler of sluice.job.JOB.snap for actor.
 func (s *workerSnaps) handler(jobCtx context.Context, actor string) nats.MsgHandler {
 	return func(m *nats.Msg) {
-		go func() {
+		busy := func() any {
+			return snapReply{Error: fmt.Sprintf("%d snapshot requests already wait for actor %s: expected at most that many at once", cap(s.slots), actor)}
+		}
+		s.serve(m, "snapshot", busy, func() any {
 			rep := snapReply{}
-			if len(m.Data) != 8 {
-				rep.Error = fmt.Sprintf("snapshot request of %d bytes: expected 8", len(m.Data))
-			} else {
-				select {
-				case <-s.set:
-					snap, err := runtime.SnapshotActor(s.ctx, actor, int64(binary.LittleEndian.Uint64(m.Data)))
-					if err != nil {
-						rep.Error = err.Error()
-						// The actor ended first, or its run did.
-						rep.Finished = errors.Is(err, runtime.ErrFinishedBeforeBarrier) || s.ctx.Err() != nil
-					} else {
-						rep.Snapshot = &snap
-					}
-				case <-jobCtx.Done():
-					rep.Error, rep.Finished = "the job ended", true
-				}
+			firing, err := validateSnapRequest(m.Data)
+			if err != nil {
+				rep.Error = err.Error()
+				return rep
 			}
-			data, _ := json.Marshal(rep)
-			_ = m.Respond(data)
-		}()
+			select {
+			case <-s.set:
+				snap, err := runtime.SnapshotActor(s.ctx, actor, firing)
+				if err != nil {
+					rep.Error = err.Error()
+					// The actor ended first, or its run did.
+					rep.Finished = errors.Is(err, runtime.ErrFinishedBeforeBarrier) || s.ctx.Err() != nil
+				} else {
+					rep.Snapshot = &snap
+				}
+			case <-jobCtx.Done():
+				rep.Error, rep.Finished = "the job ended", true
+			}
+			return rep
+		})
 	}
 }
 
@@ -244,16 +275,19 @@ func (s *workerSnaps) releaseHandler(jobCtx context.Context, actor string) nats.
 // onRun answers a request with f's reply once the job's run has started.
 func (s *workerSnaps) onRun(jobCtx context.Context, f func(ctx context.Context) holdReply) nats.MsgHandler {
 	return func(m *nats.Msg) {
-		go func() {
-			var rep holdReply
+		busy := func() any {
+			return holdReply{Error: fmt.Sprintf("%d hold or snapshot requests already wait: expected at most that many at once", cap(s.slots))}
+		}
+		s.serve(m, "hold", busy, func() any {
+			if len(m.Data) != 0 {
+				return holdReply{Error: bad("(hold request)", "an empty message", fmt.Sprintf("%d bytes", len(m.Data))).Error()}
+			}
 			select {
 			case <-s.set:
-				rep = f(s.ctx)
+				return f(s.ctx)
 			case <-jobCtx.Done():
-				rep.Error = "the job ended"
+				return holdReply{Error: "the job ended"}
 			}
-			data, _ := json.Marshal(rep)
-			_ = m.Respond(data)
-		}()
+		})
 	}
 }

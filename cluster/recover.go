@@ -40,13 +40,30 @@ type RecoveryOptions struct {
 	// Recovered, when set, is called when a resumed run fired again after
 	// a lost worker.
 	Recovered func(Recovery)
+	// Logf, when set, receives a line when the checkpoint store does not
+	// answer (within StoreAttempt of the first try) and every 5 s while
+	// it is retried, and when a resumed run waits for workers to come
+	// back.
+	Logf func(format string, args ...any)
+	// StoreWait is how long a recovery retries a checkpoint store that
+	// does not answer, and places a resumed run whose workers are still
+	// reconnecting; 0 means 30 s. The run's context bounds it too.
+	StoreWait time.Duration
 }
+
+// StoreAttempt bounds one attempt to read the checkpoint store during a
+// recovery: a store that does not answer is reported after it.
+const StoreAttempt = 2 * time.Second
 
 // Recovery describes one recovery from a lost worker.
 type Recovery struct {
 	// Worker is the lost worker; Err the run's error that said so.
 	Worker string
 	Err    error
+	// Broker, when set, is the broker whose connection the client lost
+	// (restarted, say): the loss was not the worker's, and every worker
+	// stayed eligible for the resumed run.
+	Broker string
 	// From is the checkpoint the run resumed from (nil: from the start).
 	From *runtime.Checkpoint
 	// Failed is when the run ended with the loss; Firing when the resumed
@@ -71,13 +88,24 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 	if attempts <= 0 {
 		attempts = 3
 	}
+	wait := ro.StoreWait
+	if wait <= 0 {
+		wait = replaceWait
+	}
+	logf := ro.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	ex, _ := opts.Remote.(*Executor)
 	ck := *opts.Checkpoint
 	opts.Checkpoint = &ck
 	var recoveries int64
 	mapping := opts.Mapping
 	var lostSet []string       // lost workers not seen back in the tree
 	var replaceUntil time.Time // while placing a recovered run, retry
+	waitNoted := false
 	for attempt := 0; ; attempt++ {
+		conn := ex.connState()
 		st, err := runtime.Run(ctx, g, opts)
 		if st != nil && st.Checkpoints != nil {
 			st.Checkpoints.Recoveries = recoveries
@@ -85,10 +113,15 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 		if err != nil && st == nil && ctx.Err() == nil && time.Now().Before(replaceUntil) {
 			// The resumed run could not be placed (workers still
 			// reconnecting after a broker's restart): try again.
+			if !waitNoted {
+				logf("recovery: the resumed run cannot be placed yet (%v): retrying for up to %s while workers reconnect", err, time.Until(replaceUntil).Round(time.Second))
+				waitNoted = true
+			}
 			attempt--
 			time.Sleep(250 * time.Millisecond)
 			continue
 		}
+		waitNoted = false
 		var lost *WorkerLostError
 		if err == nil || ctx.Err() != nil || !errors.As(err, &lost) {
 			return st, err
@@ -100,21 +133,29 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 			return st, fmt.Errorf("%w (not recovered: actor %s is pinned to worker %s with strict: true)", err, pinned, lost.Worker)
 		}
 		failed := time.Now()
-		cp, lerr := latest(ctx, ck.Store)
+		// The client's own connection to the broker went away during
+		// the run: the broker (restarted, say) cut the worker off, not
+		// the worker's end.
+		broker := ""
+		if ex != nil && ex.connState() != conn {
+			broker = redact(ex.c.url)
+		}
+		cp, lerr := latest(ctx, ck.Store, wait, logf)
 		if lerr != nil {
 			return st, fmt.Errorf("%w; recovery: reading the last checkpoint: %v", err, lerr)
 		}
-		replaceUntil = time.Now().Add(replaceWait)
-		ex, _ := opts.Remote.(*Executor)
+		replaceUntil = time.Now().Add(wait)
 		if ex != nil {
 			ex.forget()
 		}
 		lostSet = stillLost(ctx, ex, lostSet)
-		lostSet = append(lostSet, lost.Worker)
+		if broker == "" {
+			lostSet = append(lostSet, lost.Worker)
+		}
 		opts.Mapping = replaceWorkers(mapping, lostSet)
 		ck.Resume = cp
 		recoveries++
-		rec := Recovery{Worker: lost.Worker, Err: err, From: cp, Failed: failed}
+		rec := Recovery{Worker: lost.Worker, Err: err, From: cp, Failed: failed, Broker: broker}
 		userProgress := opts.Progress
 		opts.Progress = resumedProgress(userProgress, func(t time.Time) {
 			rec.Firing = t
@@ -135,16 +176,35 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 // reconnecting).
 const replaceWait = 30 * time.Second
 
-// latest reads the store's last checkpoint, retrying for replaceWait
-// while the store does not answer.
-func latest(ctx context.Context, s runtime.CheckpointStore) (*runtime.Checkpoint, error) {
-	deadline := time.Now().Add(replaceWait)
+// latest reads the store's last checkpoint: each attempt bounded by
+// StoreAttempt, a store that does not answer reported through logf at
+// once and every 5 s after, retried for wait (and while ctx lasts).
+func latest(ctx context.Context, s runtime.CheckpointStore, wait time.Duration, logf func(string, ...any)) (*runtime.Checkpoint, error) {
+	start := time.Now()
+	deadline := start.Add(wait)
+	var noted time.Time
 	for {
-		cp, err := s.Latest(ctx)
-		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+		actx, cancel := context.WithTimeout(ctx, StoreAttempt)
+		cp, err := s.Latest(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			if err == nil && !noted.IsZero() {
+				logf("recovery: the checkpoint store answered again after %s", time.Since(start).Round(time.Millisecond))
+			}
 			return cp, err
 		}
-		time.Sleep(250 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the checkpoint store did not answer for %s (the recovery's store wait): %w", wait.Round(time.Second), err)
+		}
+		if noted.IsZero() || time.Since(noted) >= 5*time.Second {
+			logf("recovery: the checkpoint store does not answer (%v): retrying for up to %s more", err, time.Until(deadline).Round(time.Second))
+			noted = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
 }
 
@@ -234,4 +294,15 @@ func replaceWorkers(m *graph.Mapping, lost []string) *graph.Mapping {
 		}
 	}
 	return m
+}
+
+// connState identifies the client's connection to the broker: it changes
+// when the connection drops or comes back (a broker restarted). A nil
+// executor's is constant.
+func (e *Executor) connState() string {
+	if e == nil {
+		return ""
+	}
+	nc := e.c.nc
+	return fmt.Sprintf("%d/%v", nc.Stats().Reconnects, nc.IsConnected())
 }

@@ -84,3 +84,36 @@ func (s *JetStreamStore) Latest(ctx context.Context) (*runtime.Checkpoint, error
 	}
 	return runtime.DecodeCheckpoint(data)
 }
+
+// finishedObject names the object that marks the run named name finished.
+func finishedObject(name string) string { return name + ".finished" }
+
+// SaveFinished stores data as the mark that the run finished (what
+// `sluice run --resume` reads to refuse re-running a finished run).
+func (s *JetStreamStore) SaveFinished(ctx context.Context, data []byte) error {
+	ob, err := s.bucket(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := ob.PutBytes(ctx, finishedObject(s.name), data); err != nil {
+		return fmt.Errorf("marking run %s/%s finished: %w", StoreBucket, s.name, err)
+	}
+	return nil
+}
+
+// LoadFinished returns the mark SaveFinished stored, nil when there is
+// none.
+func (s *JetStreamStore) LoadFinished(ctx context.Context) ([]byte, error) {
+	ob, err := s.bucket(ctx)
+	if err != nil {
+		return nil, err
+	}
+	data, err := ob.GetBytes(ctx, finishedObject(s.name))
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s/%s: %w", StoreBucket, finishedObject(s.name), err)
+	}
+	return data, nil
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/fsroot"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -50,16 +52,28 @@ type WorkerOptions struct {
 	// (HOST:PORT); DataAdvertise is the address clients dial (default: the
 	// listener's address, which must then be reachable).
 	DataListen, DataAdvertise string
-	// Logf, when set, receives one line per job start and end.
+	// Logf, when set, receives one line per job start and end, and one
+	// per refused or failed request.
 	Logf func(format string, args ...any)
+	// Requests bound what one request may ask (validate.go); zero fields
+	// take DefaultRequestLimits'.
+	Requests RequestLimits
+	// DataDir, when set, is the directory the file actors (file.read,
+	// file.write, csv.*, image.*) of the jobs run here are confined to
+	// (internal/fsroot): relative paths resolve inside it; absolute
+	// paths, ".." above it and symbolic links out of it are refused.
+	// Without it, file actors are refused on this worker.
+	DataDir string
 }
 
 // Worker is a running worker: a NATS micro service that runs actors.
 type Worker struct {
-	o   WorkerOptions
-	nc  *nats.Conn
-	svc micro.Service
-	dir string
+	o     WorkerOptions
+	lim   RequestLimits
+	files runtime.FileAccess
+	nc    *nats.Conn
+	svc   micro.Service
+	dir   string
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -92,16 +106,36 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 	if len(o.Devices) == 0 {
 		return nil, fmt.Errorf("worker %s: no device to lend: expected at least the CPU", o.Name)
 	}
+	files := runtime.FileAccess{Refused: fmt.Sprintf("worker %s lends no files: it was started without --data-dir DIR, so file actors (file.read, file.write, csv.read, csv.write, image.read, image.write) cannot run on it", o.Name)}
+	if o.DataDir != "" {
+		root, err := fsroot.Open(o.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("worker %s: --data-dir: %w", o.Name, err)
+		}
+		files = runtime.FileAccess{Root: root}
+	}
 	nc, err := dial(ctx, o.Broker, "worker "+o.Name, o.Creds)
 	if err != nil {
+		_ = files.Root.Close()
 		return nil, fmt.Errorf("worker %s: %w", o.Name, err)
 	}
 	dir, err := os.MkdirTemp("", "sluice-worker-")
 	if err != nil {
 		nc.Close()
+		_ = files.Root.Close()
 		return nil, fmt.Errorf("worker %s: %w", o.Name, err)
 	}
-	w := &Worker{o: o, nc: nc, dir: dir, jobs: map[string]context.CancelCauseFunc{}, dataJobs: map[string]*workerJob{}}
+	w := &Worker{o: o, lim: o.Requests.withDefaults(), files: files, nc: nc, dir: dir, jobs: map[string]context.CancelCauseFunc{}, dataJobs: map[string]*workerJob{}}
+	// A connection the client library closes for good (never on a
+	// network fault: it reconnects) leaves the worker unreachable: say so.
+	nc.SetClosedHandler(func(c *nats.Conn) {
+		w.mu.Lock()
+		closing := w.closed
+		w.mu.Unlock()
+		if !closing {
+			w.logf("worker %s: the connection to broker %s was closed (%v): the worker is no longer reachable", o.Name, redact(o.Broker), c.LastError())
+		}
+	})
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	if o.DataListen != "" {
 		l, err := net.Listen("tcp", o.DataListen)
@@ -118,14 +152,20 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 	}
 	svc, err := micro.AddService(nc, micro.Config{Name: ServiceName, Version: "0.1.0",
 		Description: "sluice worker: runs actors on the devices it lends",
-		Metadata:    map[string]string{"worker": o.Name}})
+		Metadata:    map[string]string{"worker": o.Name},
+		ErrorHandler: func(_ micro.Service, e *micro.NATSError) {
+			w.logf("worker %s: service error on %s: %s", o.Name, e.Subject, e.Description)
+		}})
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("worker %s: registering the service: %w", o.Name, err)
 	}
 	w.svc = svc
 	grp := svc.AddGroup(subjectWorker + "." + o.Name)
-	if err := grp.AddEndpoint("info", micro.HandlerFunc(func(r micro.Request) { _ = r.RespondJSON(w.Info()) })); err != nil {
+	if err := grp.AddEndpoint("info", micro.HandlerFunc(func(r micro.Request) {
+		defer w.recoverRequest("info", func(err error) { _ = r.Error("500", err.Error(), nil) })
+		_ = r.RespondJSON(w.Info())
+	})); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("worker %s: %w", o.Name, err)
 	}
@@ -171,6 +211,7 @@ func (w *Worker) Close() {
 	}
 	w.nc.Close()
 	_ = os.RemoveAll(w.dir)
+	_ = w.files.Root.Close()
 }
 
 func (w *Worker) logf(format string, args ...any) {
@@ -179,15 +220,71 @@ func (w *Worker) logf(format string, args ...any) {
 	}
 }
 
-func (w *Worker) handleRun(r micro.Request) {
+// recoverRequest, deferred by every request handler, turns a panic into a
+// logged line and an answer (answer), so that no message can take the
+// worker's service down.
+func (w *Worker) recoverRequest(what string, answer func(error)) {
+	if p := recover(); p != nil {
+		err := fmt.Errorf("worker %s: internal error handling a %s request: %v", w.o.Name, what, p)
+		w.logf("%v\n%s", err, debug.Stack())
+		if answer != nil {
+			answer(err)
+		}
+	}
+}
+
+// refuse answers a run request with ok: false and logs why.
+func (w *Worker) refuse(r micro.Request, err error) {
+	w.logf("worker %s: refused a run request: %v", w.o.Name, err)
+	_ = r.RespondJSON(RunReply{Error: err.Error()})
+}
+
+// decodeRun reads and checks a run request (validate.go).
+func (w *Worker) decodeRun(data []byte) (*RunRequest, error) {
+	if err := w.lim.checkMessage(data); err != nil {
+		return nil, fmt.Errorf("worker %s: bad run request: %w", w.o.Name, err)
+	}
 	var req RunRequest
-	if err := json.Unmarshal(r.Data(), &req); err != nil {
-		_ = r.RespondJSON(RunReply{Error: fmt.Sprintf("worker %s: bad run request: %v", w.o.Name, err)})
+	if err := json.Unmarshal(data, &req); err != nil {
+		return nil, fmt.Errorf("worker %s: bad run request: expected a JSON run request: %v", w.o.Name, err)
+	}
+	ids := make([]string, len(w.o.Devices))
+	for i, d := range w.o.Devices {
+		ids[i] = d.ID
+	}
+	if err := w.lim.validateRun(&req, ids); err != nil {
+		return nil, fmt.Errorf("worker %s: bad run request: %w", w.o.Name, err)
+	}
+	if req.Chunk == 0 {
+		req.Chunk = DefaultChunk
+	}
+	if !(req.Transport == "tcp" && w.data != nil) {
+		// Tokens go over NATS: a chunk and its header in one message.
+		if most := int(w.nc.MaxPayload()) - hdrLen; req.Chunk > most {
+			return nil, fmt.Errorf("worker %s: bad run request: %w", w.o.Name, bad("chunk", fmt.Sprintf("at most %d bytes over NATS (the broker's largest message less the chunk header)", most), req.Chunk))
+		}
+	}
+	return &req, nil
+}
+
+func (w *Worker) handleRun(r micro.Request) {
+	defer w.recoverRequest("run", func(err error) { _ = r.RespondJSON(RunReply{Error: err.Error()}) })
+	reqp, err := w.decodeRun(r.Data())
+	if err != nil {
+		w.refuse(r, err)
+		return
+	}
+	req := *reqp
+	w.mu.Lock()
+	_, dup := w.jobs[req.Job]
+	w.mu.Unlock()
+	if dup {
+		w.refuse(r, fmt.Errorf("worker %s: bad run request: field job: expected a job ID not running here, found %q (running)", w.o.Name, req.Job))
 		return
 	}
 	j, err := w.prepare(&req)
 	if err != nil {
-		_ = r.RespondJSON(RunReply{Error: err.Error()})
+		w.refuse(r, err)
 		return
 	}
 	// Register before replying, so a cancel that follows the reply finds it.
@@ -196,6 +293,13 @@ func (w *Worker) handleRun(r micro.Request) {
 		w.mu.Unlock()
 		j.unsubscribe()
 		_ = r.RespondJSON(RunReply{Error: fmt.Sprintf("worker %s is shutting down", w.o.Name)})
+		return
+	}
+	if _, dup := w.jobs[req.Job]; dup {
+		w.mu.Unlock()
+		j.unsubscribe()
+		j.cancel(nil)
+		w.refuse(r, fmt.Errorf("worker %s: bad run request: field job: expected a job ID not running here, found %q (running)", w.o.Name, req.Job))
 		return
 	}
 	w.jobs[req.Job] = j.cancel
@@ -340,7 +444,7 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 	if j.cancelS, err = sub(jobSubject(req.Job, "cancel")); err != nil {
 		return fail(err)
 	}
-	j.snaps = newWorkerSnaps()
+	j.snaps = newWorkerSnaps(w.lim.MaxInFlight, w.recoverRequest)
 	snapSub, err := w.nc.Subscribe(jobSubject(req.Job, "snap"), j.snaps.handler(j.ctx, a.Name))
 	if err != nil {
 		return fail(fmt.Errorf("worker %s: subscribing to snapshot requests: %w", w.o.Name, err))
@@ -470,6 +574,7 @@ func (w *Worker) runJob(j *workerJob) {
 		opts.Firings = map[string]int64{j.actor.Name: j.req.Target}
 	}
 	opts.Checkpoint = &runtime.CheckpointOptions{External: true} // snapshots on request (checkpoint.go)
+	opts.Files = w.files                                         // --data-dir, or file actors refused
 	if s := j.req.Resume; s != nil {
 		opts.Checkpoint.Resume = &runtime.Checkpoint{Actors: map[string]runtime.ActorSnapshot{j.actor.Name: *s}}
 	}

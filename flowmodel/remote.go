@@ -33,13 +33,29 @@ type Server struct {
 	next      int64
 	instances map[string]Instance
 	staged    map[string][]byte // pending chunked writes and reads by id/stream
+	// maxStream bounds a written stream (the host's Limited.MaxStream,
+	// else MaxServedStream).
+	maxStream int64
 }
+
+// Bounds of what one client may ask of a Server: a written stream's size
+// (unless the host is Limited to less), the instances mapped at once, the
+// streams staged at once and a fire request's iterations.
+const (
+	MaxServedStream    = 1 << 30
+	MaxServedInstances = 256
+	MaxStagedStreams   = 64
+	MaxFireIterations  = 1 << 20
+)
 
 // Serve answers flow-model requests for h on Subject(name) of conn until
 // Close. A worker serves Local{} under its own name.
 func Serve(conn *nats.Conn, name string, h Host) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{h: h, ctx: ctx, cancel: cancel, instances: map[string]Instance{}, staged: map[string][]byte{}}
+	s := &Server{h: h, ctx: ctx, cancel: cancel, instances: map[string]Instance{}, staged: map[string][]byte{}, maxStream: MaxServedStream}
+	if l, ok := h.(Limited); ok && l.MaxStream > 0 && l.MaxStream < s.maxStream {
+		s.maxStream = l.MaxStream
+	}
 	sub, err := conn.Subscribe(Subject(name), s.handle)
 	if err != nil {
 		cancel()
@@ -78,9 +94,17 @@ func (s *Server) handle(m *nats.Msg) {
 	}
 }
 
-// reply runs a request and answers it.
+// reply runs a request and answers it; a request that panics the host
+// is answered with the panic, and the server goes on.
 func (s *Server) reply(m *nats.Msg) {
-	data, err := s.do(m)
+	data, err := func() (data []byte, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				data, err = nil, fmt.Errorf("internal error handling a %q request: %v", m.Header.Get("Op"), p)
+			}
+		}()
+		return s.do(m)
+	}()
 	r := nats.NewMsg(m.Reply)
 	r.Data = data
 	if err != nil {
@@ -115,6 +139,12 @@ func (s *Server) do(m *nats.Msg) ([]byte, error) {
 		if err := json.Unmarshal(m.Data, &req); err != nil || req.Model == nil {
 			return nil, fmt.Errorf("map: expected a JSON model and device: %v", err)
 		}
+		s.mu.Lock()
+		n := len(s.instances)
+		s.mu.Unlock()
+		if n >= MaxServedInstances {
+			return nil, fmt.Errorf("map: %d flow-model instances are mapped here: expected at most %d at once (release some)", n, MaxServedInstances)
+		}
 		in, err := s.h.Map(s.ctx, req.Model, req.Device)
 		if err != nil {
 			return nil, err
@@ -136,7 +166,10 @@ func (s *Server) do(m *nats.Msg) ([]byte, error) {
 	case "read":
 		return s.read(in, id+"/"+stream, stream, h.Get("Off"))
 	case "fire":
-		n, _ := strconv.Atoi(h.Get("Iterations"))
+		n, err := strconv.Atoi(h.Get("Iterations"))
+		if err != nil || n < 0 || n > MaxFireIterations {
+			return nil, fmt.Errorf("fire: iterations %q: expected 0 to %d", h.Get("Iterations"), MaxFireIterations)
+		}
 		return nil, in.Fire(s.ctx, n)
 	case "release":
 		s.mu.Lock()
@@ -162,8 +195,11 @@ func (s *Server) instance(id string) (Instance, error) {
 func (s *Server) write(in Instance, key, stream string, m *nats.Msg) error {
 	off, err1 := strconv.Atoi(m.Header.Get("Off"))
 	total, err2 := strconv.Atoi(m.Header.Get("Total"))
-	if err := errors.Join(err1, err2); err != nil || off < 0 || off+len(m.Data) > total {
+	if err := errors.Join(err1, err2); err != nil || off < 0 || total < 0 || off > total || off+len(m.Data) > total {
 		return fmt.Errorf("write %s: bad chunk (offset %q, total %q, %d bytes)", stream, m.Header.Get("Off"), m.Header.Get("Total"), len(m.Data))
+	}
+	if int64(total) > s.maxStream {
+		return fmt.Errorf("write %s: a stream of %d bytes: expected at most %d", stream, total, s.maxStream)
 	}
 	if off == 0 && len(m.Data) == total {
 		return in.Write(s.ctx, stream, m.Data)
@@ -171,6 +207,10 @@ func (s *Server) write(in Instance, key, stream string, m *nats.Msg) error {
 	s.mu.Lock()
 	buf := s.staged[key]
 	if off == 0 || len(buf) != total {
+		if _, ok := s.staged[key]; !ok && len(s.staged) >= MaxStagedStreams {
+			s.mu.Unlock()
+			return fmt.Errorf("write %s: %d streams are being written here: expected at most %d at once", stream, len(s.staged), MaxStagedStreams)
+		}
 		buf = make([]byte, total)
 		s.staged[key] = buf
 	}

@@ -29,6 +29,9 @@ const AnySource = -1
 // 1 MiB limit); longer messages travel in pieces, reassembled in order.
 const chunk = 512 << 10
 
+// maxPieces bounds the pieces of one message (2 GiB in all).
+const maxPieces = 4096
+
 // Comm is one rank's membership in a job of Size ranks. A Comm is used by
 // one goroutine (its rank); messages arrive in the background.
 type Comm struct {
@@ -143,6 +146,9 @@ func (c *Comm) deliver(m *nats.Msg) {
 	if n <= 1 {
 		c.file(src, tag, m.Data)
 		return
+	}
+	if total < 0 || total > n*chunk || n > maxPieces {
+		return // not a message this package sends: drop it
 	}
 	p := c.partial[id]
 	if p == nil {

@@ -63,7 +63,7 @@ type condChan struct {
 }
 
 // newConditional prepares the fused executor of pattern actor a.
-func newConditional(a *graph.Actor) (*conditional, error) {
+func newConditional(a *graph.Actor, files FileAccess) (*conditional, error) {
 	firings, err := analysis.BranchFirings(a)
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func newConditional(a *graph.Actor) (*conditional, error) {
 		}
 	}
 	for k, b := range a.Pattern.Branches {
-		br, err := newCondBranch(a, b, firings[k])
+		br, err := newCondBranch(a, b, firings[k], files)
 		if err != nil {
 			return nil, fmt.Errorf("%s/branch[%d]: %w", a.Name, k, err)
 		}
@@ -84,7 +84,7 @@ func newConditional(a *graph.Actor) (*conditional, error) {
 	return c, nil
 }
 
-func newCondBranch(a *graph.Actor, b *graph.Graph, firings map[string]int64) (*condBranch, error) {
+func newCondBranch(a *graph.Actor, b *graph.Graph, firings map[string]int64, files FileAccess) (*condBranch, error) {
 	br := &condBranch{}
 	outerIdx := func(name string, dir graph.Direction) int {
 		ps := a.Inputs
@@ -111,7 +111,7 @@ func newCondBranch(a *graph.Actor, b *graph.Graph, firings map[string]int64) (*c
 		br.chans = append(br.chans, &condChan{})
 	}
 	for _, ia := range b.Actors {
-		ca, err := newCondActor(ia, b, bound, chIdx)
+		ca, err := newCondActor(ia, b, bound, chIdx, files)
 		if err != nil {
 			return nil, err
 		}
@@ -120,8 +120,8 @@ func newCondBranch(a *graph.Actor, b *graph.Graph, firings map[string]int64) (*c
 	return br, br.plan(b, firings)
 }
 
-func newCondActor(ia *graph.Actor, b *graph.Graph, bound map[*graph.Port]int, chIdx map[*graph.Channel]int) (*condActor, error) {
-	impl, err := Resolve(ia)
+func newCondActor(ia *graph.Actor, b *graph.Graph, bound map[*graph.Port]int, chIdx map[*graph.Channel]int, files FileAccess) (*condActor, error) {
+	impl, err := resolve(ia, files)
 	if err != nil {
 		return nil, err
 	}

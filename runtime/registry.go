@@ -76,9 +76,13 @@ func Registered(name string) bool {
 // Resolve returns the Go implementation of an actor: a Func attached in code,
 // a function registered by name, or a built-in built from its parameters.
 // The result is a FireFunc, a ProcessFunc or an Actor.
-func Resolve(a *graph.Actor) (any, error) {
+func Resolve(a *graph.Actor) (any, error) { return resolve(a, FileAccess{}) }
+
+// resolve is Resolve with the run's file access, which built-ins receive
+// in their Params.
+func resolve(a *graph.Actor, files FileAccess) (any, error) {
 	if a.Pattern != nil {
-		return newConditional(a)
+		return newConditional(a, files)
 	}
 	for _, im := range a.Impls {
 		switch im.Kind {
@@ -100,7 +104,7 @@ func Resolve(a *graph.Actor) (any, error) {
 			if !ok {
 				return nil, fmt.Errorf("actor %s: unknown built-in actor %q (known: %s)", a.Name, im.Source, strings.Join(builtinNames(), ", "))
 			}
-			impl, err := b.factory(a, Params{actor: a.Name, m: im.Params})
+			impl, err := b.factory(a, Params{actor: a.Name, m: im.Params, files: files})
 			if err != nil {
 				return nil, fmt.Errorf("actor %s (%s): %w", a.Name, im.Source, err)
 			}
@@ -142,7 +146,12 @@ func builtinNames() []string {
 type Params struct {
 	actor string
 	m     map[string]any
+	files FileAccess
 }
+
+// Files returns the run's file access (Options.Files): the root the
+// actor's paths are confined to, or why files are refused.
+func (p Params) Files() FileAccess { return p.files }
 
 // NewParams wraps a parameter map, for tests and Go callers.
 func NewParams(actor string, m map[string]any) Params { return Params{actor: actor, m: m} }

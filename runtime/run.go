@@ -103,6 +103,10 @@ type Options struct {
 	// Checkpoint, when set, takes checkpoints while the run goes, or
 	// resumes one (docs/recovery.md).
 	Checkpoint *CheckpointOptions
+	// Files is how built-in actors reach the files they name: a root they
+	// are confined to, or refused (FileAccess); the zero value is
+	// unconfined.
+	Files FileAccess
 }
 
 // Snapshot is the live state of a run passed to Options.Progress.

@@ -294,7 +294,7 @@ func (u *unit) hostPlacement(pl *graph.Placement) error {
 // replicated state where the placement asks for one.
 func (u *unit) setupHost(pl *graph.Placement) error {
 	a := u.a
-	impl, err := Resolve(a)
+	impl, err := resolve(a, u.r.opts.Files)
 	if err != nil {
 		return fmt.Errorf("runtime: %w", err)
 	}

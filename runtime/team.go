@@ -20,13 +20,13 @@ type Replicable interface {
 
 // resolveTeam returns n independent implementations of actor a, one per
 // replica of a team with replicated state.
-func resolveTeam(a *graph.Actor, n int) ([]any, error) {
+func resolveTeam(a *graph.Actor, n int, files FileAccess) ([]any, error) {
 	impls := make([]any, 0, n)
 	for _, im := range a.Impls {
 		switch im.Kind {
 		case graph.ImplBuiltin:
 			for range n {
-				impl, err := Resolve(a)
+				impl, err := resolve(a, files)
 				if err != nil {
 					return nil, err
 				}
@@ -34,7 +34,7 @@ func resolveTeam(a *graph.Actor, n int) ([]any, error) {
 			}
 			return impls, nil
 		case graph.ImplGo:
-			impl, err := Resolve(a)
+			impl, err := resolve(a, files)
 			if err != nil {
 				return nil, err
 			}
@@ -74,7 +74,7 @@ func resolveTeam(a *graph.Actor, n int) ([]any, error) {
 // one scratch output window per replica (non-leaders write their outputs
 // there, and they are dropped).
 func (u *unit) setupTeam() error {
-	impls, err := resolveTeam(u.a, u.replicas)
+	impls, err := resolveTeam(u.a, u.replicas, u.r.opts.Files)
 	if err != nil {
 		return fmt.Errorf("runtime: %w", err)
 	}

@@ -198,3 +198,17 @@ func (r *Root) Stat(base, name string) (fs.FileInfo, error) {
 	st, err := r.r.Stat(rel)
 	return st, r.wrap(name, err)
 }
+
+// OpenFile opens name (as written in a file in base) with flag and perm,
+// as os.OpenFile does (appending, or writing without truncating).
+func (r *Root) OpenFile(base, name string, flag int, perm fs.FileMode) (*os.File, error) {
+	rel, err := r.Rel(base, name)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return os.OpenFile(rel, flag, perm)
+	}
+	f, err := r.r.OpenFile(rel, flag, perm)
+	return f, r.wrap(name, err)
+}
