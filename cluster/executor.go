@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/wire"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -33,6 +34,12 @@ type ExecutorOptions struct {
 	// "tcp" uses the direct streams wherever offered (they are not
 	// encrypted).
 	Transport string
+	// Flush is how long a cross-machine channel's sender waits for a
+	// chunk's worth of small firings before it sends what it has (both
+	// ways: the worker's outputs too): 0 means wire.DefaultFlush (500 µs),
+	// negative sends what is ready at once. A batch is at most half the
+	// channel's capacity, so a producer that fills it never waits.
+	Flush time.Duration
 }
 
 // Executor is the remote executor: it implements runtime.RemoteExecutor
@@ -248,7 +255,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 	}
 	pl := ra.Placement
 	req := RunRequest{Job: nuid.Next(), Client: e.c.nc.Opts.Name, Actor: spec, Device: p.Device, Impl: pl.Impl,
-		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Distribution: pl.Distribution, Target: ra.Target, Chunk: e.o.Chunk, Transport: "nats", Trace: ra.Trace}
+		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Distribution: pl.Distribution, Target: ra.Target, Chunk: e.o.Chunk, Flush: e.o.Flush, Transport: "nats", Trace: ra.Trace}
 	// The direct streams are plain TCP: over a TLS connection to the
 	// broker the tokens stay on NATS (encrypted) unless asked otherwise.
 	if p.DataAddr != "" && (e.o.Transport == "tcp" || e.o.Transport != "nats" && !e.c.nc.TLSRequired()) {
@@ -276,7 +283,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 		return s, nil
 	}
 	for i := range ra.Ins {
-		s, err := sub(jobSubject(j.id, fmt.Sprintf("inc.%d", i)))
+		s, err := sub(jobSubject(j.id, wire.CreditName(wire.In, i)))
 		if err != nil {
 			j.unsubscribe()
 			return nil, err
@@ -284,7 +291,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 		j.inCreds = append(j.inCreds, s)
 	}
 	for i := range ra.Outs {
-		s, err := sub(jobSubject(j.id, fmt.Sprintf("out.%d", i)))
+		s, err := sub(jobSubject(j.id, wire.DataName(wire.Out, i)))
 		if err != nil {
 			j.unsubscribe()
 			return nil, err
@@ -407,14 +414,14 @@ type job struct {
 // dial opens the job's direct TCP data streams.
 func (j *job) dial(ctx context.Context, addr, secret string) error {
 	for i := range j.ra.Ins {
-		c, err := dialData(ctx, addr, dataHello{Job: j.id, Secret: secret, Stream: fmt.Sprintf("in.%d", i)})
+		c, err := dialData(ctx, addr, dataHello{Job: j.id, Secret: secret, Stream: wire.DataName(wire.In, i)})
 		if err != nil {
 			return err
 		}
 		j.inConns = append(j.inConns, c)
 	}
 	for i := range j.ra.Outs {
-		c, err := dialData(ctx, addr, dataHello{Job: j.id, Secret: secret, Stream: fmt.Sprintf("out.%d", i)})
+		c, err := dialData(ctx, addr, dataHello{Job: j.id, Secret: secret, Stream: wire.DataName(wire.Out, i)})
 		if err != nil {
 			return err
 		}
@@ -486,10 +493,10 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 			defer wg.Done()
 			var err error
 			if j.inConns != nil {
-				err = tcpSend(inCtx, j.inConns[i], in.Reader, in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{gate: j.gates[i]})
+				err = tcpSend(inCtx, j.inConns[i], in.Reader, in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.e.o.Flush, j.ra.Moved, streamLimit{gate: j.gates[i]})
 			} else {
-				err = sendStream(inCtx, nc, jobSubject(j.id, fmt.Sprintf("in.%d", i)), j.inCreds[i], in.Reader,
-					in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{gate: j.gates[i]})
+				err = sendStream(inCtx, nc, jobSubject(j.id, wire.DataName(wire.In, i)), j.inCreds[i], in.Reader,
+					in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.e.o.Flush, j.ra.Moved, streamLimit{gate: j.gates[i]})
 			}
 			if err != nil && !errors.Is(context.Cause(inCtx), errJobDone) {
 				failed(fmt.Errorf("input %s: %w", in.Port.Name, err), true)
@@ -509,7 +516,7 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 			if j.outConns != nil {
 				err = tcpRecv(jctx, j.outConns[i], out.Writer, out.Port.Type.Size, max(out.Capacity, 1), j.ra.Moved, streamLimit{})
 			} else {
-				err = recvStream(jctx, nc, j.outData[i], jobSubject(j.id, fmt.Sprintf("outc.%d", i)), out.Writer,
+				err = recvStream(jctx, nc, j.outData[i], jobSubject(j.id, wire.CreditName(wire.Out, i)), out.Writer,
 					out.Port.Type.Size, max(out.Capacity, 1), j.ra.Moved, streamLimit{})
 			}
 			if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/wire"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -306,15 +307,15 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 		j.secret = nuid.Next()
 		j.dataC = map[string]chan net.Conn{}
 		for i := range a.Inputs {
-			j.dataC[fmt.Sprintf("in.%d", i)] = make(chan net.Conn, 1)
+			j.dataC[wire.DataName(wire.In, i)] = make(chan net.Conn, 1)
 		}
 		for i := range a.Outputs {
-			j.dataC[fmt.Sprintf("out.%d", i)] = make(chan net.Conn, 1)
+			j.dataC[wire.DataName(wire.Out, i)] = make(chan net.Conn, 1)
 		}
 	}
 	for i, p := range a.Inputs {
 		if j.dataC == nil {
-			s, err := sub(jobSubject(req.Job, fmt.Sprintf("in.%d", i)))
+			s, err := sub(jobSubject(req.Job, wire.DataName(wire.In, i)))
 			if err != nil {
 				return fail(err)
 			}
@@ -325,7 +326,7 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 	}
 	for i, p := range a.Outputs {
 		if j.dataC == nil {
-			s, err := sub(jobSubject(req.Job, fmt.Sprintf("outc.%d", i)))
+			s, err := sub(jobSubject(req.Job, wire.CreditName(wire.Out, i)))
 			if err != nil {
 				return fail(err)
 			}
@@ -389,11 +390,11 @@ func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 		var err error
 		if j.dataC != nil {
 			var c net.Conn
-			if c, err = j.conn(ctx, fmt.Sprintf("in.%d", i)); err == nil {
+			if c, err = j.conn(ctx, wire.DataName(wire.In, i)); err == nil {
 				err = tcpRecv(ctx, c, p.Out(0), port.Type.Size, max(j.req.Ins[i].Capacity, 1), nil, j.streamLimit(port.Name, "input"))
 			}
 		} else {
-			err = recvStream(ctx, j.w.nc, j.ins[i], jobSubject(j.req.Job, fmt.Sprintf("inc.%d", i)), p.Out(0),
+			err = recvStream(ctx, j.w.nc, j.ins[i], jobSubject(j.req.Job, wire.CreditName(wire.In, i)), p.Out(0),
 				port.Type.Size, max(j.req.Ins[i].Capacity, 1), nil, j.streamLimit(port.Name, "input"))
 		}
 		if err != nil && j.inCtx.Err() != nil && p.Context().Err() == nil {
@@ -409,14 +410,14 @@ func (j *workerJob) netOut(i int) func(p *runtime.Process) error {
 		j.snaps.started(p.Context()) // a source has no netIn
 		port := j.actor.Outputs[i]
 		if j.dataC != nil {
-			c, err := j.conn(p.Context(), fmt.Sprintf("out.%d", i))
+			c, err := j.conn(p.Context(), wire.DataName(wire.Out, i))
 			if err != nil {
 				return err
 			}
-			return tcpSend(p.Context(), c, p.In(0), port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, nil, j.streamLimit(port.Name, "output"))
+			return tcpSend(p.Context(), c, p.In(0), port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, j.req.Flush, nil, j.streamLimit(port.Name, "output"))
 		}
-		return sendStream(p.Context(), j.w.nc, jobSubject(j.req.Job, fmt.Sprintf("out.%d", i)), j.outCreds[i], p.In(0),
-			port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, nil, j.streamLimit(port.Name, "output"))
+		return sendStream(p.Context(), j.w.nc, jobSubject(j.req.Job, wire.DataName(wire.Out, i)), j.outCreds[i], p.In(0),
+			port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, j.req.Flush, nil, j.streamLimit(port.Name, "output"))
 	}
 }
 
