@@ -268,7 +268,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 		req.Outs = append(req.Outs, StreamSpec{Capacity: out.Capacity, Bytes: streamBytes(out.Port, ra.Target)})
 	}
 	req.Resume = ra.Resume
-	j := &job{e: e, ra: ra, p: p, id: req.Job}
+	j := &job{e: e, ra: ra, p: p, id: req.Job, ckLost: make(chan error, 1)}
 	for range ra.Ins {
 		j.gates = append(j.gates, newSendGate())
 	}
@@ -406,9 +406,11 @@ type job struct {
 	beatStop chan struct{}
 	beatOnce sync.Once
 	beatWG   sync.WaitGroup
-	// Checkpoints (checkpoint.go): a gate per input, Run's context.
-	gates []*sendGate
-	ctxp  atomic.Pointer[context.Context]
+	// Checkpoints (checkpoint.go): a gate per input, Run's context, and
+	// the snapshot requests that went unanswered (Run's evCheckpointLost).
+	gates  []*sendGate
+	ctxp   atomic.Pointer[context.Context]
+	ckLost chan error
 }
 
 // dial opens the job's direct TCP data streams.
@@ -544,87 +546,49 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 		}
 		doneC <- r
 	}()
-	var result *JobResult
-	var err, sErr error
-	var sErrAt time.Time
-	sErrInput := false
-loop:
-	for {
+	// The state machine (jobrun.go) decides; this loop gathers its events
+	// and carries out its actions.
+	env := runEnv{worker: j.p.Worker, actors: func() string { return j.e.actorsOn(j.p.Worker) },
+		broker: redact(j.e.c.url), heartbeatTimeout: j.e.o.HeartbeatTimeout}
+	var st runState
+	for st.phase != phaseEnded {
+		var ev runEvent
 		select {
 		case e := <-streamErrC:
-			if sErr == nil {
-				sErr, sErrAt, sErrInput = lostWorker(j.p.Worker, "worker %s: %v; its actors in this run: %s", j.p.Worker, e.err, j.e.actorsOn(j.p.Worker)), time.Now(), e.input
-			}
-			if result != nil && result.Error == "" && e.input {
-				sErr = nil // the actor finished: it needed no more input
-			}
+			ev = evStream{err: e.err, input: e.input, at: time.Now()}
+		case err := <-j.ckLost:
+			ev = evCheckpointLost{err: err, at: time.Now()}
 		case r := <-doneC:
-			result = &r
 			res.Firings, res.Busy = r.Firings, r.Busy
 			for _, sp := range r.Spans {
 				res.Spans = append(res.Spans, runtime.Span{Start: time.Duration(sp[0]), Dur: time.Duration(sp[1]), Firing: sp[2]})
 			}
-			if r.Error != "" {
-				err = errors.New(r.Error)
-				if r.Cut {
-					err = lostWorker(j.p.Worker, "worker %s: %s; its actors in this run: %s", j.p.Worker, r.Error, j.e.actorsOn(j.p.Worker))
-				}
-				cancel(err)
-				break loop
-			}
-			if sErr != nil && !sErrInput {
-				err = sErr
-				cancel(err)
-				break loop
-			}
-			// An input cut before the result came: the actor finished and
-			// the worker stopped reading; not an error.
-			sErr = nil
-			inStop(errJobDone)
-			doneC = nil
+			doneC = nil // one result a job
+			ev = evResult{r}
 		case <-outsDone:
 			outsDone = nil
+			ev = evOutputsEnded{}
 		case <-jctx.Done():
-			err = context.Cause(jctx)
-			break loop
+			ev = evCancelled{context.Cause(jctx)}
 		case now := <-tick.C:
-			if nc.Stats().Reconnects != reconnects {
-				// Messages on NATS (chunks, credits, requests) may have
-				// been lost while the broker was away.
-				err = lostWorker(j.p.Worker, "lost the connection to broker %s for a while (it reconnected), and with it worker %s's streams; its actors in this run: %s", redact(j.e.c.url), j.p.Worker, j.e.actorsOn(j.p.Worker))
-				cancel(err)
-				break loop
-			}
-			if sErr != nil && now.Sub(sErrAt) > j.e.o.HeartbeatTimeout {
-				err = sErr
-				cancel(err)
-				break loop
-			}
-			if since := now.Sub(time.Unix(0, j.lastHB.Load())); since > j.e.o.HeartbeatTimeout {
-				why := fmt.Sprintf("worker %s stopped answering: no heartbeat for %s", j.p.Worker, since.Round(time.Millisecond))
-				if !nc.IsConnected() {
-					why = fmt.Sprintf("lost the connection to broker %s, and with it worker %s (no heartbeat for %s)", redact(j.e.c.url), j.p.Worker, since.Round(time.Millisecond))
-				}
-				err = lostWorker(j.p.Worker, "%s; its actors in this run: %s", why, j.e.actorsOn(j.p.Worker))
-				cancel(err)
-				break loop
-			}
+			ev = evTick{now: now, reconnected: nc.Stats().Reconnects != reconnects,
+				sinceBeat: now.Sub(time.Unix(0, j.lastHB.Load())), connected: nc.IsConnected()}
 		}
-		if result != nil && outsDone == nil {
-			// Every output ended: an output that ended by an error
-			// reported it before.
+		var act runActions
+		st, act = st.step(ev, env)
+		if act.stopInputs {
+			inStop(errJobDone)
+		}
+		if act.drain {
 			for len(streamErrC) > 0 {
-				if e := <-streamErrC; !e.input && err == nil {
-					err = lostWorker(j.p.Worker, "worker %s: %v; its actors in this run: %s", j.p.Worker, e.err, j.e.actorsOn(j.p.Worker))
-				}
+				e := <-streamErrC
+				st, _ = st.step(evStream{err: e.err, input: e.input, at: time.Now()}, env)
 			}
-			if sErr != nil && !sErrInput && err == nil {
-				err = sErr
-			}
-			break
+			st, _ = st.step(evDrained{}, env)
 		}
 	}
-	if result == nil || err != nil {
+	err := st.err
+	if st.tellWorker() {
 		// The worker may still run it: tell it to stop.
 		_ = nc.Publish(jobSubject(j.id, "cancel"), nil)
 	}
