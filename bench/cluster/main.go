@@ -29,10 +29,10 @@
 // -flush the cross-machine channels' flush timeout.
 //
 // Flush latency: for each timeout of -latency-flush, a source on the
-// client emits one 1 KiB firing every -latency-gap (slower than any batch
-// fills) through an echo actor on a worker and back to a sink on the
-// client, in channels of 64 firings; it reports the median and 99th
-// percentile of the time from a firing's emission to its return.
+// client sleeps -latency-gap before each 1 KiB firing (slower than any
+// batch fills) that goes through an echo actor on a worker and back to a
+// sink on the client, in channels of 64 firings; it reports the median and
+// 99th percentile of the time from a firing's emission to its return.
 package main
 
 import (
@@ -160,7 +160,7 @@ func main() {
 		firing    = flag.Int("firing", 256<<10, "the bandwidth test's bytes per firing (a multiple of 4)")
 		flush     = flag.Duration("flush", 0, "cross-machine channels' flush timeout (0: the default, negative: none)")
 		latFlush  = flag.String("latency-flush", "", "flush timeouts to measure a slow stream's round trip with ('' skips it)")
-		latGap    = flag.Duration("latency-gap", 200*time.Microsecond, "time between the slow stream's firings")
+		latGap    = flag.Duration("latency-gap", 200*time.Microsecond, "the slow stream's source sleeps this long before each firing")
 		latN      = flag.Int("latency-firings", 2000, "firings of the slow stream per flush timeout")
 		cpuList   = flag.String("cpus", "", "comma-separated core counts (GOMAXPROCS and affinity), one row each; empty: as started")
 		asJSON    = flag.Bool("json", false, "print one JSON object (one per line with -cpus)")
@@ -697,15 +697,8 @@ func slowStream(ctx context.Context, cl *cluster.Client, cfg config, flush time.
 	g := graph.New("slow")
 	var lat []float64
 	start := time.Now()
-	var next time.Time
 	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
-		if next.IsZero() {
-			next = time.Now()
-		}
-		for time.Now().Before(next) {
-			goruntime.Gosched()
-		}
-		next = next.Add(cfg.latGap)
+		time.Sleep(cfg.latGap) // a slow producer, idle in between
 		binary.LittleEndian.PutUint64(f.Out(0), uint64(time.Since(start)))
 		return nil
 	})))
