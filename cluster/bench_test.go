@@ -212,7 +212,7 @@ func loopbackChannelTCP(window int, n int64) (time.Duration, error) {
 			fail(err)
 			return
 		}
-		fail(tcpSend(ctx, c, src.Reader(0), ts, capTok, benchChunk, nil, streamLimit{}))
+		fail(tcpSend(ctx, c, src.Reader(0), ts, capTok, benchChunk, 0, nil, streamLimit{}))
 	}()
 	go func() { // consumer
 		r := dst.Reader(0)
@@ -297,7 +297,7 @@ func benchChannel(b *testing.B, window int) {
 		errc <- nil
 	}()
 	go func() {
-		errc <- sendStream(ctx, pc, "bench.data", creds, src.Reader(0), ts, capTok, benchChunk, nil, streamLimit{})
+		errc <- sendStream(ctx, pc, "bench.data", creds, src.Reader(0), ts, capTok, benchChunk, 0, nil, streamLimit{})
 	}()
 	go func() { // consumer: drain dst
 		r := dst.Reader(0)

@@ -97,6 +97,12 @@ func (j *job) Barrier(firing int64, done func(runtime.ActorSnapshot, error)) {
 		for _, g := range j.gates {
 			g.limit.Store(-1)
 		}
+		if errors.Is(err, ErrWorkerLost) {
+			select { // the run weighs it with the heartbeats and the result
+			case j.ckLost <- err:
+			default:
+			}
+		}
 		if errors.Is(err, ErrWorkerLost) || errors.Is(err, errFinished) {
 			return // the checkpoint stays incomplete; the run reports the loss, or ends
 		}

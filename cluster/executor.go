@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/wire"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -33,6 +34,12 @@ type ExecutorOptions struct {
 	// "tcp" uses the direct streams wherever offered (they are not
 	// encrypted).
 	Transport string
+	// Flush is how long a cross-machine channel's sender waits for a
+	// chunk's worth of small firings before it sends what it has (both
+	// ways: the worker's outputs too): 0 means wire.DefaultFlush (500 µs),
+	// negative sends what is ready at once. A batch is at most half the
+	// channel's capacity, so a producer that fills it never waits.
+	Flush time.Duration
 }
 
 // Executor is the remote executor: it implements runtime.RemoteExecutor
@@ -248,7 +255,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 	}
 	pl := ra.Placement
 	req := RunRequest{Job: nuid.Next(), Client: e.c.nc.Opts.Name, Actor: spec, Device: p.Device, Impl: pl.Impl,
-		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Distribution: pl.Distribution, Target: ra.Target, Chunk: e.o.Chunk, Transport: "nats", Trace: ra.Trace}
+		WorkGroups: pl.WorkGroups, WorkItems: pl.WorkItems, Replicas: pl.Replicas, Distribution: pl.Distribution, Target: ra.Target, Chunk: e.o.Chunk, Flush: e.o.Flush, Transport: "nats", Trace: ra.Trace}
 	// The direct streams are plain TCP: over a TLS connection to the
 	// broker the tokens stay on NATS (encrypted) unless asked otherwise.
 	if p.DataAddr != "" && (e.o.Transport == "tcp" || e.o.Transport != "nats" && !e.c.nc.TLSRequired()) {
@@ -261,7 +268,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 		req.Outs = append(req.Outs, StreamSpec{Capacity: out.Capacity, Bytes: streamBytes(out.Port, ra.Target)})
 	}
 	req.Resume = ra.Resume
-	j := &job{e: e, ra: ra, p: p, id: req.Job}
+	j := &job{e: e, ra: ra, p: p, id: req.Job, ckLost: make(chan error, 1)}
 	for range ra.Ins {
 		j.gates = append(j.gates, newSendGate())
 	}
@@ -276,7 +283,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 		return s, nil
 	}
 	for i := range ra.Ins {
-		s, err := sub(jobSubject(j.id, fmt.Sprintf("inc.%d", i)))
+		s, err := sub(jobSubject(j.id, wire.CreditName(wire.In, i)))
 		if err != nil {
 			j.unsubscribe()
 			return nil, err
@@ -284,7 +291,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 		j.inCreds = append(j.inCreds, s)
 	}
 	for i := range ra.Outs {
-		s, err := sub(jobSubject(j.id, fmt.Sprintf("out.%d", i)))
+		s, err := sub(jobSubject(j.id, wire.DataName(wire.Out, i)))
 		if err != nil {
 			j.unsubscribe()
 			return nil, err
@@ -399,22 +406,24 @@ type job struct {
 	beatStop chan struct{}
 	beatOnce sync.Once
 	beatWG   sync.WaitGroup
-	// Checkpoints (checkpoint.go): a gate per input, Run's context.
-	gates []*sendGate
-	ctxp  atomic.Pointer[context.Context]
+	// Checkpoints (checkpoint.go): a gate per input, Run's context, and
+	// the snapshot requests that went unanswered (Run's evCheckpointLost).
+	gates  []*sendGate
+	ctxp   atomic.Pointer[context.Context]
+	ckLost chan error
 }
 
 // dial opens the job's direct TCP data streams.
 func (j *job) dial(ctx context.Context, addr, secret string) error {
 	for i := range j.ra.Ins {
-		c, err := dialData(ctx, addr, dataHello{Job: j.id, Secret: secret, Stream: fmt.Sprintf("in.%d", i)})
+		c, err := dialData(ctx, addr, dataHello{Job: j.id, Secret: secret, Stream: wire.DataName(wire.In, i)})
 		if err != nil {
 			return err
 		}
 		j.inConns = append(j.inConns, c)
 	}
 	for i := range j.ra.Outs {
-		c, err := dialData(ctx, addr, dataHello{Job: j.id, Secret: secret, Stream: fmt.Sprintf("out.%d", i)})
+		c, err := dialData(ctx, addr, dataHello{Job: j.id, Secret: secret, Stream: wire.DataName(wire.Out, i)})
 		if err != nil {
 			return err
 		}
@@ -486,10 +495,10 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 			defer wg.Done()
 			var err error
 			if j.inConns != nil {
-				err = tcpSend(inCtx, j.inConns[i], in.Reader, in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{gate: j.gates[i]})
+				err = tcpSend(inCtx, j.inConns[i], in.Reader, in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.e.o.Flush, j.ra.Moved, streamLimit{gate: j.gates[i]})
 			} else {
-				err = sendStream(inCtx, nc, jobSubject(j.id, fmt.Sprintf("in.%d", i)), j.inCreds[i], in.Reader,
-					in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.ra.Moved, streamLimit{gate: j.gates[i]})
+				err = sendStream(inCtx, nc, jobSubject(j.id, wire.DataName(wire.In, i)), j.inCreds[i], in.Reader,
+					in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.e.o.Flush, j.ra.Moved, streamLimit{gate: j.gates[i]})
 			}
 			if err != nil && !errors.Is(context.Cause(inCtx), errJobDone) {
 				failed(fmt.Errorf("input %s: %w", in.Port.Name, err), true)
@@ -509,7 +518,7 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 			if j.outConns != nil {
 				err = tcpRecv(jctx, j.outConns[i], out.Writer, out.Port.Type.Size, max(out.Capacity, 1), j.ra.Moved, streamLimit{})
 			} else {
-				err = recvStream(jctx, nc, j.outData[i], jobSubject(j.id, fmt.Sprintf("outc.%d", i)), out.Writer,
+				err = recvStream(jctx, nc, j.outData[i], jobSubject(j.id, wire.CreditName(wire.Out, i)), out.Writer,
 					out.Port.Type.Size, max(out.Capacity, 1), j.ra.Moved, streamLimit{})
 			}
 			if err != nil {
@@ -537,87 +546,49 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 		}
 		doneC <- r
 	}()
-	var result *JobResult
-	var err, sErr error
-	var sErrAt time.Time
-	sErrInput := false
-loop:
-	for {
+	// The state machine (jobrun.go) decides; this loop gathers its events
+	// and carries out its actions.
+	env := runEnv{worker: j.p.Worker, actors: func() string { return j.e.actorsOn(j.p.Worker) },
+		broker: redact(j.e.c.url), heartbeatTimeout: j.e.o.HeartbeatTimeout}
+	var st runState
+	for st.phase != phaseEnded {
+		var ev runEvent
 		select {
 		case e := <-streamErrC:
-			if sErr == nil {
-				sErr, sErrAt, sErrInput = lostWorker(j.p.Worker, "worker %s: %v; its actors in this run: %s", j.p.Worker, e.err, j.e.actorsOn(j.p.Worker)), time.Now(), e.input
-			}
-			if result != nil && result.Error == "" && e.input {
-				sErr = nil // the actor finished: it needed no more input
-			}
+			ev = evStream{err: e.err, input: e.input, at: time.Now()}
+		case err := <-j.ckLost:
+			ev = evCheckpointLost{err: err, at: time.Now()}
 		case r := <-doneC:
-			result = &r
 			res.Firings, res.Busy = r.Firings, r.Busy
 			for _, sp := range r.Spans {
 				res.Spans = append(res.Spans, runtime.Span{Start: time.Duration(sp[0]), Dur: time.Duration(sp[1]), Firing: sp[2]})
 			}
-			if r.Error != "" {
-				err = errors.New(r.Error)
-				if r.Cut {
-					err = lostWorker(j.p.Worker, "worker %s: %s; its actors in this run: %s", j.p.Worker, r.Error, j.e.actorsOn(j.p.Worker))
-				}
-				cancel(err)
-				break loop
-			}
-			if sErr != nil && !sErrInput {
-				err = sErr
-				cancel(err)
-				break loop
-			}
-			// An input cut before the result came: the actor finished and
-			// the worker stopped reading; not an error.
-			sErr = nil
-			inStop(errJobDone)
-			doneC = nil
+			doneC = nil // one result a job
+			ev = evResult{r}
 		case <-outsDone:
 			outsDone = nil
+			ev = evOutputsEnded{}
 		case <-jctx.Done():
-			err = context.Cause(jctx)
-			break loop
+			ev = evCancelled{context.Cause(jctx)}
 		case now := <-tick.C:
-			if nc.Stats().Reconnects != reconnects {
-				// Messages on NATS (chunks, credits, requests) may have
-				// been lost while the broker was away.
-				err = lostWorker(j.p.Worker, "lost the connection to broker %s for a while (it reconnected), and with it worker %s's streams; its actors in this run: %s", redact(j.e.c.url), j.p.Worker, j.e.actorsOn(j.p.Worker))
-				cancel(err)
-				break loop
-			}
-			if sErr != nil && now.Sub(sErrAt) > j.e.o.HeartbeatTimeout {
-				err = sErr
-				cancel(err)
-				break loop
-			}
-			if since := now.Sub(time.Unix(0, j.lastHB.Load())); since > j.e.o.HeartbeatTimeout {
-				why := fmt.Sprintf("worker %s stopped answering: no heartbeat for %s", j.p.Worker, since.Round(time.Millisecond))
-				if !nc.IsConnected() {
-					why = fmt.Sprintf("lost the connection to broker %s, and with it worker %s (no heartbeat for %s)", redact(j.e.c.url), j.p.Worker, since.Round(time.Millisecond))
-				}
-				err = lostWorker(j.p.Worker, "%s; its actors in this run: %s", why, j.e.actorsOn(j.p.Worker))
-				cancel(err)
-				break loop
-			}
+			ev = evTick{now: now, reconnected: nc.Stats().Reconnects != reconnects,
+				sinceBeat: now.Sub(time.Unix(0, j.lastHB.Load())), connected: nc.IsConnected()}
 		}
-		if result != nil && outsDone == nil {
-			// Every output ended: an output that ended by an error
-			// reported it before.
+		var act runActions
+		st, act = st.step(ev, env)
+		if act.stopInputs {
+			inStop(errJobDone)
+		}
+		if act.drain {
 			for len(streamErrC) > 0 {
-				if e := <-streamErrC; !e.input && err == nil {
-					err = lostWorker(j.p.Worker, "worker %s: %v; its actors in this run: %s", j.p.Worker, e.err, j.e.actorsOn(j.p.Worker))
-				}
+				e := <-streamErrC
+				st, _ = st.step(evStream{err: e.err, input: e.input, at: time.Now()}, env)
 			}
-			if sErr != nil && !sErrInput && err == nil {
-				err = sErr
-			}
-			break
+			st, _ = st.step(evDrained{}, env)
 		}
 	}
-	if result == nil || err != nil {
+	err := st.err
+	if st.tellWorker() {
 		// The worker may still run it: tell it to stop.
 		_ = nc.Publish(jobSubject(j.id, "cancel"), nil)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluicehq/sluice/fifo"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/wire"
 )
 
 // Fuzz targets of what a worker decodes from the network: run requests
@@ -192,12 +193,13 @@ func drained(t *testing.T, tsize, capTok int) (*fifo.FIFO, func()) {
 // data stream: it ends with the stream or an error, never panics, never
 // takes more than the window's tokens at once.
 func FuzzTCPRecv(f *testing.F) {
-	frame := func(flags byte, payload []byte) []byte {
-		b := binary.LittleEndian.AppendUint32(nil, uint32(len(payload)))
-		return append(append(b, flags), payload...)
+	frame := func(seq uint64, flags byte, payload []byte) []byte {
+		b := make([]byte, wire.HeaderLen)
+		wire.Header{Len: len(payload), Flags: flags, Seq: seq}.Put(b)
+		return append(b, payload...)
 	}
-	f.Add(uint8(4), uint8(8), append(frame(0, make([]byte, 16)), frame(flagEOS, nil)...))
-	f.Add(uint8(4), uint8(2), frame(0, make([]byte, 12)))
+	f.Add(uint8(4), uint8(8), append(frame(0, 0, make([]byte, 16)), frame(1, wire.FlagEnd, nil)...))
+	f.Add(uint8(4), uint8(2), frame(0, 0, make([]byte, 12)))
 	f.Add(uint8(1), uint8(1), []byte{0xff, 0xff, 0xff, 0xff, 0})
 	f.Add(uint8(8), uint8(4), []byte{0, 0, 0})
 	f.Fuzz(func(t *testing.T, ts, window uint8, data []byte) {
@@ -231,12 +233,12 @@ func FuzzReadHello(f *testing.F) {
 // stream or an error, never panics.
 func FuzzRecvStream(f *testing.F) {
 	msg := func(seq uint64, flags byte, payload []byte) []byte {
-		b := binary.LittleEndian.AppendUint64(nil, seq)
-		b = append(b, flags)
+		b := make([]byte, wire.HeaderLen)
+		wire.Header{Len: len(payload), Flags: flags, Seq: seq}.Put(b)
 		b = append(b, payload...)
 		return append(binary.LittleEndian.AppendUint16(nil, uint16(len(b))), b...)
 	}
-	f.Add(uint8(4), append(msg(0, 0, make([]byte, 8)), msg(1, flagEOS, nil)...))
+	f.Add(uint8(4), append(msg(0, 0, make([]byte, 8)), msg(1, wire.FlagEnd, nil)...))
 	f.Add(uint8(4), msg(1, 0, make([]byte, 4)))
 	f.Add(uint8(2), msg(0, 0, make([]byte, 3)))
 	srv, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})

@@ -123,6 +123,9 @@ type RunRequest struct {
 	Outs   []StreamSpec `json:"outs"`
 	// Chunk is the largest data message in bytes.
 	Chunk int `json:"chunk"`
+	// Flush is the output streams' flush timeout (internal/wire.Batch):
+	// 0 is wire.DefaultFlush, negative sends every firing at once.
+	Flush time.Duration `json:"flush_ns,omitempty"`
 	// Transport is "tcp" (direct data streams to the worker's DataAddr) or
 	// "nats" (chunks over NATS).
 	Transport string `json:"transport"`

@@ -2,29 +2,27 @@ package cluster
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/sluicehq/sluice/fifo"
+	"github.com/sluicehq/sluice/internal/wire"
 )
 
-// A cross-machine channel is two NATS subjects: data chunks from the
-// producer's side to the consumer's, and credits back. A data message is a
-// 9-byte header (sequence number, little endian, and a flags byte) and a
-// whole number of tokens; a credit message is the number of tokens the
-// consumer's side has taken into its FIFO (8 bytes). The producer sends at
-// most window tokens that were not credited yet, so at most one window is
-// ever in flight, and the consumer's FIFO (of window tokens) absorbs it.
+// A cross-machine channel over NATS is two subjects: data frames from the
+// producer's side to the consumer's, and credits back (internal/wire's
+// format: one frame or one credit per message; subjects named by
+// wire.DataName and wire.CreditName under the job's subject). The producer
+// sends at most window tokens that were not credited yet, so at most one
+// window is ever in flight, and the consumer's FIFO (of window tokens)
+// absorbs it. The producer batches small firings into chunks (wire.Batch):
+// it sends when a batch is ready or its flush timeout passed.
 
-const (
-	hdrLen  = 9
-	flagEOS = 1
-	// DefaultChunk is the largest data message's payload.
-	DefaultChunk = 256 << 10
-)
+// DefaultChunk is the largest data message's payload.
+const DefaultChunk = wire.Chunk
 
 // streamLimit bounds the bytes a stream may carry; what makes the error.
 type streamLimit struct {
@@ -33,29 +31,29 @@ type streamLimit struct {
 	gate *sendGate // senders: a checkpoint's barrier (checkpoint.go)
 }
 
-// sendStream reads r until end of stream and publishes its tokens on subj
-// in chunks of at most chunk bytes, never more than window tokens ahead of
-// the credits that arrive on credits. It publishes an end-of-stream message
-// last. moved is called after tokens were released.
 // errTransit is a data stream's chunks lost or duplicated on the way (a
 // broker restarted under it, say): the job's data path was cut, which a
 // run with checkpoints recovers from as from a lost worker.
-var errTransit = errors.New("chunks were lost or duplicated in transit")
+var errTransit = wire.ErrTransit
 
-func sendStream(ctx context.Context, nc *nats.Conn, subj string, credits *nats.Subscription, r *fifo.Reader, tsize, window, chunk int, moved func(), lim streamLimit) error {
-	credit := int64(window)
-	chunkTok := max(1, chunk/tsize)
-	var seq uint64
+// sendStream reads r until end of stream and publishes its tokens on subj
+// in chunks of at most chunk bytes, never more than window tokens ahead of
+// the credits that arrive on credits, batching small firings for at most
+// flush (0: wire.DefaultFlush; < 0: none). It publishes an end-of-stream
+// message last. moved is called after tokens were released.
+func sendStream(ctx context.Context, nc *nats.Conn, subj string, credits *nats.Subscription, r *fifo.Reader, tsize, window, chunk int, flush time.Duration, moved func(), lim streamLimit) error {
+	cr := wire.NewCredits(window)
+	b := wire.NewBatch(tsize, window, chunk, flush)
+	var enc wire.Encoder
 	var sent, sentTok int64
 	take := func(m *nats.Msg) error {
-		if len(m.Data) != 8 {
-			return fmt.Errorf("credit message of %d bytes on %s: expected 8", len(m.Data), m.Subject)
+		if err := cr.Message(m.Data); err != nil {
+			return fmt.Errorf("on %s: %w", m.Subject, err)
 		}
-		credit += int64(binary.LittleEndian.Uint64(m.Data))
 		return nil
 	}
 	for {
-		for credit <= 0 {
+		for cr.N <= 0 {
 			m, err := credits.NextMsgWithContext(ctx)
 			if err != nil {
 				return cause(ctx, err)
@@ -73,49 +71,71 @@ func sendStream(ctx context.Context, nc *nats.Conn, subj string, credits *nats.S
 				return err
 			}
 		}
-		want, err := lim.gate.allow(ctx, sentTok, int(min(int64(chunkTok), credit)))
+		want, err := lim.gate.allow(ctx, sentTok, int(min(int64(b.ChunkTokens), cr.N)))
 		if err != nil {
 			return cause(ctx, err)
 		}
-		win := r.TryAcquire(want)
-		if len(win) == 0 {
-			if _, err := r.Acquire(ctx, 1); err != nil {
-				if errors.Is(err, fifo.ErrClosed) {
-					msg := make([]byte, hdrLen)
-					binary.LittleEndian.PutUint64(msg, seq)
-					msg[8] = flagEOS
-					if err := nc.Publish(subj, msg); err != nil {
-						return fmt.Errorf("sending end of stream on %s: %w", subj, err)
-					}
-					return nil
-				}
-				return cause(ctx, err)
+		n, err := ready(ctx, r, want, b)
+		if errors.Is(err, fifo.ErrClosed) {
+			msg := make([]byte, wire.HeaderLen)
+			enc.Header(0, true).Put(msg)
+			if err := nc.Publish(subj, msg); err != nil {
+				return fmt.Errorf("sending end of stream on %s: %w", subj, err)
 			}
-			continue
+			return nil
 		}
-		k := lim.gate.clamp(sentTok, len(win)/tsize)
+		if err != nil {
+			return cause(ctx, err)
+		}
+		k := lim.gate.clamp(sentTok, n)
 		if k == 0 {
 			continue // a barrier closed the gate meanwhile
 		}
-		win = win[:k*tsize]
+		win := r.TryAcquire(k)
 		sent += int64(len(win))
 		sentTok += int64(k)
 		if lim.max > 0 && sent > lim.max {
 			return lim.what(sent)
 		}
-		msg := make([]byte, hdrLen+len(win))
-		binary.LittleEndian.PutUint64(msg, seq)
-		copy(msg[hdrLen:], win)
+		msg := make([]byte, wire.HeaderLen+len(win))
+		enc.Header(len(win), false).Put(msg)
+		copy(msg[wire.HeaderLen:], win)
 		if err := nc.Publish(subj, msg); err != nil {
 			return fmt.Errorf("sending %d tokens on %s: %w", k, subj, err)
 		}
-		seq++
 		r.Release(k)
-		credit -= int64(k)
+		cr.Sent(k)
 		if moved != nil {
 			moved()
 		}
 	}
+}
+
+// ready returns how many tokens of r to send now, 1 to want: it waits for
+// the first token, then for a batch (b.Tokens, at most want) for at most
+// b.Flush, and takes what is there then. It fails with fifo.ErrClosed at
+// the end of the stream.
+func ready(ctx context.Context, r *fifo.Reader, want int, b wire.Batch) (int, error) {
+	lo := min(b.Tokens, want)
+	n := r.Available()
+	if n == 0 {
+		if _, err := r.Acquire(ctx, 1); err != nil {
+			return 0, err
+		}
+		n = r.Available()
+	}
+	if n < lo && b.Flush > 0 {
+		fctx, stop := context.WithTimeout(ctx, b.Flush)
+		_, err := r.Acquire(fctx, lo)
+		stop()
+		if err != nil && ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		// The batch is ready, the flush timeout passed or the stream
+		// ended: what is there goes.
+		n = r.Available()
+	}
+	return min(n, want), nil
 }
 
 // recvStream writes the chunks arriving on data into w until end of
@@ -123,34 +143,29 @@ func sendStream(ctx context.Context, nc *nats.Conn, subj string, credits *nats.S
 // fails on a sequence gap or repeat (lost or duplicated data). It does not
 // close w.
 func recvStream(ctx context.Context, nc *nats.Conn, data *nats.Subscription, credSubj string, w *fifo.Writer, tsize, window int, moved func(), lim streamLimit) error {
-	var seq uint64
+	dec := wire.NewDecoder(wire.Limits{TokenSize: tsize, Window: window})
 	var pending, got int64
-	thr := int64(max(1, window/4))
+	thr := int64(wire.CreditBatch(window, tsize))
 	credit := func() error {
 		if pending == 0 {
 			return nil
 		}
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(pending))
+		b := wire.AppendCredit(make([]byte, 0, wire.CreditLen), pending)
 		pending = 0
-		return nc.Publish(credSubj, b[:])
+		return nc.Publish(credSubj, b)
 	}
 	for {
 		m, err := data.NextMsgWithContext(ctx)
 		if err != nil {
 			return cause(ctx, err)
 		}
-		if len(m.Data) < hdrLen || (len(m.Data)-hdrLen)%tsize != 0 {
-			return fmt.Errorf("data message of %d bytes on %s: expected a %d-byte header and whole %d-byte tokens", len(m.Data), m.Subject, hdrLen, tsize)
+		h, p, err := dec.Message(m.Data)
+		if err != nil {
+			return fmt.Errorf("on %s: %w", m.Subject, err)
 		}
-		if s := binary.LittleEndian.Uint64(m.Data); s != seq {
-			return fmt.Errorf("data chunk %d on %s, expected chunk %d: %w", s, m.Subject, seq, errTransit)
-		}
-		seq++
-		if m.Data[8]&flagEOS != 0 {
+		if h.End() {
 			return nil
 		}
-		p := m.Data[hdrLen:]
 		got += int64(len(p))
 		if lim.max > 0 && got > lim.max {
 			return lim.what(got)

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,14 +12,16 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/fifo"
+	"github.com/sluicehq/sluice/internal/wire"
 )
 
 // The direct TCP data path: a worker with a data listener offers it in its
 // reply to a run request; the client then opens one TCP connection per
 // stream, says which job and port it is for (with the job's secret), and
-// the tokens go straight between the two hosts: frames of a 4-byte length,
-// a flags byte and whole tokens one way, 8-byte credits the other. TCP keeps
-// order and loses nothing; the credits keep the stream bounded as over NATS.
+// the tokens go straight between the two hosts: internal/wire's frames
+// (a 13-byte header and whole tokens) one way, its 8-byte credits the
+// other. TCP keeps order and loses nothing; the credits keep the stream
+// bounded as over NATS, and the sender batches small firings the same way.
 
 // dataHello opens a data connection.
 type dataHello struct {
@@ -29,8 +30,6 @@ type dataHello struct {
 	// Stream is "in.N" (client → worker) or "out.N" (worker → client).
 	Stream string `json:"stream"`
 }
-
-const tcpHdr = 5
 
 // dialData opens a data connection to a worker.
 func dialData(ctx context.Context, addr string, h dataHello) (net.Conn, error) {
@@ -78,9 +77,9 @@ func interruptOn(ctx context.Context, c net.Conn) func() bool {
 // with one vectored write (headers and windows of the ring), the receiver
 // reads tokens straight into a window of its ring. Hand-offs with the
 // actors on either side are batched: the sender takes a large window when
-// one is ready and lingers briefly while a smaller one still grows, the
-// receiver does the same for room in its FIFO, so neither wakes its
-// partner once per small step.
+// one is ready and otherwise waits for a batch until its flush timeout
+// (wire.Batch), the receiver lingers briefly for room in its FIFO, so
+// neither wakes its partner once per small step.
 const (
 	// tcpStage is the receiver's buffer for frame headers: a read into it
 	// takes a header and, for a small frame, its tokens too; a larger
@@ -121,31 +120,18 @@ func linger(n, lo int, avail func() int) int {
 // non-blocking read before each send takes what arrived, and it blocks
 // reading only when no credit is left.
 type creditIn struct {
-	c      net.Conn
-	rc     syscall.RawConn // nil: no non-blocking reads on this connection
-	n      int64           // tokens the sender may still send
-	window int64
-	buf    [512]byte
-	have   int // bytes of an incomplete credit message in buf
+	c   net.Conn
+	rc  syscall.RawConn // nil: no non-blocking reads on this connection
+	cr  *wire.Credits   // tokens the sender may still send
+	buf [512]byte
 }
 
 func newCreditIn(c net.Conn, window int) *creditIn {
-	return &creditIn{c: c, rc: rawConn(c), n: int64(window), window: int64(window)}
+	return &creditIn{c: c, rc: rawConn(c), cr: wire.NewCredits(window)}
 }
 
 // add takes k more bytes read into buf.
-func (ci *creditIn) add(k int) error {
-	ci.have += k
-	whole := ci.have / 8 * 8
-	for i := 0; i < whole; i += 8 {
-		ci.n += int64(binary.LittleEndian.Uint64(ci.buf[i:]))
-	}
-	ci.have = copy(ci.buf[:], ci.buf[whole:ci.have])
-	if ci.n > ci.window || ci.n < 0 {
-		return fmt.Errorf("credits for %d tokens outstanding: expected 0 to the window of %d", ci.n, ci.window)
-	}
-	return nil
-}
+func (ci *creditIn) add(k int) error { return ci.cr.Add(ci.buf[:k]) }
 
 // poll takes the credits that arrived, without blocking.
 func (ci *creditIn) poll() error {
@@ -155,7 +141,7 @@ func (ci *creditIn) poll() error {
 	var k int
 	var err error
 	if rerr := ci.rc.Read(func(fd uintptr) bool {
-		k, err = readNonblock(fd, ci.buf[ci.have:])
+		k, err = readNonblock(fd, ci.buf[:])
 		return true
 	}); rerr != nil {
 		return rerr
@@ -178,12 +164,12 @@ func (ci *creditIn) wait() error {
 	if ci.rc != nil {
 		for start := time.Now(); time.Since(start) < fifo.DefaultSpinTime; {
 			goruntime.Gosched()
-			if err := ci.poll(); err != nil || ci.n > 0 {
+			if err := ci.poll(); err != nil || ci.cr.N > 0 {
 				return err
 			}
 		}
 	}
-	k, err := ci.c.Read(ci.buf[ci.have:])
+	k, err := ci.c.Read(ci.buf[:])
 	if k > 0 {
 		return ci.add(k)
 	}
@@ -207,22 +193,22 @@ func (ci *creditIn) drain() error {
 // all in one vectored write straight from the window.
 type frameWriter struct {
 	chunk int // bytes, whole tokens
+	enc   wire.Encoder
 	hdrs  []byte
 	bufs  [][]byte
 }
 
 func (fw *frameWriter) write(c net.Conn, win []byte) error {
 	nf := (len(win) + fw.chunk - 1) / fw.chunk
-	if len(fw.hdrs) < nf*tcpHdr {
-		fw.hdrs = make([]byte, nf*tcpHdr)
+	if len(fw.hdrs) < nf*wire.HeaderLen {
+		fw.hdrs = make([]byte, nf*wire.HeaderLen)
 	}
 	bufs := fw.bufs[:0]
 	for i := 0; len(win) > 0; i++ {
 		p := win[:min(len(win), fw.chunk)]
 		win = win[len(p):]
-		h := fw.hdrs[i*tcpHdr : (i+1)*tcpHdr]
-		binary.LittleEndian.PutUint32(h, uint32(len(p)))
-		h[4] = 0
+		h := fw.hdrs[i*wire.HeaderLen : (i+1)*wire.HeaderLen]
+		fw.enc.Header(len(p), false).Put(h)
 		bufs = append(bufs, h, p)
 	}
 	fw.bufs = bufs
@@ -233,36 +219,34 @@ func (fw *frameWriter) write(c net.Conn, win []byte) error {
 
 // tcpSend reads r until end of stream and writes its tokens on c in
 // frames of at most chunk bytes, at most window tokens ahead of the
-// credits read back from c.
-func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chunk int, moved func(), lim streamLimit) error {
+// credits read back from c, batching small firings for at most flush (0:
+// wire.DefaultFlush; < 0: none).
+func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chunk int, flush time.Duration, moved func(), lim streamLimit) error {
 	defer interruptOn(ctx, c)()
 	defer c.Close()
 	ci := newCreditIn(c, window)
 	lost := func(err error) error {
 		return cause(ctx, fmt.Errorf("the receiver closed the data stream: %w", err))
 	}
-	chunkTok := max(1, chunk/tsize)
-	fw := frameWriter{chunk: chunkTok * tsize}
-	// A batch worth sending at once, and the most one vectored write takes.
-	lo := max(1, min(chunkTok, window/4))
-	most := max(chunkTok, window/4)
+	b := wire.NewBatch(tsize, window, chunk, flush)
+	fw := frameWriter{chunk: b.ChunkTokens * tsize}
 	var sent, sentTok int64
 	for {
 		if err := ci.poll(); err != nil {
 			return lost(err)
 		}
-		for ci.n == 0 {
+		for ci.cr.N == 0 {
 			if err := ci.wait(); err != nil {
 				return lost(err)
 			}
 		}
-		want, err := lim.gate.allow(ctx, sentTok, int(min(ci.n, int64(most))))
+		want, err := lim.gate.allow(ctx, sentTok, int(min(ci.cr.N, int64(b.Most))))
 		if err != nil {
 			return cause(ctx, err)
 		}
-		n, err := ready(ctx, r, want, lo)
+		n, err := ready(ctx, r, want, b)
 		if errors.Is(err, fifo.ErrClosed) {
-			return endStream(ctx, c, ci)
+			return endStream(ctx, c, ci, &fw.enc)
 		}
 		if err != nil {
 			return cause(ctx, err)
@@ -280,18 +264,11 @@ func tcpSend(ctx context.Context, c net.Conn, r *fifo.Reader, tsize, window, chu
 			return cause(ctx, err)
 		}
 		r.Release(n)
-		ci.n -= int64(n)
+		ci.cr.Sent(n)
 		if moved != nil {
 			moved()
 		}
 	}
-}
-
-// ready returns how many tokens of r to send now, 1 to want: it waits for
-// the first token, then lingers while fewer than lo are there. It fails
-// with fifo.ErrClosed at the end of the stream.
-func ready(ctx context.Context, r *fifo.Reader, want, lo int) (int, error) {
-	return batch(r.Available, func() error { _, err := r.Acquire(ctx, 1); return err }, want, lo)
 }
 
 // batch returns how much of what avail counts to take now, 1 to want: it
@@ -313,9 +290,9 @@ func batch(avail func() int, one func() error, want, lo int) (int, error) {
 
 // endStream sends the end-of-stream frame and waits until the receiver
 // has everything: it closes the connection.
-func endStream(ctx context.Context, c net.Conn, ci *creditIn) error {
-	var hdr [tcpHdr]byte
-	hdr[4] = flagEOS
+func endStream(ctx context.Context, c net.Conn, ci *creditIn, enc *wire.Encoder) error {
+	var hdr [wire.HeaderLen]byte
+	enc.Header(0, true).Put(hdr[:])
 	if _, err := c.Write(hdr[:]); err != nil {
 		return cause(ctx, err)
 	}
@@ -335,39 +312,44 @@ func endStream(ctx context.Context, c net.Conn, ci *creditIn) error {
 // own while frames keep coming.
 type frameReader struct {
 	c     net.Conn
+	dec   *wire.Decoder
 	rc    syscall.RawConn // nil: payloads and headers in separate reads
 	stage []byte
 	r, w  int // stage[r:w] is read and not consumed
 }
 
-func newFrameReader(c net.Conn) *frameReader {
-	fr := &frameReader{c: c, stage: make([]byte, tcpStage)}
+func newFrameReader(c net.Conn, lim wire.Limits) *frameReader {
+	fr := &frameReader{c: c, dec: wire.NewDecoder(lim), stage: make([]byte, tcpStage)}
 	if readv != nil {
 		fr.rc = rawConn(c)
 	}
 	return fr
 }
 
-// header returns the next frame's payload length and flags.
-func (fr *frameReader) header() (int, byte, error) {
-	for fr.w-fr.r < tcpHdr {
+// header reads the next frame's header. A read error is the stream cut
+// (errCut); a header outside the limits is refused as such.
+func (fr *frameReader) header() (wire.Header, error) {
+	for fr.w-fr.r < wire.HeaderLen {
 		if fr.r > 0 {
 			fr.w = copy(fr.stage, fr.stage[fr.r:fr.w])
 			fr.r = 0
 		}
 		k, err := fr.c.Read(fr.stage[fr.w:])
 		fr.w += k
-		if err != nil && fr.w < tcpHdr {
+		if err != nil && fr.w < wire.HeaderLen {
 			if errors.Is(err, io.EOF) && fr.w > 0 {
 				err = io.ErrUnexpectedEOF
 			}
-			return 0, 0, err
+			return wire.Header{}, fmt.Errorf("%w: %w", errCut, err)
 		}
 	}
-	h := fr.stage[fr.r : fr.r+tcpHdr]
-	fr.r += tcpHdr
-	return int(binary.LittleEndian.Uint32(h)), h[4], nil
+	h, err := fr.dec.Header(fr.stage[fr.r : fr.r+wire.HeaderLen])
+	fr.r += wire.HeaderLen
+	return h, err
 }
+
+// errCut is a direct stream's connection broken before its end.
+var errCut = errors.New("data stream cut before its end")
 
 // fill reads len(p) payload bytes into p: what the stage holds, then the
 // rest from the connection.
@@ -410,21 +392,19 @@ func (fr *frameReader) fill(p []byte) error {
 func tcpRecv(ctx context.Context, c net.Conn, w *fifo.Writer, tsize, window int, moved func(), lim streamLimit) error {
 	defer interruptOn(ctx, c)()
 	defer c.Close()
-	fr := newFrameReader(c)
+	fr := newFrameReader(c, wire.Limits{TokenSize: tsize, Window: window})
 	var pending, got int64
-	thr := int64(max(1, window/4))
-	var cb [8]byte
+	thr := int64(wire.CreditBatch(window, tsize))
+	cb := make([]byte, 0, wire.CreditLen)
 	for {
-		n, flags, err := fr.header()
+		h, err := fr.header()
 		if err != nil {
-			return cause(ctx, fmt.Errorf("data stream cut before its end: %w", err))
+			return cause(ctx, err)
 		}
-		if flags&flagEOS != 0 {
+		if h.End() {
 			return nil
 		}
-		if n%tsize != 0 || n/tsize > window || n == 0 {
-			return fmt.Errorf("data frame of %d bytes: expected 1 to %d whole %d-byte tokens", n, window, tsize)
-		}
+		n := h.Len
 		got += int64(n)
 		if lim.max > 0 && got > lim.max {
 			return lim.what(got)
@@ -435,7 +415,7 @@ func tcpRecv(ctx context.Context, c net.Conn, w *fifo.Writer, tsize, window int,
 				return cause(ctx, err)
 			}
 			if err := fr.fill(w.TryAcquire(k)); err != nil {
-				return cause(ctx, fmt.Errorf("data stream cut before its end: %w", err))
+				return cause(ctx, fmt.Errorf("%w: %w", errCut, err))
 			}
 			w.Commit(k)
 			left -= k
@@ -443,9 +423,9 @@ func tcpRecv(ctx context.Context, c net.Conn, w *fifo.Writer, tsize, window int,
 				moved()
 			}
 			if pending += int64(k); pending >= thr {
-				binary.LittleEndian.PutUint64(cb[:], uint64(pending))
+				cb = wire.AppendCredit(cb[:0], pending)
 				pending = 0
-				if _, err := c.Write(cb[:]); err != nil {
+				if _, err := c.Write(cb); err != nil {
 					return cause(ctx, fmt.Errorf("returning credits: %w", err))
 				}
 			}

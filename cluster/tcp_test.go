@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/fifo"
+	"github.com/sluicehq/sluice/internal/wire"
 )
 
 // tcpCase is one direct stream: a producer filling src, tcpSend, tcpRecv
@@ -23,6 +23,8 @@ import (
 type tcpCase struct {
 	tsize, capTok, chunk int
 	tokens               int
+	// The sender's flush timeout (0: the default, < 0: none).
+	flush time.Duration
 	// Most tokens the producer commits and the consumer takes at a time
 	// (each picks a random count from 1 to this).
 	prodMax, consMax int
@@ -34,7 +36,7 @@ type tcpCase struct {
 }
 
 func (tc tcpCase) String() string {
-	return fmt.Sprintf("ts=%d,cap=%d,chunk=%d,n=%d,src=%s,dst=%s", tc.tsize, tc.capTok, tc.chunk, tc.tokens, tc.srcRing, tc.dstRing)
+	return fmt.Sprintf("ts=%d,cap=%d,chunk=%d,n=%d,src=%s,dst=%s,flush=%v", tc.tsize, tc.capTok, tc.chunk, tc.tokens, tc.srcRing, tc.dstRing, tc.flush)
 }
 
 func newRing(t *testing.T, name, kind string, tsize, capTok int) *fifo.FIFO {
@@ -112,7 +114,7 @@ func runTCP(t *testing.T, ctx context.Context, tc tcpCase, seed uint64) (want, g
 		prodC <- nil
 	}()
 	go func() {
-		sendC <- tcpSend(ctx, sc, src.Reader(0), tc.tsize, tc.capTok, tc.chunk, nil, streamLimit{})
+		sendC <- tcpSend(ctx, sc, src.Reader(0), tc.tsize, tc.capTok, tc.chunk, tc.flush, nil, streamLimit{})
 	}()
 	go func() {
 		err := tcpRecv(ctx, rc, dst.Writer(), tc.tsize, tc.capTok, nil, streamLimit{})
@@ -166,6 +168,10 @@ func TestTCPStreamExact(t *testing.T) {
 		{tsize: 1, capTok: 100000, chunk: 65536, tokens: 2_000_000, prodMax: 100000, consMax: 7, srcRing: "memory"},
 		{tsize: 8, capTok: 4096, chunk: 8192, tokens: 40000, prodMax: 100, consMax: 4096, prodPause: 50 * time.Microsecond},
 		{tsize: 8, capTok: 4096, chunk: 8192, tokens: 40000, prodMax: 4096, consMax: 100, consPause: 50 * time.Microsecond},
+		// Small firings with pauses: batches cut by the flush timeout, and
+		// with none at all.
+		{tsize: 4, capTok: 8192, chunk: 1 << 16, tokens: 30000, prodMax: 64, consMax: 8192, prodPause: 200 * time.Microsecond, flush: 100 * time.Microsecond},
+		{tsize: 4, capTok: 8192, chunk: 1 << 16, tokens: 30000, prodMax: 64, consMax: 8192, prodPause: 20 * time.Microsecond, flush: -1},
 	}
 	for i, tc := range cases {
 		t.Run(tc.String(), func(t *testing.T) {
@@ -216,7 +222,7 @@ func TestTCPStreamBounded(t *testing.T) {
 			w.Commit(10)
 		}
 	}()
-	go func() { done <- tcpSend(ctx, sc, src.Reader(0), 4, capTok, 1024, nil, streamLimit{}) }()
+	go func() { done <- tcpSend(ctx, sc, src.Reader(0), 4, capTok, 1024, 0, nil, streamLimit{}) }()
 	go func() { done <- tcpRecv(ctx, rc, dst.Writer(), 4, capTok, nil, streamLimit{}) }()
 	// Wait until nothing moves any more.
 	last := uint64(0)
@@ -277,7 +283,7 @@ func TestTCPStreamCancel(t *testing.T) {
 				}
 			}()
 			sendC, recvC := make(chan error, 1), make(chan error, 1)
-			go func() { sendC <- tcpSend(sctx, sc, src.Reader(0), 4, 256, 64, nil, streamLimit{}) }()
+			go func() { sendC <- tcpSend(sctx, sc, src.Reader(0), 4, 256, 64, 0, nil, streamLimit{}) }()
 			go func() { recvC <- tcpRecv(rctx, rc, dst.Writer(), 4, 256, nil, streamLimit{}) }()
 			time.Sleep(50 * time.Millisecond)
 			if side == "sender" {
@@ -311,7 +317,7 @@ func TestTCPStreamCut(t *testing.T) {
 	src := newRing(t, "src", "", 4, 64)
 	sc, rc := tcpPair(t)
 	go func() { // the receiver reads one frame and leaves
-		var b [tcpHdr + 4]byte
+		var b [wire.HeaderLen + 4]byte
 		_, _ = rc.Read(b[:])
 		rc.Close()
 	}()
@@ -328,16 +334,16 @@ func TestTCPStreamCut(t *testing.T) {
 			w.Commit(1)
 		}
 	}()
-	err := tcpSend(ctx, sc, src.Reader(0), 4, 64, 16, nil, streamLimit{})
+	err := tcpSend(ctx, sc, src.Reader(0), 4, 64, 16, 0, nil, streamLimit{})
 	if err == nil || ctx.Err() != nil {
 		t.Errorf("sender after the receiver left: %v, expected an error before the deadline", err)
 	}
 
 	dst := newRing(t, "dst", "", 4, 64)
 	sc2, rc2 := tcpPair(t)
-	var frame [tcpHdr + 8]byte
-	binary.LittleEndian.PutUint32(frame[:], 8)
-	_, _ = sc2.Write(frame[:tcpHdr+4]) // half a frame, then gone
+	var frame [wire.HeaderLen + 8]byte
+	wire.Header{Len: 8}.Put(frame[:])
+	_, _ = sc2.Write(frame[:wire.HeaderLen+4]) // half a frame, then gone
 	sc2.Close()
 	err = tcpRecv(ctx, rc2, dst.Writer(), 4, 64, nil, streamLimit{})
 	if err == nil || !strings.Contains(err.Error(), "data stream cut before its end") {
@@ -363,8 +369,8 @@ func TestTCPRecvRefuses(t *testing.T) {
 	} {
 		dst := newRing(t, "dst", "", 4, 8)
 		sc, rc := tcpPair(t)
-		frame := make([]byte, tcpHdr+int(tc.n))
-		binary.LittleEndian.PutUint32(frame, tc.n)
+		frame := make([]byte, wire.HeaderLen+int(tc.n))
+		wire.Header{Len: int(tc.n)}.Put(frame)
 		go func() { _, _ = sc.Write(frame) }()
 		lim := streamLimit{max: tc.lim, what: func(n int64) error { return fmt.Errorf("over the limit after %d bytes", n) }}
 		err := tcpRecv(ctx, rc, dst.Writer(), 4, 8, nil, lim)
@@ -392,7 +398,7 @@ func TestTCPSendLimit(t *testing.T) {
 	go func() { recvC <- tcpRecv(ctx, rc, dst.Writer(), 4, 64, nil, streamLimit{}) }()
 	lim := streamLimit{max: 100, what: func(n int64) error { return fmt.Errorf("over the limit after %d bytes", n) }}
 	// Frames of 64 bytes: the second passes the limit.
-	err := tcpSend(ctx, sc, src.Reader(0), 4, 64, 64, nil, lim)
+	err := tcpSend(ctx, sc, src.Reader(0), 4, 64, 64, 0, nil, lim)
 	if err == nil || !strings.Contains(err.Error(), "over the limit after 128 bytes") {
 		t.Errorf("sending 256 bytes with a limit of 100 in 64-byte frames: %v, expected \"over the limit after 128 bytes\"", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/internal/fsroot"
+	"github.com/sluicehq/sluice/internal/wire"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -260,7 +261,7 @@ func (w *Worker) decodeRun(data []byte) (*RunRequest, error) {
 	}
 	if !(req.Transport == "tcp" && w.data != nil) {
 		// Tokens go over NATS: a chunk and its header in one message.
-		if most := int(w.nc.MaxPayload()) - hdrLen; req.Chunk > most {
+		if most := int(w.nc.MaxPayload()) - wire.HeaderLen; req.Chunk > most {
 			return nil, fmt.Errorf("worker %s: bad run request: %w", w.o.Name, bad("chunk", fmt.Sprintf("at most %d bytes over NATS (the broker's largest message less the chunk header)", most), req.Chunk))
 		}
 	}
@@ -410,15 +411,15 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 		j.secret = nuid.Next()
 		j.dataC = map[string]chan net.Conn{}
 		for i := range a.Inputs {
-			j.dataC[fmt.Sprintf("in.%d", i)] = make(chan net.Conn, 1)
+			j.dataC[wire.DataName(wire.In, i)] = make(chan net.Conn, 1)
 		}
 		for i := range a.Outputs {
-			j.dataC[fmt.Sprintf("out.%d", i)] = make(chan net.Conn, 1)
+			j.dataC[wire.DataName(wire.Out, i)] = make(chan net.Conn, 1)
 		}
 	}
 	for i, p := range a.Inputs {
 		if j.dataC == nil {
-			s, err := sub(jobSubject(req.Job, fmt.Sprintf("in.%d", i)))
+			s, err := sub(jobSubject(req.Job, wire.DataName(wire.In, i)))
 			if err != nil {
 				return fail(err)
 			}
@@ -429,7 +430,7 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 	}
 	for i, p := range a.Outputs {
 		if j.dataC == nil {
-			s, err := sub(jobSubject(req.Job, fmt.Sprintf("outc.%d", i)))
+			s, err := sub(jobSubject(req.Job, wire.CreditName(wire.Out, i)))
 			if err != nil {
 				return fail(err)
 			}
@@ -493,11 +494,11 @@ func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 		var err error
 		if j.dataC != nil {
 			var c net.Conn
-			if c, err = j.conn(ctx, fmt.Sprintf("in.%d", i)); err == nil {
+			if c, err = j.conn(ctx, wire.DataName(wire.In, i)); err == nil {
 				err = tcpRecv(ctx, c, p.Out(0), port.Type.Size, max(j.req.Ins[i].Capacity, 1), nil, j.streamLimit(port.Name, "input"))
 			}
 		} else {
-			err = recvStream(ctx, j.w.nc, j.ins[i], jobSubject(j.req.Job, fmt.Sprintf("inc.%d", i)), p.Out(0),
+			err = recvStream(ctx, j.w.nc, j.ins[i], jobSubject(j.req.Job, wire.CreditName(wire.In, i)), p.Out(0),
 				port.Type.Size, max(j.req.Ins[i].Capacity, 1), nil, j.streamLimit(port.Name, "input"))
 		}
 		if err != nil && j.inCtx.Err() != nil && p.Context().Err() == nil {
@@ -513,14 +514,14 @@ func (j *workerJob) netOut(i int) func(p *runtime.Process) error {
 		j.snaps.started(p.Context()) // a source has no netIn
 		port := j.actor.Outputs[i]
 		if j.dataC != nil {
-			c, err := j.conn(p.Context(), fmt.Sprintf("out.%d", i))
+			c, err := j.conn(p.Context(), wire.DataName(wire.Out, i))
 			if err != nil {
 				return err
 			}
-			return tcpSend(p.Context(), c, p.In(0), port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, nil, j.streamLimit(port.Name, "output"))
+			return tcpSend(p.Context(), c, p.In(0), port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, j.req.Flush, nil, j.streamLimit(port.Name, "output"))
 		}
-		return sendStream(p.Context(), j.w.nc, jobSubject(j.req.Job, fmt.Sprintf("out.%d", i)), j.outCreds[i], p.In(0),
-			port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, nil, j.streamLimit(port.Name, "output"))
+		return sendStream(p.Context(), j.w.nc, jobSubject(j.req.Job, wire.DataName(wire.Out, i)), j.outCreds[i], p.In(0),
+			port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, j.req.Flush, nil, j.streamLimit(port.Name, "output"))
 	}
 }
 

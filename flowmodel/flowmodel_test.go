@@ -245,7 +245,7 @@ func TestRemote(t *testing.T) {
 	if err != nil || len(hi.Platforms) == 0 {
 		t.Fatalf("remote devices: %+v, %v", hi, err)
 	}
-	// 300000 floats (1.2 MB) cross the 512 KiB chunk size of messages.
+	// 300000 floats (1.2 MB) cross the 256 KiB chunk size of messages.
 	runSaxpy(t, r, builtinSaxpy(300000), "cpu", 3)
 	if m, err := flowmodel.Load(ctx, "testdata/saxpy.yaml", flowmodel.LoadOptions{}); err == nil {
 		if able, err := flowmodel.Query(ctx, r, m); err == nil {
@@ -262,6 +262,49 @@ func TestRemote(t *testing.T) {
 	}
 	if _, err := (flowmodel.Remote{Conn: nc, Name: "nobody"}).Devices(ctx); err == nil {
 		t.Fatal("remote host without a server: expected an error")
+	}
+}
+
+// TestRemoteRefusesParts: a name that is no subject token, and write
+// parts outside their message's bounds, are refused with what was
+// expected, before the server allocates the message.
+func TestRemoteRefusesParts(t *testing.T) {
+	nc := startNATS(t)
+	if _, err := flowmodel.Serve(nc, "a.b", flowmodel.Local{}); err == nil || !strings.Contains(err.Error(), "expected a non-empty name without '.'") {
+		t.Fatalf("serving under a name with a dot: %v, expected a refusal", err)
+	}
+	srv, err := flowmodel.Serve(nc, "w1", flowmodel.Local{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	in, err := (flowmodel.Remote{Conn: nc, Name: "w1"}).Map(ctx, builtinSaxpy(1000), "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Release(ctx)
+	for _, tc := range []struct{ off, total, want string }{
+		{"0", "4000000000000", "message of 4000000000000 bytes: expected 0 to 1073741824"},
+		{"8", "4", "expected it within the message's 4 bytes"},
+		{"x", "4", `offset "x" and total "4": expected byte counts`},
+		{"4", "8", "expected the part at offset 0"},
+	} {
+		m := nats.NewMsg(flowmodel.Subject("w1"))
+		m.Header.Set("Op", "write")
+		m.Header.Set("Id", "1")
+		m.Header.Set("Stream", "x")
+		m.Header.Set("Off", tc.off)
+		m.Header.Set("Total", tc.total)
+		m.Data = make([]byte, 4)
+		r, err := nc.RequestMsgWithContext(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := r.Header.Get("Error"); !strings.Contains(e, tc.want) {
+			t.Errorf("write part at %s of %s: %q, expected %q", tc.off, tc.total, e, tc.want)
+		}
 	}
 }
 

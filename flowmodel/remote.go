@@ -12,11 +12,13 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/internal/wire"
 )
 
-// chunk is the largest payload of one write or read message, below NATS's
-// default 1 MiB message limit.
-const chunk = 512 << 10
+// Writes and reads travel in internal/wire's parts: at most wire.Chunk
+// bytes a message, each naming its offset and the stream's total length
+// (wire.SetPart), reassembled in order with the bounds checked before
+// anything is allocated (wire.Assembly).
 
 // Subject returns the NATS subject a host named name serves flow-models on.
 func Subject(name string) string { return "sluice.flowmodel." + name }
@@ -32,7 +34,8 @@ type Server struct {
 	mu        sync.Mutex
 	next      int64
 	instances map[string]Instance
-	staged    map[string][]byte // pending chunked writes and reads by id/stream
+	writes    map[string]*wire.Assembly // pending chunked writes by id/stream
+	reads     map[string][]byte         // streams being read in parts, by id/stream
 	// maxStream bounds a written stream (the host's Limited.MaxStream,
 	// else MaxServedStream).
 	maxStream int64
@@ -51,8 +54,11 @@ const (
 // Serve answers flow-model requests for h on Subject(name) of conn until
 // Close. A worker serves Local{} under its own name.
 func Serve(conn *nats.Conn, name string, h Host) (*Server, error) {
+	if _, err := wire.Subject("sluice", "flowmodel", name); err != nil {
+		return nil, fmt.Errorf("flowmodel: serve %s: %w", name, err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{h: h, ctx: ctx, cancel: cancel, instances: map[string]Instance{}, staged: map[string][]byte{}, maxStream: MaxServedStream}
+	s := &Server{h: h, ctx: ctx, cancel: cancel, instances: map[string]Instance{}, writes: map[string]*wire.Assembly{}, reads: map[string][]byte{}, maxStream: MaxServedStream}
 	if l, ok := h.(Limited); ok && l.MaxStream > 0 && l.MaxStream < s.maxStream {
 		s.maxStream = l.MaxStream
 	}
@@ -164,7 +170,7 @@ func (s *Server) do(m *nats.Msg) ([]byte, error) {
 	case "write":
 		return nil, s.write(in, id+"/"+stream, stream, m)
 	case "read":
-		return s.read(in, id+"/"+stream, stream, h.Get("Off"))
+		return s.read(in, id+"/"+stream, stream, h.Get(wire.PartOffset))
 	case "fire":
 		n, err := strconv.Atoi(h.Get("Iterations"))
 		if err != nil || n < 0 || n > MaxFireIterations {
@@ -191,36 +197,34 @@ func (s *Server) instance(id string) (Instance, error) {
 	return in, nil
 }
 
-// write stages one chunk and writes the stream once all have come.
+// write stages one part and writes the stream once all have come.
 func (s *Server) write(in Instance, key, stream string, m *nats.Msg) error {
-	off, err1 := strconv.Atoi(m.Header.Get("Off"))
-	total, err2 := strconv.Atoi(m.Header.Get("Total"))
-	if err := errors.Join(err1, err2); err != nil || off < 0 || total < 0 || off > total || off+len(m.Data) > total {
-		return fmt.Errorf("write %s: bad chunk (offset %q, total %q, %d bytes)", stream, m.Header.Get("Off"), m.Header.Get("Total"), len(m.Data))
+	off, total, err := wire.PartOf(m.Header)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", stream, err)
 	}
 	if int64(total) > s.maxStream {
 		return fmt.Errorf("write %s: a stream of %d bytes: expected at most %d", stream, total, s.maxStream)
 	}
-	if off == 0 && len(m.Data) == total {
-		return in.Write(s.ctx, stream, m.Data)
-	}
 	s.mu.Lock()
-	buf := s.staged[key]
-	if off == 0 || len(buf) != total {
-		if _, ok := s.staged[key]; !ok && len(s.staged) >= MaxStagedStreams {
+	a := s.writes[key]
+	if a == nil {
+		if len(s.writes) >= MaxStagedStreams {
 			s.mu.Unlock()
-			return fmt.Errorf("write %s: %d streams are being written here: expected at most %d at once", stream, len(s.staged), MaxStagedStreams)
+			return fmt.Errorf("write %s: %d streams are being written here: expected at most %d at once", stream, len(s.writes), MaxStagedStreams)
 		}
-		buf = make([]byte, total)
-		s.staged[key] = buf
+		a = &wire.Assembly{}
+		s.writes[key] = a
 	}
-	copy(buf[off:], m.Data)
-	last := off+len(m.Data) == total
-	if last {
-		delete(s.staged, key)
+	buf, done, err := a.Add(off, total, m.Data, int(s.maxStream))
+	if done || err != nil {
+		delete(s.writes, key)
 	}
 	s.mu.Unlock()
-	if !last {
+	if err != nil {
+		return fmt.Errorf("write %s: %w", stream, err)
+	}
+	if !done {
 		return nil
 	}
 	return in.Write(s.ctx, stream, buf)
@@ -234,7 +238,7 @@ func (s *Server) read(in Instance, key, stream, offs string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: offset %q: expected a byte offset", stream, offs)
 	}
 	s.mu.Lock()
-	buf, ok := s.staged["r/"+key]
+	buf, ok := s.reads[key]
 	s.mu.Unlock()
 	if off == 0 || !ok {
 		if buf, err = in.Read(s.ctx, stream); err != nil {
@@ -244,12 +248,12 @@ func (s *Server) read(in Instance, key, stream, offs string) ([]byte, error) {
 	if off > len(buf) {
 		return nil, fmt.Errorf("read %s: offset %d beyond its %d bytes", stream, off, len(buf))
 	}
-	end := min(off+chunk, len(buf))
+	end := min(off+wire.Chunk, len(buf))
 	s.mu.Lock()
 	if end == len(buf) {
-		delete(s.staged, "r/"+key)
+		delete(s.reads, key)
 	} else {
-		s.staged["r/"+key] = buf
+		s.reads[key] = buf
 	}
 	s.mu.Unlock()
 	return buf[off:end], nil
@@ -280,6 +284,12 @@ func (r Remote) request(ctx context.Context, op string, hdr map[string]string, d
 	}
 	return resp.Data, nil
 }
+
+// mapHeader lets wire.SetPart fill a request's header map.
+type mapHeader map[string]string
+
+func (h mapHeader) Get(k string) string { return h[k] }
+func (h mapHeader) Set(k, v string)     { h[k] = v }
 
 // Devices returns the remote host's device hierarchy.
 func (r Remote) Devices(ctx context.Context) (HostInfo, error) {
@@ -323,11 +333,10 @@ type remoteInstance struct {
 func (in *remoteInstance) Device() device.Info { return in.info }
 
 func (in *remoteInstance) Write(ctx context.Context, stream string, data []byte) error {
-	total := strconv.Itoa(len(data))
-	for off := 0; off == 0 || off < len(data); off += chunk {
-		end := min(off+chunk, len(data))
-		hdr := map[string]string{"Id": in.id, "Stream": stream, "Off": strconv.Itoa(off), "Total": total}
-		if _, err := in.r.request(ctx, "write", hdr, data[off:end]); err != nil {
+	for i := range wire.Parts(len(data)) {
+		hdr := map[string]string{"Id": in.id, "Stream": stream}
+		wire.SetPart(mapHeader(hdr), i*wire.Chunk, len(data))
+		if _, err := in.r.request(ctx, "write", hdr, wire.Part(data, i)); err != nil {
 			return err
 		}
 	}
@@ -339,18 +348,25 @@ func (in *remoteInstance) Read(ctx context.Context, stream string) ([]byte, erro
 	if !ok {
 		return nil, fmt.Errorf("flow-model %s has no stream %q (streams: %s)", in.m.Name, stream, in.m.streamNames())
 	}
-	out := make([]byte, 0, s.Bytes())
-	for int64(len(out)) < s.Bytes() {
-		b, err := in.r.request(ctx, "read", map[string]string{"Id": in.id, "Stream": stream, "Off": strconv.Itoa(len(out))}, nil)
+	total := int(min(s.Bytes(), wire.MaxMessage+1))
+	var a wire.Assembly
+	for off := 0; ; {
+		b, err := in.r.request(ctx, "read", map[string]string{"Id": in.id, "Stream": stream, wire.PartOffset: strconv.Itoa(off)}, nil)
 		if err != nil {
 			return nil, err
 		}
-		if len(b) == 0 {
-			return nil, fmt.Errorf("flow-model host %s: read %s: short reply at byte %d of %d", in.r.Name, stream, len(out), s.Bytes())
+		if len(b) == 0 && total > 0 {
+			return nil, fmt.Errorf("flow-model host %s: read %s: short reply at byte %d of %d", in.r.Name, stream, off, total)
 		}
-		out = append(out, b...)
+		out, done, err := a.Add(off, total, b, 0)
+		if err != nil {
+			return nil, fmt.Errorf("flow-model host %s: read %s: %w", in.r.Name, stream, err)
+		}
+		if done {
+			return out, nil
+		}
+		off += len(b)
 	}
-	return out, nil
 }
 
 func (in *remoteInstance) Fire(ctx context.Context, iterations int) error {

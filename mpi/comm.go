@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/sluicehq/sluice/internal/wire"
 )
 
 // joinTag is the tag of Join's barrier (user tags are >= 0).
@@ -25,12 +27,9 @@ const joinTag = -1
 // AnySource matches a message from any rank in a receive.
 const AnySource = -1
 
-// chunk is the largest payload of one NATS message (below the default
-// 1 MiB limit); longer messages travel in pieces, reassembled in order.
-const chunk = 512 << 10
-
-// maxPieces bounds the pieces of one message (2 GiB in all).
-const maxPieces = 4096
+// Messages longer than internal/wire's chunk travel in parts (each names
+// its offset and the message's length, wire.SetPart), reassembled in order
+// with the bounds checked before anything is allocated (wire.Assembly).
 
 // Comm is one rank's membership in a job of Size ranks. A Comm is used by
 // one goroutine (its rank); messages arrive in the background.
@@ -41,22 +40,16 @@ type Comm struct {
 	sub        *nats.Subscription
 
 	mu      sync.Mutex
-	box     map[key][][]byte // complete messages by source and tag
-	partial map[string]*partialMsg
-	notify  chan struct{} // signalled when a message completes
+	box     map[key][][]byte          // complete messages by source and tag
+	partial map[string]*wire.Assembly // messages arriving in parts, by source/id
+	bad     error                     // the first malformed message that arrived
+	notify  chan struct{}             // signalled when a message completes
 	nextID  uint64
 	pending []*Request
 	closed  bool
 }
 
 type key struct{ src, tag int }
-
-type partialMsg struct {
-	tag  int
-	n    int
-	data []byte
-	got  int
-}
 
 // subject is where rank r receives in job.
 func subject(job string, r int) string { return "sluice.mpi." + job + "." + strconv.Itoa(r) }
@@ -68,7 +61,10 @@ func Join(ctx context.Context, nc *nats.Conn, job string, rank, size int) (*Comm
 	if size < 1 || rank < 0 || rank >= size {
 		return nil, fmt.Errorf("mpi: rank %d of %d: expected 0 <= rank < size", rank, size)
 	}
-	c := &Comm{nc: nc, job: job, rank: rank, size: size, box: map[key][][]byte{}, partial: map[string]*partialMsg{}, notify: make(chan struct{}, 1)}
+	if _, err := wire.Subject("sluice", "mpi", job); err != nil {
+		return nil, fmt.Errorf("mpi: job %q: %w", job, err)
+	}
+	c := &Comm{nc: nc, job: job, rank: rank, size: size, box: map[key][][]byte{}, partial: map[string]*wire.Assembly{}, notify: make(chan struct{}, 1)}
 	sub, err := nc.Subscribe(subject(job, rank), c.deliver)
 	if err != nil {
 		return nil, fmt.Errorf("mpi: rank %d: %w", rank, err)
@@ -135,34 +131,42 @@ func (c *Comm) deliver(m *nats.Msg) {
 		_ = m.Respond(nil)
 		return
 	}
-	src, _ := strconv.Atoi(m.Header.Get("Src"))
-	tag, _ := strconv.Atoi(m.Header.Get("Tag"))
-	seq, _ := strconv.Atoi(m.Header.Get("Seq"))
-	n, _ := strconv.Atoi(m.Header.Get("N"))
-	total, _ := strconv.Atoi(m.Header.Get("Total"))
+	src, err1 := strconv.Atoi(m.Header.Get("Src"))
+	tag, err2 := strconv.Atoi(m.Header.Get("Tag"))
+	off, total, err3 := wire.PartOf(m.Header)
 	id := m.Header.Get("Src") + "/" + m.Header.Get("Id")
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n <= 1 {
-		c.file(src, tag, m.Data)
+	if err := errors.Join(err1, err2, err3); err != nil || src < 0 || src >= c.size {
+		c.refuse(fmt.Errorf("mpi: rank %d: a message with source %q and tag %q: expected a rank below %d and a tag: %v", c.rank, m.Header.Get("Src"), m.Header.Get("Tag"), c.size, err))
 		return
 	}
-	if total < 0 || total > n*chunk || n > maxPieces {
-		return // not a message this package sends: drop it
+	a := c.partial[id]
+	if a == nil {
+		a = &wire.Assembly{}
 	}
-	p := c.partial[id]
-	if p == nil {
-		p = &partialMsg{tag: tag, n: n, data: make([]byte, 0, total)}
-		c.partial[id] = p
-	}
-	if seq != p.got {
-		return // out of order: cannot happen on one NATS connection
-	}
-	p.data = append(p.data, m.Data...)
-	p.got++
-	if p.got == p.n {
+	data, done, err := a.Add(off, total, m.Data, 0)
+	switch {
+	case err != nil:
 		delete(c.partial, id)
-		c.file(src, tag, p.data)
+		c.refuse(fmt.Errorf("mpi: rank %d: a message from rank %d with tag %d: %w", c.rank, src, tag, err))
+	case done:
+		delete(c.partial, id)
+		c.file(src, tag, data)
+	default:
+		c.partial[id] = a
+	}
+}
+
+// refuse records the first malformed message (mu held) and wakes a
+// waiter, whose receive fails with it.
+func (c *Comm) refuse(err error) {
+	if c.bad == nil {
+		c.bad = err
+	}
+	select {
+	case c.notify <- struct{}{}:
+	default:
 	}
 }
 
@@ -176,23 +180,27 @@ func (c *Comm) file(src, tag int, data []byte) {
 	}
 }
 
-// take removes the oldest message from src (or AnySource) with tag.
-func (c *Comm) take(src, tag int) ([]byte, bool) {
+// take removes the oldest message from src (or AnySource) with tag; it
+// fails once a malformed message arrived.
+func (c *Comm) take(src, tag int) ([]byte, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.bad != nil {
+		return nil, false, c.bad
+	}
 	if src == AnySource {
 		for k, q := range c.box {
 			if k.tag == tag && len(q) > 0 {
-				return c.pop(k), true
+				return c.pop(k), true, nil
 			}
 		}
-		return nil, false
+		return nil, false, nil
 	}
 	k := key{src, tag}
 	if len(c.box[k]) == 0 {
-		return nil, false
+		return nil, false, nil
 	}
-	return c.pop(k), true
+	return c.pop(k), true, nil
 }
 
 func (c *Comm) pop(k key) []byte {
@@ -216,16 +224,16 @@ func (c *Comm) SendData(ctx context.Context, dst, tag int, data []byte) error {
 	c.nextID++
 	id := strconv.FormatUint(c.nextID, 10)
 	c.mu.Unlock()
-	n := max(1, (len(data)+chunk-1)/chunk)
-	for i := 0; i < n; i++ {
+	if len(data) > wire.MaxMessage {
+		return fmt.Errorf("mpi: rank %d: send to %d: a message of %d bytes: expected at most %d", c.rank, dst, len(data), wire.MaxMessage)
+	}
+	for i := range wire.Parts(len(data)) {
 		m := nats.NewMsg(subject(c.job, dst))
 		m.Header.Set("Src", strconv.Itoa(c.rank))
 		m.Header.Set("Tag", strconv.Itoa(tag))
 		m.Header.Set("Id", id)
-		m.Header.Set("Seq", strconv.Itoa(i))
-		m.Header.Set("N", strconv.Itoa(n))
-		m.Header.Set("Total", strconv.Itoa(len(data)))
-		m.Data = data[i*chunk : min((i+1)*chunk, len(data))]
+		wire.SetPart(m.Header, i*wire.Chunk, len(data))
+		m.Data = wire.Part(data, i)
 		if err := c.nc.PublishMsg(m); err != nil {
 			return fmt.Errorf("mpi: rank %d: send to %d: %w", c.rank, dst, err)
 		}
@@ -236,8 +244,8 @@ func (c *Comm) SendData(ctx context.Context, dst, tag int, data []byte) error {
 // RecvData waits for a message from src (or AnySource) with tag.
 func (c *Comm) RecvData(ctx context.Context, src, tag int) ([]byte, error) {
 	for {
-		if d, ok := c.take(src, tag); ok {
-			return d, nil
+		if d, ok, err := c.take(src, tag); err != nil || ok {
+			return d, err
 		}
 		select {
 		case <-c.notify:

@@ -1,6 +1,7 @@
 package mpi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
@@ -262,4 +263,43 @@ func TestErrors(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestLongMessagesAndRefusals: a message of several parts arrives whole,
+// and a malformed one (a length over the limit) fails the receive with
+// what was expected instead of being allocated.
+func TestLongMessagesAndRefusals(t *testing.T) {
+	url := startNATS(t)
+	nc := connect(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := mpi.Join(ctx, nc, "a.b", 0, 1); err == nil || !strings.Contains(err.Error(), "expected a non-empty name") {
+		t.Errorf("a job name with a dot: %v, expected a refusal", err)
+	}
+	c, err := mpi.Join(ctx, nc, "long", 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	data := make([]byte, 700_001) // three parts
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	if err := c.SendData(ctx, 0, 7, data); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.RecvData(ctx, 0, 7)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("a message of %d bytes: %d bytes back, %v", len(data), len(got), err)
+	}
+	m := nats.NewMsg("sluice.mpi.long.0")
+	for k, v := range map[string]string{"Src": "0", "Tag": "8", "Id": "x", "Off": "0", "Total": "99999999999"} {
+		m.Header.Set(k, v)
+	}
+	if err := nc.PublishMsg(m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RecvData(ctx, 0, 8); err == nil || !strings.Contains(err.Error(), "message of 99999999999 bytes: expected 0 to 1073741824") {
+		t.Errorf("a message over the limit: %v, expected a refusal naming the limit", err)
+	}
 }

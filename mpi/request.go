@@ -181,7 +181,10 @@ func (r *Request) advance(ctx context.Context) error {
 		if r.got[i] {
 			continue
 		}
-		d, ok := r.c.take(e.Rank, e.Tag)
+		d, ok, err := r.c.take(e.Rank, e.Tag)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			all = false
 			continue

@@ -2,8 +2,10 @@ package sim
 
 import (
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/wire"
 	"github.com/sluicehq/sluice/machine"
 )
 
@@ -118,5 +120,66 @@ func TestCreditWindowThroughput(t *testing.T) {
 	with, without := slow(true), slow(false)
 	if !(with > 1.5*without) {
 		t.Errorf("throughput with credit windows %.0f it/s, without %.0f: expected the windows to keep more in flight", with, without)
+	}
+}
+
+// pair is a → b, rate 1 f32, capacity 64, 1 µs a firing each.
+func pair() *graph.Graph {
+	g := graph.New("pair")
+	f32 := graph.MustTokenType("f32")
+	a, b := g.AddActor("a"), g.AddActor("b")
+	a.Cost, b.Cost = 1000, 1000
+	g.Join(a.AddPort("y", graph.Out, f32, graph.SDF(1), ""), b.AddPort("x", graph.In, f32, graph.SDF(1), ""), graph.Capacity(64))
+	return g
+}
+
+// TestCreditBatching checks the cross-machine channel's batching: a lone
+// firing waits for the flush timeout before it crosses (and goes at once
+// without one), and a stream of firings crosses in batches of half the
+// channel's capacity, one message each, plus the last partial batch.
+func TestCreditBatching(t *testing.T) {
+	t.Parallel()
+	mp := &graph.Mapping{Actors: map[string]*graph.Placement{"a": {Device: "cpu"}, "b": {Device: "worker:w1/cpu"}}}
+	p, err := Build(pair(), mp, clusterMachine(10, true), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flush time.Duration
+		want  float64 // one iteration's latency, s
+	}{
+		{100 * time.Microsecond, 112e-6}, // a, the flush timeout, the hop, b
+		{-1, 12e-6},                      // a, the hop, b
+		{0, 12e-6 + wire.DefaultFlush.Seconds()},
+	} {
+		res, err := Run(p, Config{Iterations: 1, Flush: tc.flush})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Latency < tc.want-1e-9 || res.Latency > tc.want+1e-9 {
+			t.Errorf("flush %v: latency %g s, expected %g s", tc.flush, res.Latency, tc.want)
+		}
+	}
+	msgs := func(flush time.Duration) (n int, makespan float64) {
+		res, err := Run(p, Config{Iterations: 400, Flush: flush, Trace: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range res.Spans {
+			if s.Bus {
+				n++
+			}
+		}
+		return n, res.Makespan
+	}
+	batched, mb := msgs(time.Millisecond)
+	single, ms := msgs(-1)
+	// 400 firings in batches of 32: 12 full ones and a last one of 16.
+	if batched != 13 || single != 400 {
+		t.Errorf("messages on the link: %d batched, %d without batching; expected 13 and 400", batched, single)
+	}
+	// The last partial batch waits for the flush timeout.
+	if mb < ms || mb > ms+time.Millisecond.Seconds()+50e-6 {
+		t.Errorf("makespan %g s batched, %g s without: expected at most the flush timeout (1 ms) more", mb, ms)
 	}
 }

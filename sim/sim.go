@@ -34,6 +34,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/wire"
 )
 
 // Mode selects where control variables come from.
@@ -65,6 +68,13 @@ type Config struct {
 	Trace bool
 	// MaxEvents stops a runaway simulation (default 1<<34).
 	MaxEvents int64
+	// Flush is the flush timeout of the cluster's cross-machine channels
+	// (streams routed over credit links): as the runtime's sender does
+	// (internal/wire.Batch), a channel's pushes are batched into one
+	// message until a batch (half the channel's capacity, at most a
+	// 256 KiB chunk) is ready or Flush passed since its first push. 0
+	// means wire.DefaultFlush; negative sends every push at once.
+	Flush time.Duration
 }
 
 // Span is a busy interval of a processor unit or an interconnect channel.
@@ -153,6 +163,7 @@ const (
 	evChanFree
 	evWake
 	evHop
+	evFlush
 )
 
 type event struct {
@@ -226,6 +237,13 @@ type streamState struct {
 	phead   int
 	lastRdy float64
 	hops    []hopInfo
+	// A credit route's batching (Config.Flush): tokens and bytes pushed
+	// and not sent yet, the batch that sends at once, the flush timeout,
+	// and the generation of the pending batch (its flush event's).
+	batchN, batchBytes int64
+	batchTok           int64
+	flush              float64
+	batchGen           int32
 }
 
 type hopInfo struct {
@@ -432,6 +450,12 @@ func newEngine(p *Program, cfg Config) (*engine, error) {
 	}
 	for _, s := range p.Streams {
 		ss := streamState{s: s, remote: len(s.Route) > 0, credits: CreditRoute(s.Route)}
+		if ss.credits && cfg.Flush >= 0 {
+			b := wire.NewBatch(int(s.ElemSize), int(min(s.ProducerQueue, 1<<40)), 0, cfg.Flush)
+			if b.Flush > 0 {
+				ss.batchTok, ss.flush = int64(b.Tokens), b.Flush.Seconds()
+			}
+		}
 		if ss.remote {
 			ss.space = s.ProducerQueue
 			ss.cspace = s.ConsumerQueue - s.PreQueue
@@ -615,6 +639,11 @@ func (e *engine) run() (*Result, error) {
 	e.settle()
 	for len(e.ev) > 0 && e.err == nil {
 		ev := e.pop()
+		if ev.kind == evFlush {
+			if ss := &e.streams[ev.a]; ss.batchGen != ev.b || ss.batchN == 0 {
+				continue // its batch went full: no time passes for it
+			}
+		}
 		e.now = ev.t
 		e.events++
 		if e.events > e.cfg.MaxEvents {
@@ -649,6 +678,8 @@ func (e *engine) run() (*Result, error) {
 			e.chanFree(int(ev.a), int(ev.b), int(ev.c))
 		case evHop:
 			e.enqueue(ev.b, int(ev.c))
+		case evFlush:
+			e.sendBatch(int(ev.a), e.now)
 		}
 		e.settle()
 	}
@@ -958,7 +989,20 @@ func (e *engine) start(ti, pi, lane int) {
 	for _, a := range st.Pushes {
 		ss := &e.streams[a.Stream]
 		bytes := a.Count * ss.s.ElemSize
-		if ss.remote {
+		switch {
+		case ss.remote && ss.batchTok > 1:
+			// Batched: a full batch goes now, a partial one at its
+			// flush timeout.
+			if ss.batchN == 0 {
+				ss.batchGen++
+				e.schedule(sendAt+ss.flush, evFlush, int32(a.Stream), ss.batchGen, 0)
+			}
+			ss.batchN += a.Count
+			ss.batchBytes += bytes
+			if ss.batchN >= ss.batchTok {
+				e.sendBatch(a.Stream, sendAt)
+			}
+		case ss.remote:
 			rdy := max(sendAt+e.sendLatency(ss), ss.lastRdy)
 			ss.lastRdy = rdy
 			m := e.newMsg(int32(a.Stream), a.Count, bytes)
@@ -1056,6 +1100,17 @@ func (e *engine) flushPending(si int) {
 // sendLatency is the start latency a message waits before it asks for
 // room at the consumer: the first link's L, or none on a credit route,
 // where the latency is spent in flight, inside the credit window (admit).
+// sendBatch sends stream si's pending batch as one message at time t.
+func (e *engine) sendBatch(si int, t float64) {
+	ss := &e.streams[si]
+	rdy := max(t+e.sendLatency(ss), ss.lastRdy)
+	ss.lastRdy = rdy
+	m := e.newMsg(int32(si), ss.batchN, ss.batchBytes)
+	ss.batchN, ss.batchBytes = 0, 0
+	ss.batchGen++ // the pending flush event finds nothing to send
+	e.schedule(rdy, evMsgReady, int32(si), m, 0)
+}
+
 func (e *engine) sendLatency(ss *streamState) float64 {
 	if ss.credits {
 		return 0

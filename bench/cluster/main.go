@@ -8,6 +8,8 @@
 //
 //	go run ./bench/cluster -workers 1,2,4 -firings 4000 -json
 //	go run ./bench/cluster -cpus 2,4,16 -workers '' -json
+//	go run ./bench/cluster -workers '' -hops 0 -firing 1024 -window 65536 -bandwidth 268435456 -rounds 5
+//	go run ./bench/cluster -workers '' -hops 0 -bandwidth 0 -latency-flush 0s,100us,500us,1ms,2ms,-1ns
 //
 // It starts an in-process broker on 127.0.0.1 and the workers as child
 // processes of itself (-role worker). With -cpus it runs all of that once
@@ -22,7 +24,15 @@
 // in 1 MiB reads. It reports the medians and the median of the per-round
 // ratios. Each worker runs its actor on its own CPU pool, so N workers
 // need N free cores to scale: run it on a host with at least 2×N cores
-// (the client and broker need some too).
+// (the client and broker need some too). -firing sets the bandwidth test's
+// firing size (1024: the small firings that batching packs into chunks),
+// -flush the cross-machine channels' flush timeout.
+//
+// Flush latency: for each timeout of -latency-flush, a source on the
+// client sleeps -latency-gap before each 1 KiB firing (slower than any
+// batch fills) that goes through an echo actor on a worker and back to a
+// sink on the client, in channels of 64 firings; it reports the median and
+// 99th percentile of the time from a firing's emission to its return.
 package main
 
 import (
@@ -120,6 +130,17 @@ type report struct {
 	// 4-byte token; LocalHopMicros the same loop with the echo actor local.
 	HopMicros      float64 `json:"hop_us"`
 	LocalHopMicros float64 `json:"local_hop_us"`
+	// FlushLatency is the round trip of a slow stream's firings per
+	// flush timeout (-latency-flush).
+	FlushLatency []flushLatency `json:"flush_latency,omitempty"`
+}
+
+// flushLatency is a slow stream's round trip client → worker → client
+// with one flush timeout.
+type flushLatency struct {
+	Flush        string  `json:"flush"`
+	MedianMicros float64 `json:"median_us"`
+	P99Micros    float64 `json:"p99_us"`
 }
 
 func main() {
@@ -136,6 +157,11 @@ func main() {
 		window    = flag.Int("window", 1<<20, "the bandwidth test's channel capacity in bytes")
 		rounds    = flag.Int("rounds", 5, "rounds of the bandwidth test")
 		transport = flag.String("transport", "tcp", "data path: tcp (direct streams) or nats")
+		firing    = flag.Int("firing", 256<<10, "the bandwidth test's bytes per firing (a multiple of 4)")
+		flush     = flag.Duration("flush", 0, "cross-machine channels' flush timeout (0: the default, negative: none)")
+		latFlush  = flag.String("latency-flush", "", "flush timeouts to measure a slow stream's round trip with ('' skips it)")
+		latGap    = flag.Duration("latency-gap", 200*time.Microsecond, "the slow stream's source sleeps this long before each firing")
+		latN      = flag.Int("latency-firings", 2000, "firings of the slow stream per flush timeout")
 		cpuList   = flag.String("cpus", "", "comma-separated core counts (GOMAXPROCS and affinity), one row each; empty: as started")
 		asJSON    = flag.Bool("json", false, "print one JSON object (one per line with -cpus)")
 	)
@@ -157,7 +183,8 @@ func main() {
 		return
 	}
 	cfg := config{workers: *workers, firings: *firings, rate: *rate, hops: *hops, bytes: *bw,
-		window: *window, rounds: *rounds, transport: *transport}
+		window: *window, rounds: *rounds, transport: *transport, firing: *firing, flush: *flush,
+		latFlush: *latFlush, latGap: *latGap, latN: *latN}
 	rep, err := measure(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/cluster:", err)
@@ -218,6 +245,9 @@ func printReport(rep *report) {
 	}
 	if rep.HopMicros > 0 {
 		fmt.Printf("  hop latency: %.1f µs across a cross-machine channel, %.2f µs locally\n", rep.HopMicros, rep.LocalHopMicros)
+	}
+	for _, l := range rep.FlushLatency {
+		fmt.Printf("  flush %s: a slow stream's round trip %.0f µs median, %.0f µs 99th percentile\n", l.Flush, l.MedianMicros, l.P99Micros)
 	}
 	for _, r := range rep.Parallel {
 		fmt.Printf("  %d workers: %d firings of %s in %.3f s = %.0f firings/s, speedup %.2f (efficiency %.2f)\n", r.Workers, r.Firings, rep.Cost, r.Seconds, r.FiringsPerS, r.Speedup, r.Efficiency)
@@ -283,6 +313,11 @@ type config struct {
 	bytes          int64
 	window, rounds int
 	transport      string
+	firing         int
+	flush          time.Duration
+	latFlush       string
+	latGap         time.Duration
+	latN           int
 }
 
 func measure(ctx context.Context, cfg config) (*report, error) {
@@ -304,6 +339,11 @@ func measure(ctx context.Context, cfg config) (*report, error) {
 		}
 		if rep.LocalHopMicros, err = hopLatency(ctx, b.ClientURL(), hops, cfg.transport, false); err != nil {
 			return nil, fmt.Errorf("local hop latency: %w", err)
+		}
+	}
+	if cfg.latFlush != "" {
+		if rep.FlushLatency, err = measureFlushLatency(ctx, b.ClientURL(), cfg); err != nil {
+			return nil, fmt.Errorf("flush latency: %w", err)
 		}
 	}
 	if strings.TrimSpace(cfg.workers) == "" {
@@ -427,9 +467,12 @@ func rawStream(ctx context.Context, addr string, n int64) (time.Duration, error)
 // channelStream runs src → sink with the sink on worker w1 and returns
 // the time from the source's first firing until the run ended.
 func channelStream(ctx context.Context, cl *cluster.Client, cfg config) (time.Duration, error) {
-	const firingBytes = 256 << 10
+	firingBytes := int64(cfg.firing)
+	if firingBytes < 4 || firingBytes%4 != 0 {
+		return 0, fmt.Errorf("-firing %d: expected a positive multiple of 4 bytes", firingBytes)
+	}
 	f32 := graph.MustTokenType("f32")
-	tok := firingBytes / 4
+	tok := int(firingBytes / 4)
 	g := graph.New("bandwidth")
 	var t0 time.Time
 	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(*runtime.Firing) error {
@@ -447,7 +490,7 @@ func channelStream(ctx context.Context, cl *cluster.Client, cfg config) (time.Du
 	iters := cfg.bytes / firingBytes
 	opts := runtime.Options{Iterations: iters,
 		Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"sink": {Device: "worker:w1/cpu"}}},
-		Remote:  cluster.NewExecutor(cl, cluster.ExecutorOptions{Transport: cfg.transport})}
+		Remote:  cluster.NewExecutor(cl, cluster.ExecutorOptions{Transport: cfg.transport, Flush: cfg.flush})}
 	st, err := runtime.Run(ctx, g, opts)
 	if err != nil {
 		return 0, fmt.Errorf("channel: %w", err)
@@ -614,4 +657,67 @@ func hopLatency(ctx context.Context, url string, hops int64, transport string, r
 	}
 	// hops-1 round trips between the first and the last firing.
 	return float64(t1.Sub(t0).Nanoseconds()) / 1e3 / float64(hops-1) / 2, nil
+}
+
+// measureFlushLatency runs the slow stream once per flush timeout of
+// cfg.latFlush.
+func measureFlushLatency(ctx context.Context, url string, cfg config) ([]flushLatency, error) {
+	cl, err := cluster.Connect(ctx, url, cluster.Credentials{})
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	stop, err := startWorkers(ctx, cl, url, 1, cfg.transport)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	var out []flushLatency
+	for _, f := range strings.Split(cfg.latFlush, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("-latency-flush %q: %w", f, err)
+		}
+		lat, err := slowStream(ctx, cl, cfg, d)
+		if err != nil {
+			return nil, fmt.Errorf("flush %s: %w", d, err)
+		}
+		slices.Sort(lat)
+		out = append(out, flushLatency{Flush: d.String(), MedianMicros: lat[len(lat)/2], P99Micros: lat[len(lat)*99/100]})
+	}
+	return out, nil
+}
+
+// slowStream sends cfg.latN firings of 1 KiB, one every cfg.latGap, from
+// the client through an echo actor on worker w1 and back, and returns each
+// firing's round trip in µs.
+func slowStream(ctx context.Context, cl *cluster.Client, cfg config, flush time.Duration) ([]float64, error) {
+	const tok = 128 // u64 tokens: 1 KiB a firing
+	u64 := graph.MustTokenType("u64")
+	g := graph.New("slow")
+	var lat []float64
+	start := time.Now()
+	src := g.AddActor("src", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
+		time.Sleep(cfg.latGap) // a slow producer, idle in between
+		binary.LittleEndian.PutUint64(f.Out(0), uint64(time.Since(start)))
+		return nil
+	})))
+	sink := g.AddActor("sink", graph.Stateful(), graph.WithFunc(runtime.FireFunc(func(f *runtime.Firing) error {
+		sent := time.Duration(binary.LittleEndian.Uint64(f.In(0)))
+		lat = append(lat, float64(time.Since(start)-sent)/1e3)
+		return nil
+	})))
+	echo := g.AddActor("echo", graph.WithImpl(graph.Impl{Kind: graph.ImplGo, Source: "bench.echo"}))
+	g.Join(src.AddPort("y", graph.Out, u64, graph.SDF(tok), ""), echo.AddPort("x", graph.In, u64, graph.SDF(tok), ""), graph.Capacity(64*tok))
+	g.Join(echo.AddPort("y", graph.Out, u64, graph.SDF(tok), ""), sink.AddPort("x", graph.In, u64, graph.SDF(tok), ""), graph.Capacity(64*tok))
+	opts := runtime.Options{Iterations: int64(cfg.latN),
+		Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"echo": {Device: "worker:w1/cpu"}}},
+		Remote:  cluster.NewExecutor(cl, cluster.ExecutorOptions{Transport: cfg.transport, Flush: flush})}
+	if _, err := runtime.Run(ctx, g, opts); err != nil {
+		return nil, err
+	}
+	if len(lat) != cfg.latN {
+		return nil, fmt.Errorf("%d firings came back, expected %d", len(lat), cfg.latN)
+	}
+	return lat, nil
 }
