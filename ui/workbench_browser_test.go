@@ -182,27 +182,19 @@ func lineOf(t *testing.T, file, prefix string) int {
 	return 0
 }
 
-// TestScaleInBrowser: bench/scale's 256-actor DAG is laid out and drawn
-// in under a second, opens fitted to the pane, and a run's figures update
-// it in under 150 ms each.
+// TestScaleInBrowser: bench/scale's 256-actor DAG opens fitted to the
+// pane (its drawing's time: TestLargeGraphLegibleInBrowser), and a run's
+// figures update it in under 150 ms each.
 func TestScaleInBrowser(t *testing.T) {
 	ctx := browser(t)
 	errs := consoleErrors(t, ctx)
-	start := time.Now()
 	openGraph(t, ctx, &Server{File: "testdata/dag256.yaml"}, "a255")
-	wall := time.Since(start)
 	if n := count(t, ctx, "#graph g.node"); n != 256 {
 		t.Fatalf("expected 256 actors drawn, found %d", n)
-	}
-	ms, _ := strconv.ParseFloat(eval[string](t, ctx, `document.getElementById("graph").dataset.drawMs`), 64)
-	t.Logf("256 actors: layout and drawing %.0f ms (layout %s ms); page load to drawn %v (with the server's check)", ms, eval[string](t, ctx, `document.getElementById("graph").dataset.layoutMs`), wall.Round(time.Millisecond))
-	if ms <= 0 || ms >= 1000 {
-		t.Fatalf("expected the layout and drawing in under 1000 ms, found %.0f ms", ms)
 	}
 	if k := eval[string](t, ctx, `document.getElementById("viewport").getAttribute("transform")`); !strings.Contains(k, "scale(0.") {
 		t.Fatalf("expected the DAG to open fitted (zoomed out), found transform %q", k)
 	}
-	shot(t, ctx, "scale")
 	// A run streams figures onto the 256 boxes every 100 ms: each update
 	// must leave the page responsive.
 	steps(t, ctx, chromedp.SetValue(chromedp.CSS("#iterations"), "3"), chromedp.Click(chromedp.CSS("#run")))
