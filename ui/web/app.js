@@ -498,7 +498,7 @@ function findings(report) {
   const inc = report.inconsistency;
   for (const e of report.errors || []) {
     const paths = inc && inc.actors && e.startsWith("inconsistent rates");
-    out.push({ cls: "bad", text: e, actor: paths ? inc.target : undefined,
+    out.push({ cls: "bad", text: shortPath(e), actor: paths ? inc.target : undefined,
       pick: paths ? () => { select({ kind: "actor", path: inc.target }); zoomTo(inc.actors); } : lineOf(e) });
   }
   for (const b of report.blocked_actors || []) {
@@ -513,12 +513,17 @@ function findings(report) {
     // that is the Tables' "predicted", from GET /api/run/compare.
     const bound = report.iterations_per_second ? " — at most " + rate(report.iterations_per_second) + "iterations/s (analysis bound, unlimited cores)" : "";
     const whole = report.critical.length >= Object.keys(report.repetitions || {}).length;
-    const who = whole ? "the whole graph (" + report.critical.length + " actors)" : nameList(report.critical, 8);
+    const who = whole && report.critical.length > 8 ? "the whole graph (" + report.critical.length + " actors)" : nameList(report.critical, 8);
     out.push({ cls: "warn", actor: report.critical[0], text: "bottleneck (analysis): " + who + bound, pick: () => { select({ kind: "actor", path: report.critical[0] }); zoomTo(report.critical); } });
   }
   for (const w of report.warnings || []) out.push({ cls: "warn", text: w, pick: lineOf(w) });
   if (!out.length && report.valid && report.consistent && !report.deadlock) out.push({ cls: "info", text: "consistent, no deadlock" });
   return out;
+}
+
+// shortPath writes a message's file:line:col with the file's base name.
+function shortPath(msg) {
+  return msg.replace(/(^|\s)\S*\/([^\s/]+\.(?:ya?ml|xml):\d+)/g, "$1$2");
 }
 
 // lineOf makes a message that names file:line:col select that YAML line.
@@ -703,8 +708,8 @@ function showRun(run) {
 function runNote() {
   const n = $("runnote");
   const other = state.run && state.run.actors && state.run.actors.length && !belongs(state.run);
-  n.textContent = other ? "figures hidden: the drawing is not the graph that ran" : "";
-  n.title = other ? "the run's figures belong to the graph it ran (the file as saved); they come back with that graph" : "";
+  n.textContent = other ? "figures hidden: another graph" : "";
+  n.title = other ? "the run's figures belong to the graph it ran (the file as saved): the drawing shows another one; they come back with that graph" : "";
   if (!other && !state.runShown && state.run && belongs(state.run)) showFigures(state.run);
 }
 

@@ -189,7 +189,7 @@ export function drawGraph(g, report, on) {
     const d = lay.node(n.path);
     const node = drawNode(frag, n, d, paint);
     drawing.nodes.set(n.path, { n, d, node });
-    if (!big) addDetail(n.path);
+    if (!big || n.actor.sub) addDetail(n.path); // a composite's ⊞ shows in the overview too
   }
   frag.appendChild(defs());
   // The layout's coordinates, shifted down to leave the room.

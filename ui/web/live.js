@@ -217,6 +217,7 @@ function chartSize() {
 // sized to its tab.
 function draw() {
   const box = $("chart");
+  box.dataset.points = series[0].length;
   if (!chart) {
     chart = new uPlot(Object.assign(chartSize(), {
       scales: { x: { time: false } },
