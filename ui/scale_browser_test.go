@@ -176,4 +176,3 @@ func TestLegendBesideInBrowser(t *testing.T) {
 		})
 	}
 }
-
