@@ -33,7 +33,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.DisableGPU, chromedp.WindowSize(1400, 900))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelC := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancelC := context.WithTimeout(ctx, 120*time.Second)
 	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
 	return ctx
 }
@@ -165,7 +165,7 @@ func TestPageInBrowser(t *testing.T) {
 		if v, err := strconv.ParseInt(s, 10, 64); err == nil && (len(seen) == 0 || v != seen[len(seen)-1]) {
 			seen = append(seen, v)
 			if len(seen) == 2 {
-				shot(t, ctx, "run")
+				shot(t, ctx, "running")
 			}
 		}
 		return text(t, ctx, "#runstate") == "done"

@@ -125,7 +125,7 @@ func TestLargeGraphLegibleInBrowser(t *testing.T) {
 	}
 
 	// A group opens on click: its actors' names and ports come, legible.
-	steps(t, ctx, chromedp.Click(chromedp.CSS(`#graph g.group[data-group="g2"] rect`)))
+	steps(t, ctx, chromedp.Click(chromedp.CSS(`#graph g.group[data-group="g2"] text.glabel`)))
 	eventually(t, "the group opened", func() bool {
 		return eval[string](t, ctx, `document.getElementById("graph").dataset.lod`) == "detail"
 	})

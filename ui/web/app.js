@@ -12,7 +12,9 @@ import { startTimeline, wireTimeline } from "./timeline.js";
 // ---- drawing -------------------------------------------------------------
 
 // handlers are what the drawing's elements call.
-const handlers = { select: (s) => select(s), toggle: (p) => toggleComposite(p), connect: (a, b) => connect(a, b), port: (r, d) => portClick(r, d) };
+// A box clicked in the overview (no text to read) is also centred at a
+// legible zoom.
+const handlers = { select: (s) => { select(s); if (s.kind === "actor" && view.lod === "overview") centreActor(s.path); }, toggle: (p) => toggleComposite(p), connect: (a, b) => connect(a, b), port: (r, d) => portClick(r, d) };
 
 // redrawGraph draws the graph held; keep says to keep the view (an edit).
 // The time it took (layout, drawing, the browser's style and layout of the
@@ -698,6 +700,7 @@ function showRun(run) {
   showFigures(run);
   const g = $("graph"), ms = performance.now() - t0;
   if (!(ms <= +g.dataset.figuresMs)) g.dataset.figuresMs = ms.toFixed(1);
+  g.dataset.updates = (+g.dataset.updates || 0) + 1;
   if (shown !== state.runShown) drawLegend(state.graph);
   showFirings(run);
   runNote();

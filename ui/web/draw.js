@@ -408,6 +408,14 @@ function drawNode(vp, n, d, paint) {
   return grp;
 }
 
+// boxOf is an actor's box in the drawing's coordinates (those of
+// #drawroot), from the layout: reading it lays nothing out. Null when the
+// actor is not drawn.
+export function boxOf(path) {
+  const x = drawing.nodes.get(path);
+  return x ? { x: x.d.x - x.d.width / 2, y: x.d.y - x.d.height / 2, width: x.d.width, height: x.d.height } : null;
+}
+
 // hasDetail reports whether an actor's box has its text.
 export function hasDetail(path) {
   const x = drawing.nodes.get(path);

@@ -6,7 +6,7 @@
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { state, api, $, el, rate } from "./common.js";
-import { hasDetail } from "./draw.js";
+import { hasDetail, boxOf } from "./draw.js";
 
 // prev holds the last snapshot seen, for rates over the last interval;
 // series the chart's points (seconds, iterations/s).
@@ -102,7 +102,7 @@ function drawnIndex() {
 // heat is the body's colour for a busy share: white to orange.
 function heat(share) {
   const a = 0.05 + 0.3 * share, mix = (c) => Math.round(255 + (c - 255) * a);
-  return "rgb(" + mix(232) + "," + mix(89) + "," + mix(12) + ")";
+  return "rgb(" + mix(232) + ", " + mix(89) + ", " + mix(12) + ")"; // as style.fill reads back
 }
 
 // paintActor writes an actor's firings/s and busy share on its box (kept
@@ -114,7 +114,8 @@ function paintActor(name, perS, share) {
   g.dataset.rate = perS.toFixed(1);
   g.dataset.busy = share.toFixed(3);
   g.dataset.figure = fig;
-  g.querySelector(".box").style.fill = heat(share);
+  const fill = heat(Math.round(share * 50) / 50), box = g.firstChild; // the box is the group's first element
+  if (box.style.fill !== fill) box.style.fill = fill;
   if (!hasDetail(name)) return;
   g.querySelector(".figure").textContent = fig;
   const track = g.querySelector(".busytrack");
@@ -165,9 +166,8 @@ function drawFused(run) {
   const root = $("drawroot");
   if (!root) return;
   for (const [unit, names] of units) {
-    const boxes = names.map((n) => drawnIndex().nodes.get(n)).filter((g) => g).map((g) => g.querySelector(".box"));
-    if (boxes.length < 2) continue;
-    const bb = boxes.map((b) => b.getBBox());
+    const bb = names.map(boxOf).filter((b) => b);
+    if (bb.length < 2) continue;
     const x0 = Math.min(...bb.map((b) => b.x)) - 10, y0 = Math.min(...bb.map((b) => b.y)) - 26;
     const x1 = Math.max(...bb.map((b) => b.x + b.width)) + 10, y1 = Math.max(...bb.map((b) => b.y + b.height)) + 24;
     const g = el("g", { class: "fused", "data-fused": unit });
