@@ -63,8 +63,9 @@ type OpJSON struct {
 }
 
 // postEdit applies the operations to the YAML sent and answers the new
-// YAML with its graph and check's report (as POST /api/check), or 422 with
-// the operation that failed and why.
+// YAML with its graph and check's report (see findingsAnswer), or 422 with
+// the operation that failed and why. Without operations it checks the YAML
+// as sent: the page checks its text this way at each keystroke.
 func (s *Server) postEdit(w http.ResponseWriter, r *http.Request) {
 	body, ok := readBody(w, r)
 	if !ok {
@@ -75,12 +76,32 @@ func (s *Server) postEdit(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "body: expected JSON {\"yaml\": …, \"ops\": […]}, found: "+err.Error())
 		return
 	}
-	out, err := s.applyEdits([]byte(e.YAML), e.Ops)
+	out := []byte(e.YAML)
+	if len(e.Ops) > 0 {
+		var err error
+		if out, err = s.applyEdits(out, e.Ops); err != nil {
+			writeErr(w, http.StatusUnprocessableEntity, err.Error())
+			return
+		}
+	}
+	s.findingsAnswer(w, s.editorName(), out)
+}
+
+// findingsAnswer writes check's answer for the YAML data of file name, 200
+// in every case: YAML that does not parse or a graph that does not
+// validate is a finding, not a failed request. Its report then has valid
+// false and errors, one line per problem with its file:line:col, and its
+// graph is the sketch of what the YAML draws (null when it does not
+// parse).
+func (s *Server) findingsAnswer(w http.ResponseWriter, name string, data []byte) {
+	g, err := spec.ParseGraph(name, data)
 	if err != nil {
-		writeErr(w, http.StatusUnprocessableEntity, err.Error())
+		writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: sketch(data),
+			Report: &analysis.Report{Valid: false, Errors: graph.ErrorLines(err)}})
 		return
 	}
-	s.answer(w, s.editorName(), out)
+	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: analysis.Check(g, s.Check),
+		Mapping: placements(s.currentMapping(), g)})
 }
 
 // editorName is the name positions and relative paths use for YAML the

@@ -63,21 +63,18 @@ func TestEditRateKeepsComments(t *testing.T) {
 }
 
 // An actor added and connected on the drawing: while its input is not
-// connected the answer is 422 with the sketch of the graph (the new actor
-// drawn); once connected, check counts its firings.
+// connected the answer is 200 with the finding (report.valid false, its
+// error naming G.i) and the sketch of the graph (the new actor drawn);
+// once connected, check counts its firings.
 func TestEditAddActorAndConnect(t *testing.T) {
 	s := &Server{File: example}
 	add := OpJSON{Op: "add_actor", Name: "G", In: []PortJSON{{Name: "i", Type: "f32", Rate: "2"}}, Cost: ptr("1us")}
-	code, _, errs := edit(t, s, exampleText(t, example), add)
-	if code != 422 || !strings.Contains(strings.Join(errs, "\n"), "G.i") {
-		t.Fatalf("G's input not connected: expected 422 naming G.i, found %d %v", code, errs)
+	code, bad, errs := edit(t, s, exampleText(t, example), add)
+	if code != 200 || bad.Report == nil || bad.Report.Valid || !strings.Contains(strings.Join(bad.Report.Errors, "\n"), "G.i") {
+		t.Fatalf("G's input not connected: expected 200 with an invalid report naming G.i, found %d %v %+v", code, errs, bad.Report)
 	}
-	body, _ := json.Marshal(EditJSON{YAML: exampleText(t, example), Ops: []OpJSON{add}})
-	rec := doRaw(t, s.Handler(), "POST", "/api/edit", string(body))
-	var bad errorJSON
-	json.Unmarshal(rec.Body.Bytes(), &bad)
-	if bad.Graph == nil || len(bad.Graph.Actors) != 7 || bad.Graph.Actors[6].Name != "G" || !strings.Contains(bad.YAML, "G: {in: {i: {type: f32, rate: 2}}, cost: 1us}") {
-		t.Fatalf("expected the sketch with G and the YAML, found %+v\n%s", bad.Graph, bad.YAML)
+	if bad.Graph == nil || bad.Graph.ID != "" || len(bad.Graph.Actors) != 7 || bad.Graph.Actors[6].Name != "G" || !strings.Contains(bad.YAML, "G: {in: {i: {type: f32, rate: 2}}, cost: 1us}") {
+		t.Fatalf("expected the sketch with G (no graph identity) and the YAML, found %+v\n%s", bad.Graph, bad.YAML)
 	}
 	code, res, errs := edit(t, s, bad.YAML,
 		OpJSON{Op: "add_port", Actor: "F", Dir: "out", Name: "o", Type: "f32", Rate: "1"},
@@ -107,8 +104,8 @@ func TestEditChannelEndsDeadlock(t *testing.T) {
 		t.Fatalf("one initial token on loop: expected no deadlock, found %d %v %+v\n%s", code, errs, res.Report, res.YAML)
 	}
 	code, res, _ = edit(t, s, res.YAML, OpJSON{Op: "remove_channel", From: "accumulate.trace", To: "sink.c"}, OpJSON{Op: "remove_actor", Actor: "sink"})
-	if code != 422 {
-		t.Fatalf("accumulate.trace left unconnected: expected 422, found %d", code)
+	if code != 200 || res.Report.Valid || !strings.Contains(strings.Join(res.Report.Errors, ""), "accumulate.trace") {
+		t.Fatalf("accumulate.trace left unconnected: expected 200 with the finding, found %d %+v", code, res.Report)
 	}
 }
 
@@ -116,16 +113,13 @@ func TestEditChannelEndsDeadlock(t *testing.T) {
 // and outputs, at one iteration's rates.
 func TestEditAddComposite(t *testing.T) {
 	s := &Server{File: "../examples/fft-filter.yaml"}
-	body, _ := json.Marshal(EditJSON{YAML: "name: g\n", Ops: []OpJSON{{Op: "add_actor", Name: "pass", Graph: "fft-pass.yaml"}}})
-	var bad errorJSON
-	rec := doRaw(t, s.Handler(), "POST", "/api/edit", string(body))
-	if rec.Code != 422 {
-		t.Fatalf("a composite whose ports are not connected: expected 422, found %d", rec.Code)
+	code, bad, _ := edit(t, s, "name: g\n", OpJSON{Op: "add_actor", Name: "pass", Graph: "fft-pass.yaml"})
+	if code != 200 || bad.Report.Valid {
+		t.Fatalf("a composite whose ports are not connected: expected 200 with an invalid report, found %d %+v", code, bad.Report)
 	}
-	json.Unmarshal(rec.Body.Bytes(), &bad)
 	want := "pass: {in: {in: {type: c64, rate: 262144}}, out: {out: {type: c64, rate: 262144}}, graph: fft-pass.yaml}"
 	if !strings.Contains(bad.YAML, want) {
-		t.Fatalf("expected %q, found\n%s (%v)", want, bad.YAML, bad.Errors)
+		t.Fatalf("expected %q, found\n%s (%v)", want, bad.YAML, bad.Report.Errors)
 	}
 }
 

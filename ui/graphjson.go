@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -11,6 +14,11 @@ import (
 // GraphJSON is the graph as the API sends it: actors with their ports and
 // channels with rates, capacities and initial tokens.
 type GraphJSON struct {
+	// ID identifies the graph's structure (see GraphID): two answers with
+	// the same ID are of the same graph, whatever their comments, layout
+	// or declaration lines; the page shows a run's figures only on the
+	// graph whose ID the run carries.
+	ID       string        `json:"id,omitempty"`
 	Name     string        `json:"name"`
 	Actors   []ActorJSON   `json:"actors"`
 	Channels []ChannelJSON `json:"channels"`
@@ -84,7 +92,60 @@ func EncodeGraph(g *graph.Graph) *GraphJSON {
 		out.Channels = append(out.Channels, ChannelJSON{Name: c.Name, From: c.From.FullName(),
 			To: c.To.FullName(), Capacity: c.Capacity, Initial: c.Initial, Line: originLine(c.Origin)})
 	}
+	out.ID = out.structureID()
 	return out
+}
+
+// GraphID is the identity of g's structure: a hash of its name, its
+// actors (names, ports with types and rates, costs, statefulness,
+// composites' subgraphs) and its channels (ends, capacities, initial
+// tokens). Comments, layout, declaration lines and what implements an
+// actor (a run gives actors without code a synthetic one) leave it as it
+// is; any change of the graph that analysis or a run sees changes it.
+func GraphID(g *graph.Graph) string {
+	if g == nil {
+		return ""
+	}
+	return EncodeGraph(g).ID
+}
+
+// structureID hashes the fields of g that GraphID names.
+func (g *GraphJSON) structureID() string {
+	h := sha256.New()
+	_ = json.NewEncoder(h).Encode(g.structure())
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// structure is g without what GraphID leaves out.
+func (g *GraphJSON) structure() any {
+	type actor struct {
+		Name     string
+		In, Out  []PortJSON
+		Stateful bool
+		CostNS   int64
+		Sub      any
+	}
+	type channel struct {
+		From, To          string
+		Capacity, Initial int
+	}
+	s := struct {
+		Name            string
+		Actors          []actor
+		Channels        []channel
+		Inputs, Outputs []BoundaryJSON
+	}{Name: g.Name, Inputs: g.Inputs, Outputs: g.Outputs}
+	for _, a := range g.Actors {
+		x := actor{Name: a.Name, In: a.Inputs, Out: a.Outputs, Stateful: a.Stateful, CostNS: a.CostNS}
+		if a.Sub != nil {
+			x.Sub = a.Sub.structure()
+		}
+		s.Actors = append(s.Actors, x)
+	}
+	for _, c := range g.Channels {
+		s.Channels = append(s.Channels, channel{From: c.From, To: c.To, Capacity: c.Capacity, Initial: c.Initial})
+	}
+	return s
 }
 
 func ports(ps []*graph.Port) []PortJSON {

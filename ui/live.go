@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
+	"github.com/sluicehq/sluice/spec"
 )
 
 // Live keeps the latest snapshot of a run for GET /api/run. Pass its
@@ -15,6 +17,11 @@ import (
 type Live struct {
 	mu   sync.Mutex
 	last *RunJSON
+
+	// ids caches the structure identity of the graphs runs were of (see
+	// runGraphID), by graph, and of the server's file, read once.
+	ids    map[*graph.Graph]string
+	fileID *string
 }
 
 // RunJSON is the answer of GET /api/run: the run's elapsed time and each
@@ -27,6 +34,9 @@ type RunJSON struct {
 	// Checkpoints summarises the checkpoints and recoveries of a run that
 	// took them (`sluice run --checkpoint-dir`; nil otherwise).
 	Checkpoints *runtime.CheckpointStats `json:"checkpoints,omitempty"`
+	// GraphID is the identity (GraphJSON.ID) of the graph the run is of:
+	// its figures belong to that graph only. Empty when unknown.
+	GraphID string `json:"graph_id,omitempty"`
 }
 
 // ChannelRunJSON is one channel's fill: the tokens it holds of its
@@ -66,6 +76,17 @@ func (l *Live) Observe(s runtime.Snapshot) {
 	l.set(r)
 }
 
+// final reports whether r is the last snapshot of a run that ended: every
+// actor done.
+func (r *RunJSON) final() bool {
+	for _, a := range r.Actors {
+		if !a.Done {
+			return false
+		}
+	}
+	return len(r.Actors) > 0
+}
+
 // set records r as the latest snapshot.
 func (l *Live) set(r *RunJSON) {
 	l.mu.Lock()
@@ -84,14 +105,54 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	if last == nil {
 		last = &RunJSON{Actors: []ActorRunJSON{}, Channels: []ChannelRunJSON{}}
 	}
-	writeJSON(w, http.StatusOK, last)
+	writeJSON(w, http.StatusOK, s.tagged(last))
+}
+
+// tagged is a copy of the snapshot r carrying the identity of the graph
+// the run is of: the graph of the last run started here, or else (a run
+// recorded elsewhere, `sluice run --ui`) the server's file as first read.
+func (s *Server) tagged(r *RunJSON) *RunJSON {
+	s.ctl.mu.Lock()
+	g := s.ctl.graph
+	s.ctl.mu.Unlock()
+	out := *r
+	out.GraphID = s.Live.runGraphID(g, s.File)
+	return &out
+}
+
+// runGraphID is GraphID(g), or the identity of file's graph when g is nil
+// ("" when it does not load), each computed once.
+func (l *Live) runGraphID(g *graph.Graph, file string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if g != nil {
+		id, ok := l.ids[g]
+		if !ok {
+			id = GraphID(g)
+			l.ids = map[*graph.Graph]string{g: id} // one run's graph at a time
+		}
+		return id
+	}
+	if l.fileID == nil {
+		id := ""
+		if file != "" {
+			if fg, err := spec.Load(file); err == nil {
+				id = GraphID(fg)
+			}
+		}
+		l.fileID = &id
+	}
+	return *l.fileID
 }
 
 // eventPeriod is how often GET /api/run/events looks for a new snapshot.
 const eventPeriod = 100 * time.Millisecond
 
 // getRunEvents streams each new snapshot as a server-sent event ("data:
-// RunJSON") until the client leaves.
+// RunJSON") until the client leaves or, on a server that starts runs (POST
+// /api/run/start), until the run ended: then, once the final snapshot is
+// sent, an "end" event (data: the run's state) closes the stream, so that
+// the page closes its EventSource before the server does.
 func (s *Server) getRunEvents(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if s.Live == nil || !ok {
@@ -105,17 +166,35 @@ func (s *Server) getRunEvents(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(eventPeriod)
 	defer tick.Stop()
 	var sent *RunJSON
+	if s.ctl.state().Running {
+		// A run just started: the snapshot held may still be the previous
+		// run's final one; its own come within eventPeriod.
+		s.Live.mu.Lock()
+		if s.Live.last != nil && s.Live.last.final() {
+			sent = s.Live.last
+		}
+		s.Live.mu.Unlock()
+	}
 	for {
+		// The state first: a run's final snapshot is recorded before it
+		// says the run ended.
+		st := s.ctl.state()
 		s.Live.mu.Lock()
 		last := s.Live.last
 		s.Live.mu.Unlock()
 		if last != nil && last != sent {
-			b, _ := json.Marshal(last)
+			b, _ := json.Marshal(s.tagged(last))
 			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
 				return
 			}
 			fl.Flush()
 			sent = last
+		}
+		if st.Runs > 0 && !st.Running {
+			b, _ := json.Marshal(st)
+			_, _ = fmt.Fprintf(w, "event: end\ndata: %s\n\n", b)
+			fl.Flush()
+			return
 		}
 		select {
 		case <-r.Context().Done():

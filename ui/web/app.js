@@ -3,31 +3,54 @@
 // check's findings painted on it and listed, a YAML side panel kept in sync
 // both ways, Go generation, runs with figures on the drawing, a throughput
 // chart, predicted vs measured throughput and a timeline. See docs/ui.md.
-import { state, api, $, html, withToken, rate } from "./common.js";
-import { drawGraph, drawLegend, findActor } from "./draw.js";
-import { view, setBounds, wire, zoomTo, fit, refit } from "./view.js";
-import { showFigures, resetRun, redraw, throughputFromTrace } from "./live.js";
+import { state, api, events, $, html, withToken, rate } from "./common.js";
+import { drawGraph, drawLegend, findActor, addDetail, addDetailIn, wireDrawing } from "./draw.js";
+import { view, setBounds, wire, zoomTo, fit, refit, centreActor, openGroup, visibleRect } from "./view.js";
+import { showFigures, resetRun, clearFigures, belongs, redraw, throughputFromTrace, watchChart } from "./live.js";
 import { startTimeline, wireTimeline } from "./timeline.js";
 
 // ---- drawing -------------------------------------------------------------
 
 // handlers are what the drawing's elements call.
-const handlers = { select: (s) => select(s), toggle: (p) => toggleComposite(p), connect: (a, b) => connect(a, b), port: (r, d) => portClick(r, d) };
+// A box clicked in the overview (no text to read) is also centred at a
+// legible zoom.
+const handlers = { select: (s) => { select(s); if (s.kind === "actor" && view.lod === "overview") centreActor(s.path); }, toggle: (p) => toggleComposite(p), connect: (a, b) => connect(a, b), port: (r, d) => portClick(r, d) };
 
 // redrawGraph draws the graph held; keep says to keep the view (an edit).
-// The time it took (layout, drawing, the browser's layout of the SVG) is
-// kept in #graph's data-draw-ms.
+// The time it took (layout, drawing, the browser's style and layout of the
+// SVG) is kept in #graph's data-draw-ms, each drawing's in data-draws-ms.
 function redrawGraph(keep) {
   if (!state.graph) return;
   const t0 = performance.now();
+  $("graph").classList.remove("stale");
   const b = drawGraph(state.graph, state.report, handlers);
+  const t1 = performance.now();
+  drawLegend(state.graph); // before the view: it takes room from the pane
   setBounds(b, keep && view.bounds.boxes.length > 0, b.boxes.length);
-  drawLegend(state.graph);
+  const t2 = performance.now();
+  if (state.selected && state.selected.kind === "actor") addDetail(state.selected.path);
   markSelection();
   if (state.run) showFigures(state.run);
+  const t3 = performance.now();
   $("viewport").getBBox();
-  $("graph").dataset.drawMs = (performance.now() - t0).toFixed(1);
+  const g = $("graph"), ms = (performance.now() - t0).toFixed(1);
+  g.dataset.phases = (g.dataset.phases ? g.dataset.phases + " " : "") + [t1 - t0, t2 - t1, t3 - t2, performance.now() - t3].map((x) => x.toFixed(0)).join("/");
+  requestAnimationFrame(() => setTimeout(() => { g.dataset.framesMs = (g.dataset.framesMs ? g.dataset.framesMs + " " : "") + (performance.now() - t0).toFixed(1); }, 0));
+  g.dataset.drawMs = ms;
+  g.dataset.drawsMs = (g.dataset.drawsMs ? g.dataset.drawsMs + " " : "") + ms;
 }
+
+// showDetail gives the boxes in view their text once the zoom is legible
+// (a big graph's boxes have none until then), once per frame at most.
+let detailFrame = 0;
+view.onChange = () => {
+  if (view.lod === "overview" || detailFrame) return;
+  detailFrame = requestAnimationFrame(() => {
+    detailFrame = 0;
+    const r = visibleRect(), room = view.bounds.room || 0, m = 150;
+    if (addDetailIn(r.x0 - m, r.y0 - room - m, r.x1 + m, r.y1 - room + m)) markSelection();
+  });
+};
 
 function toggleComposite(path) {
   if (state.expanded.has(path)) {
@@ -35,6 +58,57 @@ function toggleComposite(path) {
   } else state.expanded.add(path);
   redrawGraph(true);
 }
+
+// ---- search ------------------------------------------------------------------
+
+// actorPaths lists every actor of the graph, composites' inner ones as
+// "comp/inner".
+function actorPaths(g, prefix = "") {
+  const out = [];
+  for (const a of (g && g.actors) || []) {
+    out.push(prefix + a.name);
+    if (a.sub) out.push(...actorPaths(a.sub, prefix + a.name + "/"));
+  }
+  return out;
+}
+
+// search finds an actor by name (exactly, else the first that starts with
+// or contains the text, case aside), opens the composites around it,
+// selects it and centres it at a legible zoom.
+function search(text) {
+  const q = text.trim().toLowerCase();
+  const box = $("search");
+  if (!q || !state.graph) return;
+  const paths = actorPaths(state.graph);
+  const base = (p) => p.split("/").pop().toLowerCase();
+  const hit = paths.find((p) => p.toLowerCase() === q) || paths.find((p) => base(p) === q) ||
+    paths.find((p) => base(p).startsWith(q)) || paths.find((p) => p.toLowerCase().includes(q));
+  box.classList.toggle("miss", !hit);
+  box.title = hit ? "" : "no actor named like " + JSON.stringify(text.trim());
+  if (!hit) return;
+  const parts = hit.split("/");
+  let opened = false;
+  for (let i = 1; i < parts.length; i++) {
+    const c = parts.slice(0, i).join("/");
+    if (!state.expanded.has(c)) { state.expanded.add(c); opened = true; }
+  }
+  if (opened) redrawGraph(true);
+  select({ kind: "actor", path: hit });
+  centreActor(hit);
+  box.dataset.found = hit;
+}
+
+// fillSearch offers the graph's actors as the search box's suggestions.
+function fillSearch() {
+  const list = $("actornames");
+  list.replaceChildren(...actorPaths(state.graph).map((p) => { const o = html("option"); o.value = p; return o; }));
+}
+$("search").addEventListener("keydown", (e) => {
+  e.stopPropagation();
+  if (e.key === "Enter") search(e.target.value);
+  if (e.key === "Escape") e.target.blur();
+});
+$("search").addEventListener("change", (e) => search(e.target.value));
 
 // ---- connecting ports ------------------------------------------------------
 
@@ -59,6 +133,7 @@ function connect(from, to) {
 
 function select(sel) {
   state.selected = sel;
+  if (sel && sel.kind === "actor") addDetail(sel.path);
   markSelection();
   showPanel();
   showLine(selectedLine(sel));
@@ -239,7 +314,7 @@ async function removeActor(path) {
 
 async function place(actor, device, replicas) {
   const r = await api("POST", "/api/mapping", JSON.stringify({ actor, device, replicas }));
-  if (r.status !== 200) { showErrors(r.data.errors); return; }
+  if (r.status !== 200) { refused("placement", r.data.errors); return; }
   checkNow();
 }
 
@@ -278,6 +353,7 @@ async function edit(ops) {
   const mine = ++seq;
   const r = await api("POST", "/api/edit", JSON.stringify({ yaml: $("yaml").value, ops }));
   if (mine !== seq) return;
+  if (r.status !== 200) { refused("edit", r.data.errors); return; }
   if (r.data && r.data.yaml !== undefined) {
     $("yaml").value = r.data.yaml;
     $("saved").textContent = "";
@@ -296,7 +372,8 @@ document.addEventListener("keydown", (e) => {
     if (s && s.kind === "channel" && !s.prefix) { state.selected = null; edit([{ op: "remove_channel", from: s.channel.from, to: s.channel.to }]); }
   }
   if (e.ctrlKey || e.metaKey || e.altKey) return;
-  if (e.key === "f") fit();
+  if (e.key === "/") { e.preventDefault(); $("search").focus(); }
+  if (e.key === "f") { view.touched = true; fit(); }
   if (e.key === "s") zoomTo(selectionPaths());
   if (e.key === "y") toggleYAML();
   if (e.key === "+" || e.key === "=") $("zoomin").click();
@@ -322,10 +399,13 @@ try { if (localStorage.getItem("sluice.yaml") === "1") toggleYAML(true); } catch
 
 // showReport writes check's verdict and its findings as a list; each
 // finding selects what it is about on the drawing and in the YAML.
-function showReport(report) {
+// Findings of one shape (the same words, other names or figures) fold into
+// one line with their count, which opens to list them.
+function showReport(report, parsed) {
   const v = $("verdict");
   let text = "valid", cls = "ok";
-  if (!report.valid) { text = "invalid"; cls = "bad"; }
+  if (!parsed) { text = "error"; cls = "bad"; }
+  else if (!report.valid) { text = "invalid"; cls = "bad"; }
   else if (!report.consistent) { text = "inconsistent"; cls = "bad"; }
   else if (report.deadlock) { text = "deadlock"; cls = "bad"; }
   v.textContent = text;
@@ -333,15 +413,71 @@ function showReport(report) {
   const box = $("findings");
   box.replaceChildren(html("h2", "", "findings"));
   const ul = html("ul");
-  for (const f of findings(report)) {
-    const li = html("li", f.cls, f.text);
-    if (f.actor) li.dataset.actor = f.actor;
-    if (f.channel) li.dataset.channel = f.channel;
-    if (f.pick) li.addEventListener("click", f.pick);
+  for (const grp of foldFindings(findings(report))) {
+    const f = grp[0];
+    const li = findingItem(f);
+    if (grp.length > 1) {
+      li.classList.add("folded");
+      const n = html("span", "count", "×" + grp.length);
+      n.title = "show the " + grp.length + " findings like this one";
+      li.prepend(n);
+      const sub = html("ul", "members");
+      for (const g of grp) sub.appendChild(findingItem(g));
+      n.addEventListener("click", (e) => { e.stopPropagation(); li.classList.toggle("open"); });
+      li.appendChild(sub);
+    }
     ul.appendChild(li);
   }
   box.appendChild(ul);
-  if (report.repetitions) box.appendChild(html("div", "reps", "repetitions: " + Object.entries(report.repetitions).map(([k, n]) => k + "=" + n).join(" ")));
+  if (report.repetitions) box.appendChild(repetitions(report.repetitions));
+}
+
+function findingItem(f) {
+  const li = html("li", f.cls);
+  li.appendChild(html("span", "text", f.text));
+  if (f.actor) li.dataset.actor = f.actor;
+  if (f.channel) li.dataset.channel = f.channel;
+  if (f.pick) li.addEventListener("click", (e) => { e.stopPropagation(); f.pick(); });
+  return li;
+}
+
+// shapeOf is a finding's words without its names and figures: findings of
+// one shape fold together.
+function shapeOf(f) {
+  return f.cls + ":" + f.text.replace(/[\w.:/\->]*\d[\w.:/\->]*/g, "#").replace(/\b[\w./\->]+\.[\w\->]+\b/g, "@");
+}
+
+// foldFindings groups the findings by shape, in their order; a shape met
+// fewer than 3 times stays as separate findings.
+function foldFindings(list) {
+  const by = new Map();
+  for (const f of list) {
+    const k = shapeOf(f);
+    (by.get(k) || by.set(k, []).get(k)).push(f);
+  }
+  const out = [];
+  for (const grp of by.values()) {
+    if (grp.length >= 3) out.push(grp);
+    else for (const f of grp) out.push([f]);
+  }
+  return out;
+}
+
+// repetitions writes the repetition vector, actors of one count folded
+// ("=1 × 240 actors: a000 … a255") when four or more share it.
+function repetitions(reps) {
+  const div = html("div", "reps");
+  const byQ = new Map();
+  for (const [k, n] of Object.entries(reps)) (byQ.get(n) || byQ.set(n, []).get(n)).push(k);
+  const parts = [];
+  for (const [n, names] of byQ) {
+    if (names.length < 4) { for (const k of names) parts.push(k + "=" + n); continue; }
+    const all = byQ.size === 1 ? "all " : "";
+    parts.push("=" + n + " for " + all + names.length + " actors (" + names[0] + " … " + names[names.length - 1] + ")");
+  }
+  div.textContent = "repetitions: " + parts.join(" ");
+  div.title = Object.entries(reps).map(([k, n]) => k + "=" + n).join(" ");
+  return div;
 }
 
 // channelByName finds a top-level channel of the graph.
@@ -364,7 +500,7 @@ function findings(report) {
   const inc = report.inconsistency;
   for (const e of report.errors || []) {
     const paths = inc && inc.actors && e.startsWith("inconsistent rates");
-    out.push({ cls: "bad", text: e, actor: paths ? inc.target : undefined,
+    out.push({ cls: "bad", text: shortPath(e), actor: paths ? inc.target : undefined,
       pick: paths ? () => { select({ kind: "actor", path: inc.target }); zoomTo(inc.actors); } : lineOf(e) });
   }
   for (const b of report.blocked_actors || []) {
@@ -375,12 +511,21 @@ function findings(report) {
   for (const [c, n] of Object.entries(report.initialize || {})) out.push({ cls: "warn", channel: c, text: "give " + c + " " + n + " initial token" + (n > 1 ? "s" : ""), pick: pickChannel(c) });
   for (const [c, n] of Object.entries(report.enlarge || {})) out.push({ cls: "warn", channel: c, text: "enlarge " + c + " to capacity " + n, pick: pickChannel(c) });
   if (report.critical && report.critical.length) {
-    const per = report.iterations_per_second ? " — " + rate(report.iterations_per_second) + "iterations/s predicted" : "";
-    out.push({ cls: "warn", actor: report.critical[0], text: "bottleneck (analysis): " + nameList(report.critical, 8) + per, pick: () => { select({ kind: "actor", path: report.critical[0] }); zoomTo(report.critical); } });
+    // The analysis's bound (unlimited cores), not the run's prediction:
+    // that is the Tables' "predicted", from GET /api/run/compare.
+    const bound = report.iterations_per_second ? " — at most " + rate(report.iterations_per_second) + "iterations/s (analysis bound, unlimited cores)" : "";
+    const whole = report.critical.length >= Object.keys(report.repetitions || {}).length;
+    const who = whole && report.critical.length > 8 ? "the whole graph (" + report.critical.length + " actors)" : nameList(report.critical, 8);
+    out.push({ cls: "warn", actor: report.critical[0], text: "bottleneck (analysis): " + who + bound, pick: () => { select({ kind: "actor", path: report.critical[0] }); zoomTo(report.critical); } });
   }
   for (const w of report.warnings || []) out.push({ cls: "warn", text: w, pick: lineOf(w) });
   if (!out.length && report.valid && report.consistent && !report.deadlock) out.push({ cls: "info", text: "consistent, no deadlock" });
   return out;
+}
+
+// shortPath writes a message's file:line:col with the file's base name.
+function shortPath(msg) {
+  return msg.replace(/(^|\s)\S*\/([^\s/]+\.(?:ya?ml|xml):\d+)/g, "$1$2");
 }
 
 // lineOf makes a message that names file:line:col select that YAML line.
@@ -393,29 +538,40 @@ function showErrors(errs) {
   $("errors").textContent = (errs || []).join("\n");
 }
 
-// show puts one answer of /api/graph, /api/check or /api/edit on the page.
-// A graph that does not validate comes with its sketch: it is drawn, and
-// the verdict says invalid.
+// refused shows a request the server refused (an edit, a placement) at
+// the top of the findings; the graph stays as it was.
+function refused(what, errs) {
+  const ul = $("findings").querySelector("ul");
+  if (!ul) return;
+  for (const old of ul.querySelectorAll("li.refused")) old.remove();
+  const li = html("li", "bad refused", what + " refused: " + (errs || []).join("; "));
+  li.addEventListener("click", () => li.remove());
+  li.title = "click to dismiss";
+  ul.prepend(li);
+}
+
+// show puts one answer of /api/graph or /api/edit on the page. A graph
+// that does not validate comes with its sketch: it is drawn, and the
+// verdict says invalid; YAML that does not parse has no graph: the
+// drawing stays, greyed, without a run's figures. Either way the errors
+// are findings (the side panel), with the YAML shown or not.
 function show(status, data) {
-  if (status === 200) {
-    showErrors([]);
-    $("title").textContent = "sluice: " + data.graph.name;
+  if (status !== 200) data = { graph: data.graph || null, yaml: data.yaml, report: { valid: false, errors: data.errors || ["answer " + status] } };
+  const report = data.report || { valid: false, errors: [] };
+  showErrors(report.valid ? [] : report.errors);
+  if (data.graph) {
+    $("title").textContent = "sluice: " + (data.graph.name || "");
     const first = !state.graph;
-    state.graph = data.graph; state.report = data.report; state.mapping = data.mapping;
+    state.graph = data.graph; state.report = report.valid ? report : null; state.mapping = data.mapping;
     redrawGraph(!first);
-    showReport(data.report);
+    fillSearch();
   } else {
-    showErrors(data.errors);
-    const v = $("verdict");
-    v.textContent = data.graph ? "invalid" : "error";
-    v.className = "verdict bad";
-    $("findings").replaceChildren();
-    if (data.graph) {
-      const first = !state.graph;
-      state.graph = data.graph; state.report = null;
-      redrawGraph(!first);
-    }
+    $("graph").classList.add("stale");
+    if (state.graph) state.graph = Object.assign({}, state.graph, { id: "" });
+    clearFigures();
   }
+  showReport(report, !!data.graph);
+  runNote();
   showPanel();
 }
 
@@ -428,13 +584,16 @@ function checkSoon() {
   timer = setTimeout(checkNow, 300);
 }
 
+// checkNow checks the text area: POST /api/edit without edits answers
+// check's report, findings included (200 for YAML that does not parse or
+// validate).
 async function checkNow() {
   clearTimeout(timer);
   const mine = ++seq;
   const text = $("yaml").value;
-  const r = await api("POST", "/api/check", text);
+  const r = await api("POST", "/api/edit", JSON.stringify({ yaml: text, ops: [] }));
   if (mine !== seq) return;
-  if (r.status === 200 || r.data.graph) remember(text);
+  if (r.status === 200 && r.data.graph) remember(text);
   show(r.status, r.data);
 }
 
@@ -446,6 +605,7 @@ async function save() {
   } else {
     $("saved").textContent = "not saved";
     showErrors(r.data.errors);
+    refused("save", r.data.errors);
   }
 }
 
@@ -463,7 +623,7 @@ async function saveMapping() {
 async function load() {
   const [r, b] = await Promise.all([api("GET", "/api/graph"), api("GET", "/api/builtins")]);
   if (b.status === 200) builtins = b.data;
-  if (r.status === 200) { $("yaml").value = r.data.yaml; remember(r.data.yaml); }
+  if (r.data.yaml !== undefined) { $("yaml").value = r.data.yaml; remember(r.data.yaml); }
   show(r.status, r.data);
 }
 
@@ -532,15 +692,28 @@ async function loadCluster() {
   box.appendChild(tree);
 }
 
-// showRun puts a snapshot of the run on the drawing and in the table.
-// The longest it took is kept in #graph's data-figures-ms.
+// showRun puts a snapshot of the run on the drawing (when it is of the
+// graph drawn) and in the table. The longest it took is kept in #graph's
+// data-figures-ms.
 function showRun(run) {
-  const first = !state.run, t0 = performance.now();
+  const t0 = performance.now(), shown = state.runShown;
   showFigures(run);
   const g = $("graph"), ms = performance.now() - t0;
   if (!(ms <= +g.dataset.figuresMs)) g.dataset.figuresMs = ms.toFixed(1);
-  if (first) drawLegend(state.graph);
+  g.dataset.updates = (+g.dataset.updates || 0) + 1;
+  if (shown !== state.runShown) drawLegend(state.graph);
   showFirings(run);
+  runNote();
+}
+
+// runNote says, beside the run's state, when the drawing does not show the
+// last run's figures because it shows another graph.
+function runNote() {
+  const n = $("runnote");
+  const other = state.run && state.run.actors && state.run.actors.length && !belongs(state.run);
+  n.textContent = other ? "figures hidden: another graph" : "";
+  n.title = other ? "the run's figures belong to the graph it ran (the file as saved): the drawing shows another one; they come back with that graph" : "";
+  if (!other && !state.runShown && state.run && belongs(state.run)) showFigures(state.run);
 }
 
 // showFirings writes one row per actor of a run's progress.
@@ -560,38 +733,94 @@ function showFirings(run) {
   }
 }
 
+// run is the run going on: its event stream, whether Stop was asked, and
+// when it started.
+const run = { events: null, stopping: false, going: false, t0: 0, poll: 0 };
 
-let events = null;
+// runButtons shows what can be done: Run while no run goes on, Stop while
+// one does (until it was asked).
+function runButtons() {
+  $("run").disabled = run.going;
+  $("stop").disabled = !run.going || run.stopping;
+}
+
 // startRun starts a run of the file, follows its progress over server-sent
-// events and, once it ends, shows predicted vs measured throughput and
-// draws its timeline.
+// events until the server's "end" event and, once it ends, shows predicted
+// vs measured throughput and draws its timeline.
 async function startRun() {
+  if (run.going) return;
   const n = $("iterations").value || "1000";
-  const r = await api("POST", "/api/run/start?iterations=" + encodeURIComponent(n));
-  if (r.status !== 202) {
-    $("runstate").textContent = (r.data.errors || []).join("; ");
-    return;
-  }
-  $("runstate").textContent = "running";
+  run.going = true; run.stopping = false; run.t0 = performance.now();
+  runButtons();
+  $("runstate").textContent = "starting…";
+  $("runstate").title = "";
   $("timeline").style.display = "none";
   $("tracedl").style.display = "none";
   $("compare").replaceChildren();
+  $("firings").replaceChildren();
   resetRun();
   openDock("chart");
-  if (events) events.close();
-  events = new EventSource(withToken("/api/run/events"));
-  events.onmessage = (e) => showRun(JSON.parse(e.data));
-  waitRun();
+  const r = await api("POST", "/api/run/start?iterations=" + encodeURIComponent(n));
+  if (r.status !== 202) {
+    run.going = false;
+    runButtons();
+    $("runstate").textContent = "not started: " + (r.data.errors || []).join("; ");
+    return;
+  }
+  if (!run.stopping) $("runstate").textContent = "running";
+  follow();
 }
 
-async function waitRun() {
+// follow listens to the run's events; the server ends them with "end" once
+// the run ended (the page closes the stream first). Should the stream
+// fail, the run's state is asked every 500 ms instead.
+function follow() {
+  closeEvents();
+  const es = events("/api/run/events");
+  run.events = es;
+  es.onmessage = (e) => showRun(JSON.parse(e.data));
+  es.addEventListener("end", (e) => { closeEvents(); ended(JSON.parse(e.data)); });
+  es.onerror = () => { closeEvents(); pollState(); };
+}
+
+function closeEvents() {
+  if (run.events) { run.events.close(); run.events = null; }
+}
+
+async function pollState() {
   const st = await api("GET", "/api/run/state");
-  if (st.data.running) { setTimeout(waitRun, 200); return; }
+  if (st.status === 200 && !st.data.running) return ended(st.data);
+  run.poll = setTimeout(pollState, 500);
+}
+
+// ended shows a run that ended: its last snapshot, how it ended, and what
+// comes once it ended.
+async function ended(st) {
+  clearTimeout(run.poll);
   const last = await api("GET", "/api/run");
-  if (events) { events.close(); events = null; }
   if (last.status === 200) showRun(last.data);
-  $("runstate").textContent = st.data.error ? "failed: " + st.data.error : "done";
-  await finishRun(st.data);
+  const secs = last.status === 200 ? " after " + (last.data.elapsed_ns / 1e9).toFixed(2) + " s" : "";
+  $("runstate").textContent = run.stopping ? "stopped" + secs : st.error ? "failed: " + st.error : "done";
+  run.going = false; run.stopping = false;
+  runButtons();
+  await finishRun(st);
+}
+
+// stopRun stops the run: the page says so at once, the server's answer
+// confirms it (the run's end follows on the event stream).
+async function stopRun() {
+  if (!run.going || run.stopping) return;
+  run.stopping = true;
+  runButtons();
+  $("runstate").textContent = "stopping…";
+  const r = await api("POST", "/api/run/stop");
+  if (r.status !== 200) {
+    run.stopping = false;
+    runButtons();
+    $("runstate").textContent = "stop refused: " + (r.data.errors || []).join("; ");
+  } else if (run.going) {
+    $("runstate").textContent = r.data.running ? "stopping… (asked)" : "stopped";
+  }
 }
 
 // finishRun shows what comes once a run ended: predicted vs measured, the
@@ -672,9 +901,12 @@ function showCompare(c) {
 
 
 $("run").addEventListener("click", startRun);
-$("stop").addEventListener("click", () => api("POST", "/api/run/stop"));
+$("stop").addEventListener("click", stopRun);
+runButtons();
 wire(selectionPaths);
+wireDrawing(openGroup);
 wireTimeline();
+watchChart();
 load().then(loadLastRun);
 loadCluster();
 

@@ -7,21 +7,38 @@ const SVG = "http://www.w3.org/2000/svg";
 // state is the page's state: the last graph answered, its report and
 // mapping, the composites drawn expanded, the selection, a pending
 // connection, and the last run's figures.
-export const state = { graph: null, report: null, mapping: null, expanded: new Set(), selected: null, connectFrom: null, run: null };
+// run is the last run's snapshot (its graph_id says which graph it is of);
+// runShown whether its figures are on the drawing (the graph drawn is the
+// one it ran).
+export const state = { graph: null, report: null, mapping: null, expanded: new Set(), selected: null, connectFrom: null, run: null, runShown: false };
 
-// api calls path on the server with the page's token, if any.
+// headers are the headers of every API call: the page's token, if any.
+// (The one place where the page says who it is: api and events use it.)
+function headers() {
+  const h = {};
+  if (token) h["Authorization"] = "Bearer " + token;
+  return h;
+}
+
+// api calls path on the server with the page's headers; every fetch of
+// the page goes through it. The answer's JSON is data.
 export async function api(method, path, body) {
-  const headers = {};
-  if (token) headers["Authorization"] = "Bearer " + token;
-  const r = await fetch(path, { method, headers, body });
+  const r = await fetch(path, { method, headers: headers(), body });
   let data = null;
   try { data = await r.json(); } catch (e) { data = { errors: ["answer is not JSON"] }; }
   return { status: r.status, data };
 }
 
-// withToken adds the page's token to a URL the browser fetches by itself.
+// withToken adds the page's token to a URL the browser fetches by itself
+// (a link, an EventSource: they cannot send headers).
 export function withToken(path) {
   return token ? path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : path;
+}
+
+// events opens the server-sent events of path (the page's only
+// EventSource goes through it).
+export function events(path) {
+  return new EventSource(withToken(path));
 }
 
 // el makes an SVG element with attributes and text.

@@ -2,7 +2,9 @@
 // where it runs, with its kind as a badge and its ports labelled, a channel
 // as an arrow with its rates, capacity and initial tokens; check's findings
 // painted on it (blocked actors, deadlocked cycles, channels to initialise,
-// the bottleneck).
+// the bottleneck). The layers are folded into groups, labelled, that the
+// overview shows (see view.js's levels of detail); a big graph's boxes get
+// their text (the "detail") only once they are in view at a legible zoom.
 import dagre from "dagre";
 import { state, $, el, html } from "./common.js";
 import { quickLayout } from "./quick.js";
@@ -129,8 +131,8 @@ function short(r) {
 function layout(g, report) {
   const { nodes, clusters, edges } = collect(g);
   const lay = new dagre.graphlib.Graph({ multigraph: true, compound: true });
-  // Big graphs open fitted, too small for channel labels: they are left out
-  // (and shown on hover), and laid out by quickLayout.
+  // Big graphs open as an overview, too small for channel labels: they are
+  // left out (and shown on hover), and laid out by quickLayout.
   const big = nodes.length > BIG && clusters.length === 0;
   lay.setGraph({ rankdir: "LR", nodesep: 28, ranksep: big ? 90 : 30, edgesep: 14, marginx: 12, marginy: 40 });
   lay.setDefaultEdgeLabel(() => ({}));
@@ -155,27 +157,49 @@ function layout(g, report) {
   if (big) quickLayout(lay, lay.graph());
   else dagre.layout(lay);
   $("graph").dataset.layoutMs = (performance.now() - t0).toFixed(1);
-  return { lay, nodes, clusters };
+  return { lay, nodes, clusters, big };
 }
 
+// drawing is what the current drawing needs to add a box's detail later:
+// each actor's node and layout box, the report and its findings, the
+// handlers.
+const drawing = { nodes: new Map(), report: null, paint: null, on: null, lazy: false };
+
 // drawGraph lays the graph out and draws it into the viewport group;
-// returns the drawing's bounds and its boxes (for the view and minimap).
+// returns the drawing's bounds, its boxes and its groups (for the view,
+// the minimap and the overview).
 export function drawGraph(g, report, on) {
   const vp = $("viewport");
   vp.replaceChildren();
   state.drawn = (state.drawn || 0) + 1;
-  const { lay, nodes, clusters } = layout(g, report);
+  const { lay, nodes, clusters, big } = layout(g, report);
   const paint = findingsOf(report);
-  for (const c of clusters) drawCluster(vp, c, lay.node(c.path), on);
+  const boxes = nodes.map((n) => { const d = lay.node(n.path); return { path: n.path, x: d.x - d.width / 2, y: d.y - d.height / 2, w: d.width, h: d.height }; });
+  // Room above the drawing for the groups' labels in the overview.
+  const gg = lay.graph(), room = Math.max(60, Math.round(0.08 * gg.height));
+  Object.assign(drawing, { nodes: new Map(), report, paint, on, lazy: big });
+  const frag = document.createDocumentFragment();
+  const groups = layerGroups(boxes, paint);
+  for (const grp of groups) frag.appendChild(drawGroup(grp));
+  for (const c of clusters) drawCluster(frag, c, lay.node(c.path));
   const backs = lay.edges().filter((e) => isBack(lay, e));
   const bottom = Math.max(0, ...nodes.map((n) => { const d = lay.node(n.path); return d.y + d.height / 2; }));
-  for (const e of lay.edges()) drawEdge(vp, lay, e, paint, on, backs.indexOf(e) >= 0 ? bottom + 34 + 26 * backs.indexOf(e) : null);
-  for (const n of nodes) drawNode(vp, n, lay.node(n.path), report, paint, on);
-  vp.appendChild(defs());
-  const gg = lay.graph();
-  const bb = vp.getBBox(); // the tags above the boxes may reach further
-  const boxes = nodes.map((n) => { const d = lay.node(n.path); return { path: n.path, x: d.x - d.width / 2, y: d.y - d.height / 2, w: d.width, h: d.height }; });
-  return { w: Math.max(gg.width, bb.x + bb.width + 12), h: Math.max(gg.height, bottom + 40 + 26 * backs.length), boxes };
+  for (const e of lay.edges()) drawEdge(frag, lay, e, paint, backs.indexOf(e) >= 0 ? bottom + 34 + 26 * backs.indexOf(e) : null);
+  for (const n of nodes) {
+    const d = lay.node(n.path);
+    const node = drawNode(frag, n, d, paint);
+    drawing.nodes.set(n.path, { n, d, node });
+    if (!big || n.actor.sub) addDetail(n.path); // a composite's ⊞ shows in the overview too
+  }
+  frag.appendChild(defs());
+  // The layout's coordinates, shifted down to leave the room.
+  const root = el("g", { id: "drawroot", transform: "translate(0," + room + ")" });
+  root.appendChild(frag);
+  vp.appendChild(root);
+  for (const b of boxes) b.y += room;
+  for (const grp of groups) { grp.y += room; }
+  const w = Math.max(gg.width, ...boxes.map((b) => b.x + b.w + 12));
+  return { w, h: room + Math.max(gg.height, bottom + 40 + 26 * backs.length), boxes, groups, room };
 }
 
 function defs() {
@@ -186,6 +210,48 @@ function defs() {
     d.appendChild(m);
   }
   return d;
+}
+
+// layerGroups folds the drawing's columns (the layers: boxes sharing a
+// centre x) into at most MAX_GROUPS bands of neighbouring layers, each with
+// its actors, its bounds and what the findings say of it.
+const MAX_GROUPS = 8;
+function layerGroups(boxes, paint) {
+  if (boxes.length < 2) return [];
+  const cols = new Map();
+  for (const b of boxes) {
+    const cx = Math.round(b.x + b.w / 2);
+    (cols.get(cx) || cols.set(cx, []).get(cx)).push(b);
+  }
+  const xs = [...cols.keys()].sort((a, b) => a - b);
+  const per = Math.ceil(xs.length / Math.min(MAX_GROUPS, xs.length));
+  const groups = [];
+  for (let i = 0; i < xs.length; i += per) {
+    const members = xs.slice(i, i + per).flatMap((x) => cols.get(x));
+    const x0 = Math.min(...members.map((b) => b.x)), x1 = Math.max(...members.map((b) => b.x + b.w));
+    const y0 = Math.min(...members.map((b) => b.y)), y1 = Math.max(...members.map((b) => b.y + b.h));
+    const first = i + 1, last = Math.min(xs.length, i + per);
+    const flags = [];
+    const blocked = members.filter((b) => paint.blocked.has(b.path)).length;
+    if (blocked) flags.push(blocked + " blocked");
+    if (paint.criticalPart && members.some((b) => paint.critical.has(b.path))) flags.push("bottleneck");
+    groups.push({ id: "g" + groups.length, x: x0 - 14, y: y0 - 14, w: x1 - x0 + 28, h: y1 - y0 + 28,
+      title: first === last ? "layer " + first : "layers " + first + "–" + last,
+      count: members.length, flags, paths: members.map((b) => b.path) });
+  }
+  return groups;
+}
+
+// drawGroup draws a band of layers: a frame and, above it, its label (the
+// layers and how many actors), sized by the view to stay legible; a click
+// opens it (view.js zooms to it).
+function drawGroup(grp) {
+  const g = el("g", { class: "group" + (grp.flags.length ? " flagged" : ""), "data-group": grp.id });
+  g.appendChild(el("rect", { x: grp.x, y: grp.y, width: grp.w, height: grp.h, rx: 12 }));
+  const t = el("text", { class: "glabel", x: grp.x + 6, y: grp.y, dy: "-1.55em" }, grp.title);
+  const u = el("text", { class: "glabel sub", x: grp.x + 6, y: grp.y, dy: "-0.45em" }, grp.count + " actor" + (grp.count === 1 ? "" : "s") + (grp.flags.length ? " · " + grp.flags.join(" · ") : ""));
+  g.append(t, u, el("title", {}, grp.title + ": " + grp.paths.join(", ")));
+  return g;
 }
 
 // findingsOf indexes check's findings for the drawing: blocked actors with
@@ -226,11 +292,10 @@ export function portXY(d, actor, port, dir) {
   return { x, y: d.y - d.height / 2 + HEAD + ROW / 2 + 3 + i * ROW };
 }
 
-function drawCluster(vp, c, d, on) {
+function drawCluster(vp, c, d) {
   const grp = el("g", { class: "cluster", "data-composite": c.path });
   grp.appendChild(el("rect", { x: d.x - d.width / 2, y: d.y - d.height / 2 - 18, width: d.width, height: d.height + 18, rx: 8 }));
   grp.appendChild(el("text", { x: d.x - d.width / 2 + 8, y: d.y - d.height / 2 - 3 }, "⊟ " + c.path + " (" + (c.actor.sub.name || "") + ")"));
-  grp.addEventListener("click", (ev) => { ev.stopPropagation(); on.toggle(c.path); });
   vp.appendChild(grp);
 }
 
@@ -255,7 +320,10 @@ function backRoute(s, t, y) {
     " Q" + (t.x - 18) + "," + y + " " + (t.x - 18) + "," + (y - r) + " V" + (t.y + r) + " Q" + (t.x - 18) + "," + t.y + " " + (t.x - 18 + r) + "," + t.y + " H" + t.x;
 }
 
-function drawEdge(vp, lay, e, paint, on, backY) {
+// edgeData maps each drawn channel's group to what a click selects.
+const edgeData = new WeakMap();
+
+function drawEdge(vp, lay, e, paint, backY) {
   const d = lay.edge(e);
   const { from, to, channel } = d.e;
   const bad = !!d.need || paint.cycle.has(d.name) || paint.waiting.has(d.name) || paint.rates.has(d.name);
@@ -273,12 +341,12 @@ function drawEdge(vp, lay, e, paint, on, backY) {
     if (pts.length === 2) pts.splice(1, 0, { x: (s.x + t.x) / 2, y: (s.y + t.y) / 2 });
     path = smooth(pts);
   }
-  grp.appendChild(el("path", { class: "hit", d: path }));
+  if (!d.big) grp.appendChild(el("path", { class: "hit", d: path })); // a big graph's lines take the clicks
   const marker = paint.rates.has(d.name) ? "arrow-rates" : bad ? "arrow-bad" : "arrow";
   grp.appendChild(el("path", { class: "line", d: path, "marker-end": "url(#" + marker + ")" }));
-  if (d.big) grp.appendChild(el("title", {}, d.name + ": " + d.label.join(" ")));
+  if (d.big) grp.dataset.tip = d.name + ": " + d.label.join(" ");
   else grp.appendChild(edgeLabelBox(d, lx, ly));
-  grp.addEventListener("click", (ev) => { ev.stopPropagation(); on.select({ kind: "channel", prefix: d.e.prefix, channel }); });
+  edgeData.set(grp, { kind: "channel", prefix: d.e.prefix, channel });
   vp.appendChild(grp);
 }
 
@@ -321,39 +389,87 @@ function waitPort(w) {
   return (w.state === "full" ? c.from : c.to).split(".").pop();
 }
 
-function drawNode(vp, n, d, report, paint, on) {
+// drawNode draws an actor's box: its outline, body (a run's heat tints
+// it) and header in the colour of where it runs. The text (addDetail)
+// comes with it for small graphs, once in view for big ones.
+function drawNode(vp, n, d, paint) {
   const a = n.actor;
   const tag = nodeTag(n.path, paint);
   const grp = el("g", { class: "node" + tag.cls + (n.parent ? " inner" : ""), "data-actor": n.path, "data-kind": a.kind || "", "data-place": placeOf(n.path) });
+  grp.dataset.tag = tag.text;
+  grp.dataset.baseTag = tag.text;
   const mapped = state.mapping && state.mapping[n.path];
   if (mapped) grp.setAttribute("data-mapped", mapped.device || "");
   const x0 = d.x - d.width / 2, y0 = d.y - d.height / 2, colour = placeColour(placeOf(n.path));
   grp.appendChild(el("rect", { class: "box", x: x0, y: y0, width: d.width, height: d.height, rx: 7 }));
-  grp.appendChild(el("rect", { class: "heat", x: x0, y: y0 + HEAD, width: d.width, height: d.height - HEAD, rx: 0 }));
   grp.appendChild(el("path", { class: "head", fill: colour, d: "M" + x0 + "," + (y0 + HEAD) + " V" + (y0 + 7) + " Q" + x0 + "," + y0 + " " + (x0 + 7) + "," + y0 +
     " H" + (x0 + d.width - 7) + " Q" + (x0 + d.width) + "," + y0 + " " + (x0 + d.width) + "," + (y0 + 7) + " V" + (y0 + HEAD) + " Z" }));
-  grp.appendChild(el("text", { class: "name", x: x0 + PAD, y: y0 + 19 }, n.path.split("/").pop()));
-  drawBadge(grp, a, x0 + d.width, y0, n.path, on);
-  drawPorts(grp, n, d, on);
-  const fy = y0 + d.height - FOOT;
-  grp.appendChild(el("text", { class: "foot", x: x0 + PAD, y: fy + 15 }, footText(n.path, report)));
-  grp.appendChild(el("text", { class: "figure", x: x0 + PAD, y: fy + 32 }, ""));
-  grp.appendChild(el("rect", { class: "busytrack", x: x0 + 1, y: y0 + d.height - 5, width: d.width - 2, height: 4, style: "display:none" }));
-  grp.appendChild(el("rect", { class: "busybar", x: x0 + 1, y: y0 + d.height - 5, width: 0, height: 4 }));
-  grp.appendChild(el("text", { class: "tag", x: x0, y: y0 - 7 }, tag.text));
-  grp.addEventListener("click", (ev) => { ev.stopPropagation(); on.select({ kind: "actor", path: n.path }); });
   vp.appendChild(grp);
+  return grp;
+}
+
+// boxOf is an actor's box in the drawing's coordinates (those of
+// #drawroot), from the layout: reading it lays nothing out. Null when the
+// actor is not drawn.
+export function boxOf(path) {
+  const x = drawing.nodes.get(path);
+  return x ? { x: x.d.x - x.d.width / 2, y: x.d.y - x.d.height / 2, width: x.d.width, height: x.d.height } : null;
+}
+
+// hasDetail reports whether an actor's box has its text.
+export function hasDetail(path) {
+  const x = drawing.nodes.get(path);
+  return !!(x && x.detail);
+}
+
+// addDetail adds an actor box's text: its name, kind badge, ports, foot
+// (placement and repetitions), a run's figure and busy bar, and the tag
+// above it. Returns false when the actor is not drawn.
+export function addDetail(path) {
+  const x = drawing.nodes.get(path);
+  if (!x) return false;
+  if (x.detail) return true;
+  const { n, d, node } = x, a = n.actor;
+  const x0 = d.x - d.width / 2, y0 = d.y - d.height / 2;
+  const g = el("g", { class: "detail" });
+  g.appendChild(el("text", { class: "name", x: x0 + PAD, y: y0 + 19 }, n.path.split("/").pop()));
+  drawBadge(g, a, x0 + d.width, y0, n.path);
+  drawPorts(g, n, d);
+  const fy = y0 + d.height - FOOT;
+  g.appendChild(el("text", { class: "foot", x: x0 + PAD, y: fy + 15 }, footText(n.path, drawing.report)));
+  g.appendChild(el("text", { class: "figure", x: x0 + PAD, y: fy + 32 }, node.dataset.figure || ""));
+  const share = node.dataset.busy === undefined ? -1 : +node.dataset.busy;
+  g.appendChild(el("rect", { class: "busytrack", x: x0 + 1, y: y0 + d.height - 5, width: d.width - 2, height: 4, style: share < 0 ? "display:none" : "" }));
+  g.appendChild(el("rect", { class: "busybar", x: x0 + 1, y: y0 + d.height - 5, width: share < 0 ? 0 : ((d.width - 2) * share).toFixed(1), height: 4 }));
+  g.appendChild(el("text", { class: "tag", x: x0, y: y0 - 7 }, node.dataset.tag || ""));
+  node.appendChild(g);
+  x.detail = g;
+  return true;
+}
+
+// addDetailIn adds the text of the boxes that meet the rectangle (drawing
+// units, before the shift for the groups' labels); returns how many it
+// added.
+export function addDetailIn(x0, y0, x1, y1) {
+  let added = 0;
+  for (const [path, x] of drawing.nodes) {
+    if (x.detail) continue;
+    const d = x.d;
+    if (d.x + d.width / 2 < x0 || d.x - d.width / 2 > x1 || d.y + d.height / 2 < y0 || d.y - d.height / 2 > y1) continue;
+    addDetail(path);
+    added++;
+  }
+  return added;
 }
 
 // drawBadge puts the kind's badge at the header's right end (and a
 // composite's expand toggle).
-function drawBadge(grp, a, right, y0, path, on) {
+function drawBadge(grp, a, right, y0, path) {
   const text = KINDS[a.kind] || a.kind || "";
   let x = right - 8;
   if (a.sub) {
     const t = el("text", { class: "toggle", x: x - 14, y: y0 + 20, "data-toggle": path }, "⊞");
     t.appendChild(el("title", {}, "expand the composite in place"));
-    t.addEventListener("click", (ev) => { ev.stopPropagation(); on.toggle(path); });
     grp.appendChild(t);
     x -= 22;
   }
@@ -367,7 +483,7 @@ function drawBadge(grp, a, right, y0, path, on) {
 
 // drawPorts draws each port as a dot on the border with its name inside
 // the box: inputs left, outputs right.
-function drawPorts(grp, n, d, on) {
+function drawPorts(grp, n, d) {
   const a = n.actor;
   for (const [dir, list] of [["in", a.inputs], ["out", a.outputs]]) {
     for (const p of list) {
@@ -375,42 +491,82 @@ function drawPorts(grp, n, d, on) {
       const lx = dir === "in" ? xy.x + 10 : xy.x - 10;
       grp.appendChild(el("text", { class: "plabel", x: lx, y: xy.y + 4, "text-anchor": dir === "in" ? "start" : "end" }, p.name));
       const c = el("circle", { class: "port " + dir, cx: xy.x, cy: xy.y, r: 5, "data-port": n.path + "." + p.name, "data-dir": dir });
+      if (n.parent) c.dataset.inner = "1";
       c.appendChild(el("title", {}, n.path + "." + p.name + " " + p.type + " rate " + p.rate));
-      c.addEventListener("mousedown", (ev) => { ev.stopPropagation(); if (dir === "out" && !n.parent) state.dragFrom = n.path + "." + p.name; });
-      c.addEventListener("mouseup", (ev) => { if (dir === "in" && state.dragFrom) { ev.stopPropagation(); on.connect(state.dragFrom, n.path + "." + p.name); } state.dragFrom = null; });
-      c.addEventListener("click", (ev) => { ev.stopPropagation(); if (!n.parent) on.port(n.path + "." + p.name, dir); });
       grp.appendChild(c);
     }
   }
 }
 
-// drawLegend explains the colours (placements on the drawing) and badges.
+// wireDrawing routes the drawing's events, once, to the handlers of the
+// current drawing: a click on a box selects its actor, on a channel the
+// channel, on a port connects (two clicks, or a drag from an output to an
+// input), on ⊞ or a cluster's title expands or collapses a composite, on a
+// group opens it.
+export function wireDrawing(openGroup) {
+  const vp = $("viewport");
+  const portOf = (t) => t.closest && t.closest("circle.port");
+  vp.addEventListener("mousedown", (ev) => {
+    const c = portOf(ev.target);
+    if (!c) return;
+    ev.stopPropagation();
+    if (c.dataset.dir === "out" && !c.dataset.inner) state.dragFrom = c.dataset.port;
+  });
+  vp.addEventListener("mouseup", (ev) => {
+    const c = portOf(ev.target);
+    if (c && c.dataset.dir === "in" && state.dragFrom) { ev.stopPropagation(); drawing.on.connect(state.dragFrom, c.dataset.port); }
+    state.dragFrom = null;
+  });
+  vp.addEventListener("click", (ev) => {
+    const on = drawing.on, t = ev.target;
+    if (!on) return;
+    const c = portOf(t);
+    if (c) { ev.stopPropagation(); if (!c.dataset.inner) on.port(c.dataset.port, c.dataset.dir); return; }
+    const tog = t.closest("[data-toggle]");
+    if (tog) { ev.stopPropagation(); on.toggle(tog.dataset.toggle); return; }
+    const cl = t.closest("g.cluster");
+    if (cl) { ev.stopPropagation(); on.toggle(cl.dataset.composite); return; }
+    const node = t.closest("g.node");
+    if (node) { ev.stopPropagation(); on.select({ kind: "actor", path: node.dataset.actor }); return; }
+    const edge = t.closest("g.edge");
+    if (edge && edgeData.has(edge)) { ev.stopPropagation(); on.select(edgeData.get(edge)); return; }
+    const grp = t.closest("g.group");
+    if (grp) { ev.stopPropagation(); openGroup(grp.dataset.group); }
+  });
+  // One tooltip for the boxes and a big graph's channels: the actor's name
+  // and a run's figures, the channel's name and rates.
+  const tip = $("tip");
+  vp.addEventListener("mousemove", (ev) => {
+    const t = ev.target.closest && (ev.target.closest("g.node") || ev.target.closest("g.edge[data-tip]"));
+    if (!t || ev.target.closest("circle.port")) { tip.style.display = "none"; return; }
+    tip.textContent = t.classList.contains("node") ? t.dataset.actor + (t.dataset.figure && state.runShown ? ": " + t.dataset.figure + " busy" : "") : t.dataset.tip;
+    const r = $("canvas").getBoundingClientRect();
+    tip.style.left = ev.clientX - r.left + 14 + "px";
+    tip.style.top = ev.clientY - r.top + 12 + "px";
+    tip.style.display = "block";
+  });
+  vp.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+}
+
+// drawLegend explains the colours (placements on the drawing) and badges,
+// in the strip under the drawing (it never covers it).
 export function drawLegend(g) {
   const box = $("legend");
   box.replaceChildren();
   const places = new Set(["cpu"]), kinds = new Set();
   const walk = (g, prefix) => { for (const a of g.actors) { places.add(placeOf(prefix + a.name)); kinds.add(a.kind); if (a.sub) walk(a.sub, prefix + a.name + "/"); } };
   if (g) walk(g, "");
-  const row1 = html("div", "row");
-  row1.appendChild(html("span", "title", "runs on"));
+  const part = (title) => { const s = html("span", "part"); s.appendChild(html("span", "title", title)); box.appendChild(s); return s; };
+  const runs = part("runs on");
   for (const p of [...places].sort()) {
     const s = html("span", "key");
     const sw = html("span", "sw");
     sw.style.background = placeColour(p);
     s.append(sw, p === "cpu" ? "CPU" : p);
-    row1.appendChild(s);
+    runs.appendChild(s);
   }
-  const row2 = html("div", "row");
-  row2.appendChild(html("span", "title", "kind"));
-  for (const k of Object.keys(KINDS)) if (kinds.has(k)) row2.appendChild(html("span", "badge", KINDS[k]));
-  const row3 = html("div", "row");
-  row3.appendChild(html("span", "title", "channel"));
-  row3.appendChild(html("span", "", "tokens out → in per firing · cap (if bounded) · init (if any)"));
-  box.append(row1, row2, row3);
-  if (state.run) {
-    const row4 = html("div", "row");
-    row4.appendChild(html("span", "title", "run"));
-    row4.appendChild(html("span", "", "firings/s · busy share (heat) · channel fill bars"));
-    box.appendChild(row4);
-  }
+  const kind = part("kind");
+  for (const k of Object.keys(KINDS)) if (kinds.has(k)) kind.appendChild(html("span", "badge", KINDS[k]));
+  part("channel").appendChild(html("span", "", "tokens out → in per firing · cap (if bounded) · init (if any)"));
+  if (state.run && state.runShown) part("run").appendChild(html("span", "", "firings/s · busy share (heat) · channel fill bars"));
 }

@@ -1,21 +1,54 @@
 // A run's figures on the drawing (firings/s, busy share as heat, channel
-// fill bars, the measured bottleneck) and the graph's throughput over time
-// as a chart (uPlot).
+// fill bars, the measured bottleneck, the fused chains) and the graph's
+// throughput over time as a chart (uPlot). The figures belong to the graph
+// the run is of (the snapshot's graph_id): they are drawn only on that
+// graph, and leave the drawing as soon as it shows another one.
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { state, api, $, el, rate } from "./common.js";
+import { hasDetail, boxOf } from "./draw.js";
 
 // prev holds the last snapshot seen, for rates over the last interval;
 // series the chart's points (seconds, iterations/s).
 let prev = null, chart = null;
 const series = [[], []];
 
-// resetRun clears the figures of the last run before a new one.
+// belongs reports whether the run's figures are of the graph drawn.
+export function belongs(run) {
+  return !!(run && state.graph && state.graph.id && run.graph_id === state.graph.id);
+}
+
+// resetRun clears the last run before a new one: its figures and its chart
+// (a new chart, new axes).
 export function resetRun() {
   prev = null;
   series[0].length = 0; series[1].length = 0;
-  if (chart) chart.setData(series);
-  for (const t of document.querySelectorAll("#graph .figure")) t.textContent = "";
+  if (chart) { chart.destroy(); chart = null; }
+  delete $("chart").dataset.source;
+  clearFigures();
+  state.run = null;
+}
+
+// clearFigures takes a run's figures off the drawing.
+export function clearFigures() {
+  state.runShown = false;
+  for (const g of document.querySelectorAll("#graph g.node[data-busy]")) {
+    delete g.dataset.busy; delete g.dataset.rate; delete g.dataset.figure;
+    g.querySelector(".box").style.fill = "";
+    const f = g.querySelector(".figure");
+    if (f) f.textContent = "";
+    const t = g.querySelector(".busytrack");
+    if (t) t.style.display = "none";
+    const b = g.querySelector(".busybar");
+    if (b) b.setAttribute("width", 0);
+  }
+  unmarkHot();
+  for (const g of document.querySelectorAll("#graph g.fused")) g.remove();
+  for (const g of document.querySelectorAll("#graph g.edge[data-fill]")) {
+    delete g.dataset.fill;
+    g.querySelector(".filltrack").style.display = "none";
+    g.querySelector(".fillbar").setAttribute("width", 0);
+  }
 }
 
 // iterations is the graph iterations a snapshot has done: the least of
@@ -27,9 +60,17 @@ function iterations(run) {
   return it === Infinity ? 0 : it;
 }
 
-// showFigures puts a snapshot (GET /api/run or an event) on the drawing.
+// showFigures puts a snapshot (GET /api/run or an event) on the drawing
+// when it is of the graph drawn, and on the chart.
 export function showFigures(run) {
   state.run = run;
+  const mine = belongs(run);
+  if (!mine) {
+    if (state.runShown) clearFigures();
+    prev = run;
+    return;
+  }
+  state.runShown = true;
   const dt = prev ? (run.elapsed_ns - prev.elapsed_ns) / 1e9 : 0;
   const before = prev ? new Map(prev.actors.map((a) => [a.name, a.firings])) : null;
   const done = run.actors.length > 0 && run.actors.every((a) => a.done);
@@ -58,21 +99,28 @@ function drawnIndex() {
   return index;
 }
 
-// paintActor writes an actor's firings/s and busy share on its box and
-// heats the box by the share.
+// heat is the body's colour for a busy share: white to orange.
+function heat(share) {
+  const a = 0.05 + 0.3 * share, mix = (c) => Math.round(255 + (c - 255) * a);
+  return "rgb(" + mix(232) + ", " + mix(89) + ", " + mix(12) + ")"; // as style.fill reads back
+}
+
+// paintActor writes an actor's firings/s and busy share on its box (kept
+// in its data for a box whose text comes later) and heats the box.
 function paintActor(name, perS, share) {
   const g = drawnIndex().nodes.get(name);
   if (!g) return;
-  g.querySelector(".figure").textContent = compact(perS) + " · " + Math.round(share * 100) + " %";
-  let tip = g.querySelector("title.fig");
-  if (!tip) { tip = el("title", { class: "fig" }); g.appendChild(tip); }
-  tip.textContent = name + ": " + rate(perS) + "firings/s, busy " + Math.round(share * 100) + " % of the run";
-  g.querySelector(".heat").style.opacity = (0.05 + 0.3 * share).toFixed(3);
+  const fig = compact(perS) + " · " + Math.round(share * 100) + " %";
+  g.dataset.rate = perS.toFixed(1);
+  g.dataset.busy = share.toFixed(3);
+  g.dataset.figure = fig;
+  const fill = heat(Math.round(share * 50) / 50), box = g.firstChild; // the box is the group's first element
+  if (box.style.fill !== fill) box.style.fill = fill;
+  if (!hasDetail(name)) return;
+  g.querySelector(".figure").textContent = fig;
   const track = g.querySelector(".busytrack");
   track.style.display = "";
   g.querySelector(".busybar").setAttribute("width", (track.getAttribute("width") * share).toFixed(1));
-  g.dataset.rate = perS.toFixed(1);
-  g.dataset.busy = share.toFixed(3);
 }
 
 // compact writes firings/s in at most 6 characters and a unit.
@@ -80,17 +128,33 @@ function compact(v) {
   return v >= 1e6 ? (v / 1e6).toFixed(1) + "M/s" : v >= 1e3 ? (v / 1e3).toFixed(1) + "k/s" : v.toFixed(0) + "/s";
 }
 
+// setTag sets the line above an actor's box (kept in its data for a box
+// whose text comes later).
+function setTag(g, text) {
+  g.dataset.tag = text;
+  const t = g.querySelector(".tag");
+  if (t) t.textContent = text;
+}
+
+function unmarkHot() {
+  for (const g of document.querySelectorAll("#graph g.node.hot")) {
+    g.classList.remove("hot");
+    setTag(g, g.dataset.baseTag || "");
+  }
+}
+
 // markHot marks the actor busiest for its share of the run: the measured
 // bottleneck.
 function markHot(hot, share) {
-  for (const g of document.querySelectorAll("#graph g.node.hot")) {
-    g.classList.remove("hot");
-    if (!g.classList.contains("blocked") && !g.classList.contains("critical")) g.querySelector(".tag").textContent = "";
-  }
   const g = hot && share > 0.05 && drawnIndex().nodes.get(hot);
+  if (g && g.classList.contains("hot")) {
+    if (!g.classList.contains("blocked")) setTag(g, "⚑ bottleneck (measured): " + Math.round(share * 100) + " % busy");
+    return;
+  }
+  unmarkHot();
   if (!g) return;
   g.classList.add("hot");
-  if (!g.classList.contains("blocked")) g.querySelector(".tag").textContent = "⚑ bottleneck (measured): " + Math.round(share * 100) + " % busy";
+  if (!g.classList.contains("blocked")) setTag(g, "⚑ bottleneck (measured): " + Math.round(share * 100) + " % busy");
 }
 
 // drawFused outlines the actors that ran as one fused chain (one
@@ -99,17 +163,17 @@ function drawFused(run) {
   for (const g of document.querySelectorAll("#graph g.fused")) g.remove();
   const units = new Map();
   for (const a of run.actors) if (a.fused) (units.get(a.fused) || units.set(a.fused, []).get(a.fused)).push(a.name);
-  const vp = $("viewport");
+  const root = $("drawroot");
+  if (!root) return;
   for (const [unit, names] of units) {
-    const boxes = names.map((n) => drawnIndex().nodes.get(n)).filter((g) => g).map((g) => g.querySelector(".box"));
-    if (boxes.length < 2) continue;
-    const bb = boxes.map((b) => b.getBBox());
+    const bb = names.map(boxOf).filter((b) => b);
+    if (bb.length < 2) continue;
     const x0 = Math.min(...bb.map((b) => b.x)) - 10, y0 = Math.min(...bb.map((b) => b.y)) - 26;
     const x1 = Math.max(...bb.map((b) => b.x + b.width)) + 10, y1 = Math.max(...bb.map((b) => b.y + b.height)) + 24;
     const g = el("g", { class: "fused", "data-fused": unit });
     g.appendChild(el("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 10 }));
     g.appendChild(el("text", { x: x0 + 8, y: y1 - 7 }, unit));
-    vp.insertBefore(g, vp.firstChild);
+    root.insertBefore(g, root.firstChild);
   }
 }
 
@@ -141,22 +205,39 @@ function plot(run, dt, done) {
   draw();
 }
 
+// chartSize is the chart's plot size that, with its legend, fills its tab.
+function chartSize() {
+  const tab = $("tab-chart");
+  const legend = chart ? chart.root.querySelector(".u-legend") : null;
+  const lh = legend ? legend.getBoundingClientRect().height : 26;
+  return { width: Math.max(200, tab.clientWidth - 12), height: Math.max(80, tab.clientHeight - lh - 10) };
+}
+
+// draw makes the chart (empty before the first point) or sets its data,
+// sized to its tab.
 function draw() {
   const box = $("chart");
-  const w = Math.max(300, box.clientWidth - 10), h = Math.max(120, box.clientHeight - 10);
+  box.dataset.points = series[0].length;
   if (!chart) {
-    chart = new uPlot({
-      width: w, height: h,
+    chart = new uPlot(Object.assign(chartSize(), {
       scales: { x: { time: false } },
-      axes: [{ label: "seconds", size: 36 }, { label: "iterations/s", size: 70, values: (u, vs) => vs.map((v) => (v ? rate(v).trim() : "0")) }],
+      axes: [{ label: "seconds", size: 36, labelSize: 16 }, { label: "iterations/s", size: 70, values: (u, vs) => vs.map((v) => (v ? rate(v).trim() : "0")) }],
       series: [{ label: "t (s)", value: (u, v) => (v == null ? "–" : v.toFixed(3)) },
         { label: "graph iterations/s", stroke: "#1769d1", width: 2, fill: "#1769d11a", value: (u, v) => (v == null ? "–" : rate(v).trim()) }],
       legend: { show: true },
-    }, series, box);
+    }), series, box);
+    fitChart();
   } else {
-    chart.setSize({ width: w, height: h });
     chart.setData(series);
   }
+}
+
+// fitChart sizes the chart to its tab (the dock's size or the window's
+// changed, the tab showed).
+export function fitChart() {
+  if (!chart || !$("tab-chart").clientHeight) return;
+  const s = chartSize();
+  if (s.width !== chart.width || s.height !== chart.height) chart.setSize(s);
 }
 
 // throughputFromTrace replaces the chart's points by the graph's
@@ -164,8 +245,9 @@ function draw() {
 // bucket ÷ its repetitions.
 export async function throughputFromTrace() {
   const sink = sinkOf();
+  if (!sink || !belongs(state.run)) return;
   const r = await api("GET", "/api/run/trace?counts=40");
-  if (!sink || r.status !== 200 || !r.data.counts[sink.name]) return;
+  if (r.status !== 200 || !r.data.counts[sink.name]) return;
   const { t0, t1, counts } = r.data;
   const dt = (t1 - t0) / 40 / 1e6, q = state.report.repetitions[sink.name];
   series[0].length = 0; series[1].length = 0;
@@ -183,5 +265,12 @@ function sinkOf() {
   return as.find((a) => ok(a) && a.outputs.length === 0) || [...as].reverse().find(ok);
 }
 
-// redraw sizes the chart to its tab (once the tab shows).
-export function redraw() { if (series[0].length) draw(); }
+// redraw shows the chart in its tab (empty until the first point), sized
+// to it.
+export function redraw() { draw(); fitChart(); }
+
+// watchChart keeps the chart fitted to its tab as the dock or the window
+// changes size.
+export function watchChart() {
+  new ResizeObserver(() => fitChart()).observe($("tab-chart"));
+}
