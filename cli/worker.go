@@ -18,6 +18,7 @@ func newWorker() *cobra.Command {
 		devices   string
 		maxStream string
 		quiet     bool
+		insecure  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "worker --broker URL",
@@ -65,6 +66,15 @@ until interrupted.`,
 			o.Devices = rep.Devices
 			o.Creds = cf.creds()
 			stderr := cmd.ErrOrStderr()
+			// Direct data streams beyond loopback from a worker that presents
+			// no credential: its broker lets anyone in to run jobs on it.
+			warn, err := cluster.CheckExposure("worker", []string{o.DataListen}, !o.Creds.Empty() || strings.Contains(o.Broker, "@"), insecure)
+			if err != nil {
+				return err
+			}
+			if warn != "" {
+				fmt.Fprintln(stderr, warn)
+			}
 			if !quiet {
 				o.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
 			}
@@ -105,6 +115,7 @@ until interrupted.`,
 	fl.StringVar(&o.DataListen, "data-listen", "", "accept direct TCP data streams here (HOST:PORT, e.g. 0.0.0.0:7500); tokens go over NATS without it")
 	fl.StringVar(&o.DataAdvertise, "data-advertise", "", "the HOST:PORT clients dial for data streams (default: the --data-listen address)")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "do not log jobs")
+	fl.BoolVar(&insecure, "insecure", false, "allow --data-listen beyond loopback without credentials for the broker (warns)")
 	cf.add(fl)
 	return cmd
 }

@@ -3,11 +3,13 @@ package cluster
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -113,7 +115,7 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 		}
 		rl := &server.RemoteLeafOpts{URLs: []*url.URL{u}}
 		if o.ParentCreds.TLS.Enabled() {
-			tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.ParentCreds.TLS.Cert, KeyFile: o.ParentCreds.TLS.Key, CaFile: o.ParentCreds.TLS.CA})
+			tc, err := clientTLS(o.ParentCreds.TLS)
 			if err != nil {
 				return nil, fmt.Errorf("broker: parent TLS: %w", err)
 			}
@@ -203,6 +205,31 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	return b, nil
+}
+
+// clientTLS is the TLS configuration of a connection to a broker (a
+// child's to its parent): the CA verifies the broker's certificate; Cert
+// and Key, when set, are presented to it.
+func clientTLS(f TLSFiles) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if f.CA != "" {
+		pem, err := os.ReadFile(f.CA)
+		if err != nil {
+			return nil, err
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: expected PEM certificates, found none", f.CA)
+		}
+	}
+	if f.Cert != "" || f.Key != "" {
+		c, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+		if err != nil {
+			return nil, err
+		}
+		tc.Certificates = []tls.Certificate{c}
+	}
+	return tc, nil
 }
 
 // safeDefaults refuses what would open the tree to anyone: listening

@@ -70,7 +70,9 @@ func (c *Client) checkPermissions(ctx context.Context) error {
 	defer sub.Unsubscribe()
 	// The server answers a refused subscription with an error before the
 	// flush's pong, and the connection records it as its last error.
-	if err := c.nc.FlushWithContext(ctx); err != nil {
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := c.nc.FlushWithContext(fctx); err != nil {
 		return fmt.Errorf("connecting to broker %s: %w", redact(c.url), err)
 	}
 	if err := c.nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), subj) {
