@@ -21,7 +21,7 @@ import (
 //	users:
 //	  - {user: alice, password: s3cret, role: client}
 //	  - {user: w, password: pw2, role: worker}
-//	  - {user: bob, nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4, role: client}
+//	  - {user: bob, nkey: UCGNFFHX7IRPKR4SDA27ZOLE72GOKLCYDXCJB6W67MANNMFSIQYK7HVX, role: client}
 //	  - {user: ops, password: pw3, role: admin}
 //	  - {user: leaf, password: pw4, role: broker}
 //

@@ -476,3 +476,42 @@ func TestTLSAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDocumentedAuthFiles loads every auth file docs/cluster.md and
+// docs/security-cluster-auth.md show (```yaml blocks with users:).
+func TestDocumentedAuthFiles(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, doc := range []string{"../docs/cluster.md", "../docs/security-cluster-auth.md"} {
+		md, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := strings.Split(string(md), "```yaml\n")
+		for i, b := range blocks[1:] {
+			body, _, _ := strings.Cut(b, "```")
+			if !strings.Contains(body, "users:") {
+				continue
+			}
+			// Blocks inside a list are indented: take the indentation off.
+			lines := strings.Split(body, "\n")
+			indent := len(lines[0]) - len(strings.TrimLeft(lines[0], " "))
+			for j, l := range lines {
+				if len(l) >= indent {
+					lines[j] = l[indent:]
+				}
+			}
+			p := filepath.Join(t.TempDir(), "auth.yaml")
+			if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := LoadAuth(p); err != nil {
+				t.Errorf("%s, yaml block %d: %v", doc, i+1, err)
+			}
+			n++
+		}
+	}
+	if n < 3 {
+		t.Fatalf("found %d documented auth files, expected at least 3", n)
+	}
+}
