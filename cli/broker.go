@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -64,6 +65,8 @@ func newBroker() *cobra.Command {
 		authFile string
 		parent   credFlags
 		verbose  bool
+		tlsMode  string
+		tlsDir   string
 	)
 	cmd := &cobra.Command{
 		Use:   "broker",
@@ -72,9 +75,12 @@ func newBroker() *cobra.Command {
 (sluice run --broker, sluice devices --broker) connect to it. With --leaf-listen
 it accepts child brokers; with --parent it joins a parent broker as a leaf node,
 so brokers form a tree: a request reaches any worker below, and replies come
-back the same way. --auth FILE requires credentials (users with passwords, or a
-token) from everyone, child brokers included; --tls-cert and --tls-key serve TLS.
-It runs until interrupted.`,
+back the same way. --auth FILE requires credentials from everyone, child brokers
+included, and gives each user its role (client, worker, admin, broker): a client
+sees and touches only its own jobs. --tls auto makes a CA and a certificate and
+prints the flags workers and clients trust it with; --tls-cert and --tls-key
+serve TLS with your own. Without --auth it listens on loopback only, unless
+--insecure. It runs until interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if authFile != "" {
@@ -86,6 +92,24 @@ It runs until interrupted.`,
 			}
 			o.ParentCreds = parent.creds()
 			stderr := cmd.ErrOrStderr()
+			caFile := ""
+			switch tlsMode {
+			case "":
+			case "auto":
+				if o.TLS.Cert != "" || o.TLS.Key != "" {
+					return fmt.Errorf("broker: --tls auto makes its own certificate: expected no --tls-cert or --tls-key with it")
+				}
+				if tlsDir == "" {
+					tlsDir = o.StoreDir
+				}
+				files, ca, err := cluster.AutoTLS(tlsDir, []string{o.Listen, o.LeafListen})
+				if err != nil {
+					return fmt.Errorf("broker: %w", err)
+				}
+				o.TLS.Cert, o.TLS.Key, caFile = files.Cert, files.Key, ca
+			default:
+				return fmt.Errorf("broker: --tls %q: expected auto (or --tls-cert and --tls-key for your own certificate)", tlsMode)
+			}
 			o.Logf = brokerLog(stderr, verbose)
 			b, err := cluster.StartBroker(cmd.Context(), o)
 			if err != nil {
@@ -94,6 +118,19 @@ It runs until interrupted.`,
 			fmt.Fprintf(stderr, "broker %s: clients and workers at %s\n", b.Name(), b.ClientURL())
 			if u := b.LeafURL(); u != "" {
 				fmt.Fprintf(stderr, "broker %s: child brokers at %s\n", b.Name(), u)
+			}
+			if caFile != "" {
+				abs, err := filepath.Abs(caFile)
+				if err != nil {
+					abs = caFile
+				}
+				url := b.ClientURL()
+				fmt.Fprintf(stderr, "broker %s: TLS with the CA %s; workers and clients trust it with --tls-ca:\n", b.Name(), abs)
+				fmt.Fprintf(stderr, "  sluice worker --broker %s --tls-ca %s --user USER --password PASSWORD\n", url, abs)
+				fmt.Fprintf(stderr, "  sluice devices --broker %s --tls-ca %s --user USER --password PASSWORD\n", url, abs)
+				if u := b.LeafURL(); u != "" {
+					fmt.Fprintf(stderr, "  sluice broker --parent %s --parent-tls-ca %s --parent-user USER --parent-password PASSWORD --auth FILE\n", u, abs)
+				}
 			}
 			if o.Parent != "" {
 				fmt.Fprintf(stderr, "broker %s: joining parent %s\n", b.Name(), o.Parent)
@@ -109,7 +146,10 @@ It runs until interrupted.`,
 	fl.StringVar(&o.Listen, "listen", "127.0.0.1:4222", "address for clients and workers (HOST:PORT; 0.0.0.0 for every interface)")
 	fl.StringVar(&o.LeafListen, "leaf-listen", "", "address for child brokers (HOST:PORT), off when empty")
 	fl.StringVar(&o.Parent, "parent", "", "parent broker's leaf URL (nats-leaf://[user:password@]host:port): join its tree")
-	fl.StringVar(&authFile, "auth", "", "credentials file (YAML: users: [{user, password}] and/or nkeys: [public keys], or token: T) required from every connection")
+	fl.StringVar(&authFile, "auth", "", "auth file (YAML: users: [{user, password or nkey, role: client|worker|admin|broker}]) required from every connection (docs/cluster.md)")
+	fl.BoolVar(&o.Insecure, "insecure", false, "allow listening beyond loopback without --auth, or joining an authenticated parent without --auth (warns)")
+	fl.StringVar(&tlsMode, "tls", "", "auto: make a CA and a certificate for the listen addresses (in --tls-dir, else --store) and serve TLS")
+	fl.StringVar(&tlsDir, "tls-dir", "", "directory for --tls auto's CA (kept across restarts) and certificate (default: the --store directory)")
 	fl.StringVar(&o.TLS.Cert, "tls-cert", "", "server certificate (PEM): serve TLS")
 	fl.StringVar(&o.TLS.Key, "tls-key", "", "server key (PEM)")
 	fl.StringVar(&o.TLS.CA, "tls-ca", "", "CA (PEM) that verifies client certificates (mutual TLS)")

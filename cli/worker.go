@@ -19,6 +19,7 @@ func newWorker() *cobra.Command {
 		devices   string
 		maxStream string
 		quiet     bool
+		insecure  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "worker --broker URL",
@@ -73,6 +74,15 @@ until interrupted.`,
 			if os.Geteuid() == 0 {
 				fmt.Fprintf(stderr, "warning: worker runs as root (uid 0): the actors clients send run with every privilege of this host; run it as an unprivileged user\n")
 			}
+			// Direct data streams beyond loopback from a worker that presents
+			// no credential: its broker lets anyone in to run jobs on it.
+			warn, err := cluster.CheckExposure("worker", []string{o.DataListen}, !o.Creds.Empty() || strings.Contains(o.Broker, "@"), insecure)
+			if err != nil {
+				return err
+			}
+			if warn != "" {
+				fmt.Fprintln(stderr, warn)
+			}
 			if !quiet {
 				o.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
 			}
@@ -118,6 +128,7 @@ until interrupted.`,
 	fl.StringVar(&o.DataAdvertise, "data-advertise", "", "the HOST:PORT clients dial for data streams (default: the --data-listen address)")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "do not log jobs")
 	fl.StringVar(&o.DataDir, "data-dir", "", "directory the file actors of jobs run here are confined to (default: file actors refused)")
+	fl.BoolVar(&insecure, "insecure", false, "allow --data-listen beyond loopback without credentials for the broker (warns)")
 	cf.add(fl)
 	return cmd
 }

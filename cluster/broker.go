@@ -3,11 +3,13 @@ package cluster
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -34,8 +36,13 @@ type BrokerOptions struct {
 	// ParentCreds are presented to the parent (a URL's user info wins).
 	ParentCreds Credentials
 	// Auth, when set, requires these credentials from clients, workers and
-	// child brokers.
+	// child brokers, and gives each user its role's permissions.
 	Auth *Auth
+	// Insecure lets a broker without Auth listen on an address other than
+	// loopback, or join a parent that requires credentials (its own
+	// clients would reach the parent's tree unauthenticated); the broker
+	// then warns instead of refusing.
+	Insecure bool
 	// TLS, when set, serves clients and leaf nodes over TLS.
 	TLS TLSFiles
 	// StoreDir, when set, enables JetStream with its files in this
@@ -48,11 +55,12 @@ type BrokerOptions struct {
 
 // Broker is a running broker: an embedded NATS server.
 type Broker struct {
-	opts BrokerOptions
-	s    *server.Server
-	nc   *nats.Conn
-	name string
-	once sync.Once
+	opts     BrokerOptions
+	s        *server.Server
+	nc       *nats.Conn
+	name     string
+	once     sync.Once
+	warnings []string
 
 	leafHost string
 	leafPort int
@@ -64,6 +72,10 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 	host, port, err := splitHostPort(o.Listen, "127.0.0.1", 4222)
 	if err != nil {
 		return nil, fmt.Errorf("broker: --listen %q: %w", o.Listen, err)
+	}
+	warnings, err := o.safeDefaults(host)
+	if err != nil {
+		return nil, err
 	}
 	so := &server.Options{Host: host, Port: port, ServerName: o.Name, NoSigs: true, NoLog: o.Logf == nil,
 		MaxPayload: 8 << 20, WriteDeadline: 10 * time.Second}
@@ -103,7 +115,7 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 		}
 		rl := &server.RemoteLeafOpts{URLs: []*url.URL{u}}
 		if o.ParentCreds.TLS.Enabled() {
-			tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.ParentCreds.TLS.Cert, KeyFile: o.ParentCreds.TLS.Key, CaFile: o.ParentCreds.TLS.CA})
+			tc, err := clientTLS(o.ParentCreds.TLS)
 			if err != nil {
 				return nil, fmt.Errorf("broker: parent TLS: %w", err)
 			}
@@ -111,12 +123,6 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 		}
 		so.LeafNode.Remotes = append(so.LeafNode.Remotes, rl)
 		so.LeafNode.ReconnectInterval = 500 * time.Millisecond
-	}
-	if o.Auth != nil {
-		if err := o.Auth.check(); err != nil {
-			return nil, fmt.Errorf("broker: auth: %w", err)
-		}
-		serverAuth(so, o.Auth)
 	}
 	if o.TLS.Enabled() {
 		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.TLS.Cert, KeyFile: o.TLS.Key, CaFile: o.TLS.CA, Verify: o.TLS.CA != ""})
@@ -129,27 +135,26 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 		}
 	}
 	// The broker's own connection (it answers the tree's broker queries)
-	// presents the first credential of the auth file, or, with only nkeys,
-	// a key made for it now.
+	// presents a key made for it now, allowed only that.
 	var internal []nats.Option
-	if a := o.Auth; a != nil {
-		switch {
-		case a.Token != "":
-			internal = append(internal, nats.Token(a.Token))
-		case len(a.Users) > 0:
-			internal = append(internal, nats.UserInfo(a.Users[0].User, a.Users[0].Password))
-		default:
-			kp, err := nkeys.CreateUser()
-			if err != nil {
-				return nil, fmt.Errorf("broker: %w", err)
-			}
-			pub, err := kp.PublicKey()
-			if err != nil {
-				return nil, fmt.Errorf("broker: %w", err)
-			}
-			so.Nkeys = append(so.Nkeys, &server.NkeyUser{Nkey: pub})
-			internal = append(internal, nats.Nkey(pub, kp.Sign))
+	if o.Auth != nil {
+		if err := o.Auth.check(); err != nil {
+			return nil, fmt.Errorf("broker: auth%w", err)
 		}
+		serverAuth(so, o.Auth)
+		if o.LeafListen != "" && len(so.LeafNode.Users) == 0 {
+			return nil, errors.New("broker: --leaf-listen with --auth: expected a user with role broker (or admin) in the auth file for child brokers to present, found none")
+		}
+		kp, err := nkeys.CreateUser()
+		if err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		pub, err := kp.PublicKey()
+		if err != nil {
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		so.Nkeys = append(so.Nkeys, &server.NkeyUser{Nkey: pub, Permissions: brokerPerms.server()})
+		internal = append(internal, nats.Nkey(pub, kp.Sign))
 	}
 	s, err := server.NewServer(so)
 	if err != nil {
@@ -157,6 +162,9 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 	}
 	if o.Logf != nil {
 		s.SetLoggerV2(&logger{o.Logf}, false, false, false)
+		for _, w := range warnings {
+			o.Logf("%s", w)
+		}
 	}
 	go s.Start()
 	wait := 10 * time.Second
@@ -167,7 +175,7 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 		s.Shutdown()
 		return nil, fmt.Errorf("broker: not ready to accept connections on %s within %s", net.JoinHostPort(host, strconv.Itoa(port)), wait)
 	}
-	b := &Broker{opts: o, s: s, name: so.ServerName, leafHost: so.LeafNode.Host, leafPort: so.LeafNode.Port}
+	b := &Broker{opts: o, s: s, name: so.ServerName, leafHost: so.LeafNode.Host, leafPort: so.LeafNode.Port, warnings: warnings}
 	// An in-process connection answers the tree's broker queries.
 	copts := []nats.Option{nats.InProcessServer(s), nats.Name("broker " + b.name)}
 	if o.TLS.Enabled() {
@@ -198,6 +206,83 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 	}
 	return b, nil
 }
+
+// clientTLS is the TLS configuration of a connection to a broker (a
+// child's to its parent): the CA verifies the broker's certificate; Cert
+// and Key, when set, are presented to it.
+func clientTLS(f TLSFiles) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if f.CA != "" {
+		pem, err := os.ReadFile(f.CA)
+		if err != nil {
+			return nil, err
+		}
+		tc.RootCAs = x509.NewCertPool()
+		if !tc.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: expected PEM certificates, found none", f.CA)
+		}
+	}
+	if f.Cert != "" || f.Key != "" {
+		c, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+		if err != nil {
+			return nil, err
+		}
+		tc.Certificates = []tls.Certificate{c}
+	}
+	return tc, nil
+}
+
+// safeDefaults refuses what would open the tree to anyone: listening
+// beyond loopback without Auth, or joining an authenticated parent
+// without Auth (the parent's users would be reachable from this broker's
+// anonymous connections). With Insecure it returns warnings instead.
+func (o *BrokerOptions) safeDefaults(host string) ([]string, error) {
+	var warnings []string
+	listen := []string{host, ""}
+	if o.LeafListen != "" {
+		lh, _, err := splitHostPort(o.LeafListen, "127.0.0.1", 7422)
+		if err != nil {
+			return nil, fmt.Errorf("broker: --leaf-listen %q: %w", o.LeafListen, err)
+		}
+		listen[1] = lh
+	}
+	w, err := CheckExposure("broker", listen, o.Auth != nil, o.Insecure)
+	if err != nil {
+		return nil, err
+	}
+	if w != "" {
+		warnings = append(warnings, w)
+	}
+	if o.Parent != "" && o.Auth == nil && o.parentAuthenticated() {
+		if !o.Insecure {
+			return nil, errors.New("broker: refusing to join a parent that requires credentials without --auth: this broker's connections would reach the parent's tree unauthenticated, with every right; give --auth FILE (the parent's auth file), or pass --insecure to accept the risk")
+		}
+		warnings = append(warnings, "broker: warning: joining a parent that requires credentials without --auth (--insecure): anyone who reaches this broker can list and run jobs on every worker of the tree")
+	}
+	if !o.TLS.Enabled() {
+		for _, h := range listen {
+			if h != "" && !IsLoopback(h) {
+				warnings = append(warnings, fmt.Sprintf("broker: warning: listening on %s without TLS: credentials and data cross the network in clear (--tls auto makes a CA and a certificate)", h))
+				break
+			}
+		}
+	}
+	return warnings, nil
+}
+
+// parentAuthenticated reports whether the broker presents credentials to
+// its parent (so the parent requires them).
+func (o *BrokerOptions) parentAuthenticated() bool {
+	if !o.ParentCreds.Empty() {
+		return true
+	}
+	u, err := url.Parse(o.Parent)
+	return err == nil && u.User != nil
+}
+
+// Warnings returns what the broker warned about when it started (also
+// given to Logf): the risks --insecure accepted, a listener without TLS.
+func (b *Broker) Warnings() []string { return append([]string(nil), b.warnings...) }
 
 // Name returns the broker's name.
 func (b *Broker) Name() string { return b.name }

@@ -116,7 +116,7 @@ func (j *job) snapshot(firing int64) (runtime.ActorSnapshot, error) {
 	defer cancel()
 	stop := context.AfterFunc(j.runCtx(), cancel)
 	defer stop()
-	m, err := j.e.c.nc.RequestWithContext(ctx, jobSubject(j.id, "snap"), binary.LittleEndian.AppendUint64(nil, uint64(firing)))
+	m, err := j.e.c.nc.RequestWithContext(ctx, jobSubject(j.e.c.user, j.id, "snap"), binary.LittleEndian.AppendUint64(nil, uint64(firing)))
 	if err != nil {
 		// No answer: the worker or the run is gone (the heartbeats
 		// tell which).
@@ -156,7 +156,7 @@ func (j *job) Release(ctx context.Context) error {
 
 func (j *job) holdRequest(ctx context.Context, what string) (holdReply, error) {
 	var rep holdReply
-	m, err := j.e.c.nc.RequestWithContext(ctx, jobSubject(j.id, what), nil)
+	m, err := j.e.c.nc.RequestWithContext(ctx, jobSubject(j.e.c.user, j.id, what), nil)
 	if err != nil {
 		return rep, lostWorker(j.p.Worker, "worker %s: %s request for actor %s: %v", j.p.Worker, what, j.ra.Actor.Name, err)
 	}

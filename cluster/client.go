@@ -2,7 +2,10 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,8 +18,9 @@ import (
 
 // Client is a connection to a broker, from which it sees the whole tree.
 type Client struct {
-	nc  *nats.Conn
-	url string
+	nc   *nats.Conn
+	url  string
+	user string // names the client's subjects: sluice.u.USER.>, _INBOX_USER.>
 
 	mu   sync.Mutex
 	lost error // why the connection went away, once it did
@@ -25,12 +29,20 @@ type Client struct {
 // Connect joins the tree at the broker url (nats://host:port; credentials
 // may be in the URL or in c).
 func Connect(ctx context.Context, url string, c Credentials) (*Client, error) {
-	cl := &Client{url: url}
+	user, err := c.userName(url)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to broker %s: %w", redact(url), err)
+	}
+	cl := &Client{url: url, user: user}
 	nc, err := dial(ctx, url, "sluice client", c)
 	if err != nil {
 		return nil, err
 	}
 	cl.nc = nc
+	if err := cl.checkPermissions(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
 	nc.SetDisconnectErrHandler(func(_ *nats.Conn, err error) {
 		cl.mu.Lock()
 		if cl.lost == nil {
@@ -39,6 +51,46 @@ func Connect(ctx context.Context, url string, c Credentials) (*Client, error) {
 		cl.mu.Unlock()
 	})
 	return cl, nil
+}
+
+// User returns the name the client goes by: its jobs' subjects are
+// sluice.u.USER.>, its replies arrive on _INBOX_USER.>.
+func (c *Client) User() string { return c.user }
+
+// checkPermissions subscribes to the client's own subjects once: a broker
+// whose auth file names this connection otherwise (an nkey user listed
+// with a user name that the client did not give) refuses, and the client
+// says so now rather than with a request that times out.
+func (c *Client) checkPermissions(ctx context.Context) error {
+	subj := jobSubject(c.user, "check", "x")
+	sub, err := c.nc.SubscribeSync(subj)
+	if err != nil {
+		return fmt.Errorf("connecting to broker %s: %w", redact(c.url), err)
+	}
+	defer sub.Unsubscribe()
+	// The server answers a refused subscription with an error before the
+	// flush's pong, and the connection records it as its last error.
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := c.nc.FlushWithContext(fctx); err != nil {
+		return fmt.Errorf("connecting to broker %s: %w", redact(c.url), err)
+	}
+	if err := c.nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), subj) {
+		return fmt.Errorf("connecting to broker %s as user %s: the broker does not let this connection use that user's subjects (%s.>): the auth file names it otherwise (an nkey user with a user: name also gives --user NAME), or its role is not client, worker or admin: %w", redact(c.url), c.user, subjectUser+"."+c.user, err)
+	}
+	return nil
+}
+
+// explainTLS adds the remedy to a connection refused because the
+// broker's certificate is signed by an authority the connection does not
+// trust.
+func explainTLS(err error) error {
+	var ua x509.UnknownAuthorityError
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &ua) || errors.As(err, &cv) {
+		return fmt.Errorf("the broker's TLS certificate is not signed by an authority this side trusts: give --tls-ca CA.pem (the CA the broker printed at its start, e.g. DIR/ca.pem of sluice broker --tls auto): %w", err)
+	}
+	return err
 }
 
 // Close leaves the tree.

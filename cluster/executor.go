@@ -283,7 +283,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 		return s, nil
 	}
 	for i := range ra.Ins {
-		s, err := sub(jobSubject(j.id, wire.CreditName(wire.In, i)))
+		s, err := sub(jobSubject(j.e.c.user, j.id, wire.CreditName(wire.In, i)))
 		if err != nil {
 			j.unsubscribe()
 			return nil, err
@@ -291,18 +291,18 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 		j.inCreds = append(j.inCreds, s)
 	}
 	for i := range ra.Outs {
-		s, err := sub(jobSubject(j.id, wire.DataName(wire.Out, i)))
+		s, err := sub(jobSubject(j.e.c.user, j.id, wire.DataName(wire.Out, i)))
 		if err != nil {
 			j.unsubscribe()
 			return nil, err
 		}
 		j.outData = append(j.outData, s)
 	}
-	if j.done, err = sub(jobSubject(j.id, "done")); err != nil {
+	if j.done, err = sub(jobSubject(j.e.c.user, j.id, "done")); err != nil {
 		j.unsubscribe()
 		return nil, err
 	}
-	hb, err := nc.Subscribe(jobSubject(j.id, "hb.w"), func(m *nats.Msg) {
+	hb, err := nc.Subscribe(jobSubject(j.e.c.user, j.id, "hb.w"), func(m *nats.Msg) {
 		j.lastHB.Store(time.Now().UnixNano())
 		if len(m.Data) == 8 && ra.Fired != nil {
 			ra.Fired(int64(binary.LittleEndian.Uint64(m.Data)))
@@ -320,7 +320,7 @@ func (e *Executor) Prepare(ctx context.Context, ra *runtime.RemoteActor) (runtim
 	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	m, err := nc.RequestWithContext(rctx, workerSubject(p.Worker, "run"), data)
+	m, err := nc.RequestWithContext(rctx, runSubject(e.c.user, p.Worker), data)
 	if err != nil {
 		j.unsubscribe()
 		if errors.Is(err, nats.ErrNoResponders) {
@@ -361,7 +361,7 @@ func (j *job) beat() {
 	defer j.beatWG.Done()
 	t := time.NewTicker(j.e.o.HeartbeatInterval)
 	defer t.Stop()
-	subj := jobSubject(j.id, "hb.c")
+	subj := jobSubject(j.e.c.user, j.id, "hb.c")
 	for {
 		select {
 		case <-j.beatStop:
@@ -453,7 +453,7 @@ func (j *job) Cancel() {
 		return
 	}
 	j.stopBeat()
-	_ = j.e.c.nc.Publish(jobSubject(j.id, "cancel"), nil)
+	_ = j.e.c.nc.Publish(jobSubject(j.e.c.user, j.id, "cancel"), nil)
 	_ = j.e.c.nc.FlushTimeout(time.Second)
 	j.unsubscribe()
 	j.closeConns()
@@ -497,7 +497,7 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 			if j.inConns != nil {
 				err = tcpSend(inCtx, j.inConns[i], in.Reader, in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.e.o.Flush, j.ra.Moved, streamLimit{gate: j.gates[i]})
 			} else {
-				err = sendStream(inCtx, nc, jobSubject(j.id, wire.DataName(wire.In, i)), j.inCreds[i], in.Reader,
+				err = sendStream(inCtx, nc, jobSubject(j.e.c.user, j.id, wire.DataName(wire.In, i)), j.inCreds[i], in.Reader,
 					in.Port.Type.Size, max(in.Capacity, 1), j.e.o.Chunk, j.e.o.Flush, j.ra.Moved, streamLimit{gate: j.gates[i]})
 			}
 			if err != nil && !errors.Is(context.Cause(inCtx), errJobDone) {
@@ -518,7 +518,7 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 			if j.outConns != nil {
 				err = tcpRecv(jctx, j.outConns[i], out.Writer, out.Port.Type.Size, max(out.Capacity, 1), j.ra.Moved, streamLimit{})
 			} else {
-				err = recvStream(jctx, nc, j.outData[i], jobSubject(j.id, wire.CreditName(wire.Out, i)), out.Writer,
+				err = recvStream(jctx, nc, j.outData[i], jobSubject(j.e.c.user, j.id, wire.CreditName(wire.Out, i)), out.Writer,
 					out.Port.Type.Size, max(out.Capacity, 1), j.ra.Moved, streamLimit{})
 			}
 			if err != nil {
@@ -590,7 +590,7 @@ func (j *job) Run(ctx context.Context) (runtime.RemoteResult, error) {
 	err := st.err
 	if st.tellWorker() {
 		// The worker may still run it: tell it to stop.
-		_ = nc.Publish(jobSubject(j.id, "cancel"), nil)
+		_ = nc.Publish(jobSubject(j.e.c.user, j.id, "cancel"), nil)
 	}
 	cancel(err)
 	wg.Wait()

@@ -3,15 +3,10 @@ package cluster
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nkeys"
-
-	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
 )
@@ -157,40 +152,6 @@ func TestMaxTime(t *testing.T) {
 	}
 }
 
-func TestAuth(t *testing.T) {
-	auth := &Auth{Users: []User{{User: "sluice", Password: "s3cret"}}}
-	good := Credentials{User: "sluice", Password: "s3cret"}
-	tr := startTree(t, auth, good, Limits{})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, c := range []Credentials{{}, {User: "sluice", Password: "wrong"}, {Token: "guess"}} {
-		cl, err := Connect(ctx, tr.root.ClientURL(), c)
-		if err == nil {
-			cl.Close()
-			t.Fatalf("credentials %+v: connected, expected a refusal", c)
-		}
-		if !strings.Contains(strings.ToLower(err.Error()), "authorization") {
-			t.Fatalf("credentials %+v: error %q, expected an authorization failure", c, err)
-		}
-	}
-	// A child broker with wrong credentials is refused by its parent.
-	bad, err := StartBroker(ctx, BrokerOptions{Name: "intruder", Listen: "127.0.0.1:0", Parent: tr.root.LeafURL(), ParentCreds: Credentials{User: "sluice", Password: "nope"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(500 * time.Millisecond)
-	if bad.ParentConnected() {
-		t.Fatal("a child broker with a wrong password joined the tree")
-	}
-	bad.Shutdown()
-	// The right credentials work across the tree.
-	cl := connect(t, tr.child.ClientURL(), good)
-	mp := &graph.Mapping{Actors: map[string]*graph.Placement{"fir": {Device: "worker:w1/cpu"}}}
-	if _, _, err := runPipe(t, fastExecutor(cl), mp, 10); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestAnyPlacementAndErrors(t *testing.T) {
 	tr := startTree(t, nil, Credentials{}, Limits{})
 	cl := connect(t, tr.root.ClientURL(), Credentials{})
@@ -228,22 +189,6 @@ func TestAnyPlacementAndErrors(t *testing.T) {
 	}
 }
 
-func TestAuthToken(t *testing.T) {
-	good := Credentials{Token: "s3cret-token"}
-	tr := startTree(t, &Auth{Token: "s3cret-token"}, good, Limits{})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if cl, err := Connect(ctx, tr.child.ClientURL(), Credentials{Token: "wrong"}); err == nil {
-		cl.Close()
-		t.Fatal("a wrong token was accepted")
-	}
-	cl := connect(t, tr.child.ClientURL(), good)
-	mp := &graph.Mapping{Actors: map[string]*graph.Placement{"fir": {Device: "worker:w1/cpu"}, "scale": {Device: "worker:w2/cpu"}}}
-	if _, _, err := runPipe(t, fastExecutor(cl), mp, 10); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestRemoteProgress(t *testing.T) {
 	tr := startTree(t, nil, Credentials{}, Limits{})
 	cl := connect(t, tr.root.ClientURL(), Credentials{})
@@ -263,52 +208,5 @@ func TestRemoteProgress(t *testing.T) {
 	_, err := runtime.Run(ctx, pipeline(0, 64, &collector{}), opts)
 	if seen == 0 {
 		t.Fatalf("the progress never showed remote firings (run: %v)", err)
-	}
-}
-
-func TestAuthNKeys(t *testing.T) {
-	kp, err := nkeys.CreateUser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _ := kp.PublicKey()
-	seed, _ := kp.Seed()
-	seedFile := filepath.Join(t.TempDir(), "user.nk")
-	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := StartBroker(ctx, BrokerOptions{Listen: "127.0.0.1:0", Auth: &Auth{NKeys: []string{"not-a-key"}}}); err == nil || !strings.Contains(err.Error(), "public user nkey") {
-		t.Fatalf("a bad public key: %v", err)
-	}
-	b, err := StartBroker(ctx, BrokerOptions{Name: "nk", Listen: "127.0.0.1:0", Auth: &Auth{NKeys: []string{pub}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Shutdown()
-	other, _ := nkeys.CreateUser()
-	otherSeed, _ := other.Seed()
-	otherFile := filepath.Join(t.TempDir(), "other.nk")
-	_ = os.WriteFile(otherFile, otherSeed, 0o600)
-	for _, c := range []Credentials{{}, {NKeySeed: otherFile}} {
-		if cl, err := Connect(ctx, b.ClientURL(), c); err == nil {
-			cl.Close()
-			t.Fatalf("credentials %+v: connected, expected a refusal", c)
-		}
-	}
-	good := Credentials{NKeySeed: seedFile}
-	w, err := StartWorker(ctx, WorkerOptions{Broker: b.ClientURL(), Creds: good, Name: "w1", Devices: []device.Info{testCPU}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	cl := connect(t, b.ClientURL(), good)
-	bs, err := cl.Brokers(ctx)
-	if err != nil || len(bs) != 1 || bs[0].Name != "nk" {
-		t.Fatalf("brokers %v, %v: expected the broker to answer (its own connection holds a key)", bs, err)
-	}
-	if _, err := cl.Worker(ctx, "w1"); err != nil {
-		t.Fatal(err)
 	}
 }

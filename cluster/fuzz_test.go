@@ -99,7 +99,7 @@ func FuzzWorkerRequest(f *testing.F) {
 	req := baseRun("fuzzjob")
 	req.Target = -1
 	data, _ := json.Marshal(req)
-	if m, err := nc.Request(workerSubject("w1", "run"), data, 5*time.Second); err != nil || !strings.Contains(string(m.Data), `"ok":true`) {
+	if m, err := nc.Request(runSubject(anonymous, "w1"), data, 5*time.Second); err != nil || !strings.Contains(string(m.Data), `"ok":true`) {
 		f.Fatalf("the fuzz job was not taken: %v", err)
 	}
 	stop := make(chan struct{})
@@ -108,17 +108,17 @@ func FuzzWorkerRequest(f *testing.F) {
 	go func() {
 		defer beat.Done()
 		for {
-			_ = nc.Publish(jobSubject("fuzzjob", "hb.c"), nil)
+			_ = nc.Publish(jobSubject(anonymous, "fuzzjob", "hb.c"), nil)
 			select {
 			case <-stop:
-				_ = nc.Publish(jobSubject("fuzzjob", "cancel"), nil)
+				_ = nc.Publish(jobSubject(anonymous, "fuzzjob", "cancel"), nil)
 				return
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}()
 	f.Cleanup(func() { close(stop); beat.Wait() })
-	subjects := []string{workerSubject("w1", "run"), jobSubject("fuzzjob", "snap"), jobSubject("fuzzjob", "hold"), jobSubject("fuzzjob", "release"), workerSubject("w1", "info")}
+	subjects := []string{runSubject(anonymous, "w1"), jobSubject(anonymous, "fuzzjob", "snap"), jobSubject(anonymous, "fuzzjob", "hold"), jobSubject(anonymous, "fuzzjob", "release"), workerSubject("w1", "info")}
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		subj := subjects[int(which)%len(subjects)]
 		if len(data) > 1<<20 {
@@ -142,7 +142,7 @@ func FuzzWorkerRequest(f *testing.F) {
 			if rep.OK {
 				var req RunRequest
 				_ = json.Unmarshal(data, &req)
-				_ = nc.Publish(jobSubject(req.Job, "cancel"), nil)
+				_ = nc.Publish(jobSubject(anonymous, req.Job, "cancel"), nil)
 			}
 		}
 		if _, err := nc.Request(workerSubject("w1", "info"), nil, 10*time.Second); err != nil {

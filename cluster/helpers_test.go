@@ -27,14 +27,27 @@ type tree struct {
 
 func startTree(t *testing.T, auth *Auth, creds Credentials, lim Limits) *tree {
 	t.Helper()
+	return startTreeAs(t, auth, treeCreds{worker: creds, client: creds, parent: creds}, lim)
+}
+
+// treeCreds are what a tree's workers, its test client and its child
+// broker (to the root) present.
+// rootLog, when set, receives the root broker's log.
+type treeCreds struct {
+	worker, client, parent Credentials
+	rootLog                func(format string, args ...any)
+}
+
+func startTreeAs(t *testing.T, auth *Auth, tc treeCreds, lim Limits) *tree {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	root, err := StartBroker(ctx, BrokerOptions{Name: "root", Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", Auth: auth})
+	root, err := StartBroker(ctx, BrokerOptions{Name: "root", Listen: "127.0.0.1:0", LeafListen: "127.0.0.1:0", Auth: auth, Logf: tc.rootLog})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(root.Shutdown)
-	child, err := StartBroker(ctx, BrokerOptions{Name: "child", Listen: "127.0.0.1:0", Parent: root.LeafURL(), ParentCreds: creds, Auth: auth})
+	child, err := StartBroker(ctx, BrokerOptions{Name: "child", Listen: "127.0.0.1:0", Parent: root.LeafURL(), ParentCreds: tc.parent, Auth: auth})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,20 +60,20 @@ func startTree(t *testing.T, auth *Auth, creds Credentials, lim Limits) *tree {
 	}
 	hb := WorkerOptions{HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: time.Second}
 	// w1 offers direct TCP data streams, w2 does not (tokens over NATS).
-	w1, err := StartWorker(ctx, WorkerOptions{Broker: root.ClientURL(), Creds: creds, Name: "w1", Devices: []device.Info{testCPU}, Limits: lim, DataListen: "127.0.0.1:0",
+	w1, err := StartWorker(ctx, WorkerOptions{Broker: root.ClientURL(), Creds: tc.worker, Name: "w1", Devices: []device.Info{testCPU}, Limits: lim, DataListen: "127.0.0.1:0",
 		HeartbeatInterval: hb.HeartbeatInterval, HeartbeatTimeout: hb.HeartbeatTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w1.Close)
-	w2, err := StartWorker(ctx, WorkerOptions{Broker: child.ClientURL(), Creds: creds, Name: "w2", Devices: []device.Info{testCPU}, Limits: lim,
+	w2, err := StartWorker(ctx, WorkerOptions{Broker: child.ClientURL(), Creds: tc.worker, Name: "w2", Devices: []device.Info{testCPU}, Limits: lim,
 		HeartbeatInterval: hb.HeartbeatInterval, HeartbeatTimeout: hb.HeartbeatTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w2.Close)
 	// Wait until the root sees both workers (interest crosses the leaf link).
-	cl, err := Connect(ctx, root.ClientURL(), creds)
+	cl, err := Connect(ctx, root.ClientURL(), tc.client)
 	if err != nil {
 		t.Fatal(err)
 	}

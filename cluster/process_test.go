@@ -63,10 +63,18 @@ func TestProcesses(t *testing.T) {
 	bin := sluiceBin(t)
 	repo, _ := filepath.Abs("..")
 	auth := filepath.Join(dir, "auth.yaml")
-	if err := os.WriteFile(auth, []byte("users:\n  - {user: sluice, password: pw}\n"), 0o600); err != nil {
+	// The walkthrough's auth file (docs/cluster.md): a client, the
+	// workers' user and the child broker's.
+	if err := os.WriteFile(auth, []byte("users:\n  - {user: alice, password: pw, role: client}\n  - {user: worker, password: wpw, role: worker}\n  - {user: child, password: cpw, role: broker}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cred := []string{"--user", "sluice", "--password", "pw"}
+	tlsDir := filepath.Join(dir, "tls")
+	ca := filepath.Join(tlsDir, "ca.pem")
+	// The root serves TLS (--tls auto), the child does not.
+	cred := []string{"--user", "alice", "--password", "pw", "--tls-ca", ca}
+	childCred := []string{"--user", "alice", "--password", "pw"}
+	wcred := []string{"--user", "worker", "--password", "wpw", "--tls-ca", ca}
+	wChildCred := []string{"--user", "worker", "--password", "wpw"}
 	start := procStarter(t, bin, repo, true)
 	run := func(stdin string, args ...string) (string, string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -81,9 +89,20 @@ func TestProcesses(t *testing.T) {
 	pRoot, pLeaf, pChild := freeTCP(t), freeTCP(t), freeTCP(t)
 	rootURL := fmt.Sprintf("nats://127.0.0.1:%d", pRoot)
 	childURL := fmt.Sprintf("nats://127.0.0.1:%d", pChild)
-	start("broker root", "broker", "--name", "root", "--listen", fmt.Sprintf("127.0.0.1:%d", pRoot), "--leaf-listen", fmt.Sprintf("127.0.0.1:%d", pLeaf), "--auth", auth)
+	root := start("broker root", "broker", "--name", "root", "--listen", fmt.Sprintf("127.0.0.1:%d", pRoot), "--leaf-listen", fmt.Sprintf("127.0.0.1:%d", pLeaf), "--auth", auth,
+		"--tls", "auto", "--tls-dir", tlsDir)
+	// The root prints how workers, clients and child brokers trust its CA.
+	for i := 0; !strings.Contains(root.out.String(), "--parent-tls-ca "+ca); i++ {
+		if i > 500 {
+			t.Fatalf("the root broker did not print --tls-ca %s within 10 s:\n%s", ca, root.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if want := fmt.Sprintf("sluice worker --broker tls://127.0.0.1:%d --tls-ca %s", pRoot, ca); !strings.Contains(root.out.String(), want) {
+		t.Fatalf("the root broker's output lacks %q:\n%s", want, root.out.String())
+	}
 	child := start("broker child", "broker", "--name", "child", "--listen", fmt.Sprintf("127.0.0.1:%d", pChild), "--auth", auth,
-		"--parent", fmt.Sprintf("nats-leaf://127.0.0.1:%d", pLeaf), "--parent-user", "sluice", "--parent-password", "pw")
+		"--parent", fmt.Sprintf("nats-leaf://127.0.0.1:%d", pLeaf), "--parent-user", "child", "--parent-password", "cpw", "--parent-tls-ca", ca)
 	waitPort := func(port int) {
 		for i := 0; ; i++ {
 			c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
@@ -99,9 +118,9 @@ func TestProcesses(t *testing.T) {
 	}
 	waitPort(pRoot)
 	waitPort(pChild)
-	w1 := start("worker w1", append([]string{"worker", "--broker", rootURL, "--name", "w1", "--devices", "cpu", "--data-listen", "127.0.0.1:0"}, cred...)...)
-	start("worker w2", append([]string{"worker", "--broker", childURL, "--name", "w2", "--devices", "cpu"}, cred...)...)
-	start("worker w3", append([]string{"worker", "--broker", childURL, "--name", "w3", "--devices", "cpu", "--max-stream", "1KiB"}, cred...)...)
+	w1 := start("worker w1", append([]string{"worker", "--broker", rootURL, "--name", "w1", "--devices", "cpu", "--data-listen", "127.0.0.1:0"}, wcred...)...)
+	start("worker w2", append([]string{"worker", "--broker", childURL, "--name", "w2", "--devices", "cpu"}, wChildCred...)...)
+	start("worker w3", append([]string{"worker", "--broker", childURL, "--name", "w3", "--devices", "cpu", "--max-stream", "1KiB"}, wChildCred...)...)
 
 	// Wait until the root sees the three workers, the child's through it.
 	var paths map[string]string
@@ -134,7 +153,7 @@ func TestProcesses(t *testing.T) {
 		t.Fatalf("local run: %v\n%s", err, errs)
 	}
 	remote, errs, err := run("", append([]string{"run", "examples/cluster/tone-filter.yaml", "--progress", "off", "--stats",
-		"--mapping", "examples/cluster/map-two-workers.yaml", "--broker", childURL}, cred...)...)
+		"--mapping", "examples/cluster/map-two-workers.yaml", "--broker", childURL}, childCred...)...)
 	if err != nil {
 		t.Fatalf("run across workers: %v\n%s", err, errs)
 	}
@@ -145,8 +164,12 @@ func TestProcesses(t *testing.T) {
 		t.Errorf("--stats of the remote run do not list the remote actors:\n%s", errs)
 	}
 
+	// Without the CA the client does not trust the root, and says what to give.
+	if _, errs, err := run("", "devices", "--broker", rootURL, "--user", "alice", "--password", "pw"); err == nil || !strings.Contains(errs, "--tls-ca") {
+		t.Fatalf("devices without --tls-ca: %v %s: expected a refusal naming --tls-ca", err, errs)
+	}
 	// Wrong or missing credentials are refused.
-	for _, c := range [][]string{nil, {"--user", "sluice", "--password", "nope"}} {
+	for _, c := range [][]string{{"--tls-ca", ca}, {"--user", "alice", "--password", "nope", "--tls-ca", ca}} {
 		_, errs, err := run("", append([]string{"devices", "--broker", rootURL}, c...)...)
 		if err == nil || !strings.Contains(strings.ToLower(errs), "authorization") {
 			t.Fatalf("devices with credentials %v: %v %s: expected an authorization failure", c, err, errs)

@@ -13,14 +13,6 @@ import (
 // ServiceName is the NATS micro service name every worker registers.
 const ServiceName = "sluice-worker"
 
-// Subjects. A worker NAME serves SubjectWorker.NAME.info and .run; a job ID
-// uses sluice.job.ID.* for its data, credits, heartbeats and result.
-const (
-	subjectWorker  = "sluice.worker"
-	subjectBrokers = "sluice.brokers"
-	subjectJob     = "sluice.job"
-)
-
 // Limits are what a worker accepts.
 type Limits struct {
 	// MaxStream is the largest stream (bytes over one port in one job) the
@@ -104,7 +96,8 @@ type StreamSpec struct {
 
 // RunRequest asks a worker to run one actor.
 type RunRequest struct {
-	// Job identifies the job (its subjects are sluice.job.JOB.*); Client
+	// Job identifies the job (its subjects are sluice.u.USER.job.JOB.*,
+	// USER the requester's, subjects.go); Client
 	// names the client; Actor is the actor; Device the worker's device ID.
 	Job    string    `json:"job"`
 	Client string    `json:"client"`
@@ -164,10 +157,6 @@ type JobResult struct {
 
 // MaxSpans bounds the firing times a job brings back for a trace.
 const MaxSpans = 200000
-
-func jobSubject(job, what string) string { return subjectJob + "." + job + "." + what }
-
-func workerSubject(name, what string) string { return subjectWorker + "." + name + "." + what }
 
 // specOf ships an actor: its ports, flags and implementations, reading
 // kernel sources so the worker needs no file of the client's.

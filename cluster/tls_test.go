@@ -55,17 +55,17 @@ func TestTLS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b, err := StartBroker(ctx, BrokerOptions{Name: "tls", Listen: "127.0.0.1:0", TLS: TLSFiles{Cert: cert, Key: key},
-		Auth: &Auth{Token: "t0ken"}})
+		Auth: &Auth{Users: []User{{User: "c", Password: "t0ken", Role: RoleAdmin}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Shutdown()
 	// Without the CA the client does not trust the broker.
-	if c, err := Connect(ctx, b.ClientURL(), Credentials{Token: "t0ken"}); err == nil {
+	if c, err := Connect(ctx, b.ClientURL(), Credentials{User: "c", Password: "t0ken"}); err == nil {
 		c.Close()
 		t.Fatal("connected over TLS without trusting the broker's CA")
 	}
-	good := Credentials{Token: "t0ken", TLS: TLSFiles{CA: ca}}
+	good := Credentials{User: "c", Password: "t0ken", TLS: TLSFiles{CA: ca}}
 	w, err := StartWorker(ctx, WorkerOptions{Broker: b.ClientURL(), Creds: good, Name: "w1", Devices: []device.Info{testCPU}})
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +79,8 @@ func TestTLS(t *testing.T) {
 	if _, err := c.Worker(ctx, "w1"); err != nil {
 		t.Fatalf("worker over TLS: %v", err)
 	}
-	// The right CA but a wrong token is still refused.
-	if c2, err := Connect(ctx, b.ClientURL(), Credentials{Token: "nope", TLS: TLSFiles{CA: ca}}); err == nil {
+	// The right CA but a wrong password is still refused.
+	if c2, err := Connect(ctx, b.ClientURL(), Credentials{User: "c", Password: "nope", TLS: TLSFiles{CA: ca}}); err == nil {
 		c2.Close()
 		t.Fatal("connected with a wrong token")
 	}

@@ -183,7 +183,7 @@ func TestMalformedRequests(t *testing.T) {
 	s := startSolo(t, WorkerOptions{})
 	nc := s.cl.nc
 	for _, c := range malformedRuns(t) {
-		m, err := nc.Request(workerSubject("w1", "run"), c.data, 5*time.Second)
+		m, err := nc.Request(runSubject(anonymous, "w1"), c.data, 5*time.Second)
 		if err != nil {
 			t.Fatalf("%s: no reply: %v", c.name, err)
 		}
@@ -204,7 +204,7 @@ func TestMalformedRequests(t *testing.T) {
 	// malformed requests too.
 	req := baseRun("snapjob")
 	data, _ := json.Marshal(req)
-	m, err := nc.Request(workerSubject("w1", "run"), data, 5*time.Second)
+	m, err := nc.Request(runSubject(anonymous, "w1"), data, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestMalformedRequests(t *testing.T) {
 	go func() { // the client's heartbeats keep the job
 		defer beat.Done()
 		for {
-			_ = nc.Publish(jobSubject("snapjob", "hb.c"), nil)
+			_ = nc.Publish(jobSubject(anonymous, "snapjob", "hb.c"), nil)
 			select {
 			case <-stopBeat:
 				return
@@ -226,7 +226,7 @@ func TestMalformedRequests(t *testing.T) {
 			}
 		}
 	}()
-	dup, _ := nc.Request(workerSubject("w1", "run"), data, 5*time.Second)
+	dup, _ := nc.Request(runSubject(anonymous, "w1"), data, 5*time.Second)
 	if json.Unmarshal(dup.Data, &rep); rep.OK || !strings.Contains(rep.Error, "not running here") {
 		t.Fatalf("a second job under a running job's ID: %+v: expected refused", rep)
 	}
@@ -241,7 +241,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"hold with a body", "hold", []byte("x"), "expected an empty message"},
 		{"release with a body", "release", []byte("{}"), "expected an empty message"},
 	} {
-		m, err := nc.Request(jobSubject("snapjob", c.what), c.data, 5*time.Second)
+		m, err := nc.Request(jobSubject(anonymous, "snapjob", c.what), c.data, 5*time.Second)
 		if err != nil {
 			t.Fatalf("%s: no reply: %v", c.name, err)
 		}
@@ -257,7 +257,7 @@ func TestMalformedRequests(t *testing.T) {
 	for i := 0; i < 4*lim; i++ {
 		inbox := nc.NewRespInbox()
 		sub, _ := nc.SubscribeSync(inbox)
-		_ = nc.PublishRequest(jobSubject("snapjob", "snap"), inbox, binary.LittleEndian.AppendUint64(nil, 1<<40))
+		_ = nc.PublishRequest(jobSubject(anonymous, "snapjob", "snap"), inbox, binary.LittleEndian.AppendUint64(nil, 1<<40))
 		if m, err := sub.NextMsg(200 * time.Millisecond); err == nil && strings.Contains(string(m.Data), "already wait") {
 			busy++
 		}
@@ -267,7 +267,7 @@ func TestMalformedRequests(t *testing.T) {
 		t.Fatalf("%d of %d snapshot requests answered busy: expected %d (at most %d waiting)", busy, 4*lim, 3*lim, lim)
 	}
 	alive(t, s, "a flood of snapshot requests")
-	_ = nc.Publish(jobSubject("snapjob", "cancel"), nil)
+	_ = nc.Publish(jobSubject(anonymous, "snapjob", "cancel"), nil)
 	close(stopBeat)
 	beat.Wait()
 

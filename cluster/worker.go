@@ -162,7 +162,7 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 		return nil, fmt.Errorf("worker %s: registering the service: %w", o.Name, err)
 	}
 	w.svc = svc
-	grp := svc.AddGroup(subjectWorker + "." + o.Name)
+	grp := svc.AddGroup(workerGroup(o.Name))
 	if err := grp.AddEndpoint("info", micro.HandlerFunc(func(r micro.Request) {
 		defer w.recoverRequest("info", func(err error) { _ = r.Error("500", err.Error(), nil) })
 		_ = r.RespondJSON(w.Info())
@@ -170,7 +170,7 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 		w.Close()
 		return nil, fmt.Errorf("worker %s: %w", o.Name, err)
 	}
-	if err := grp.AddEndpoint("run", micro.HandlerFunc(w.handleRun)); err != nil {
+	if err := svc.AddEndpoint("run", micro.HandlerFunc(w.handleRun), micro.WithEndpointSubject(runSubjectAny(o.Name))); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("worker %s: %w", o.Name, err)
 	}
@@ -283,7 +283,17 @@ func (w *Worker) handleRun(r micro.Request) {
 		w.refuse(r, fmt.Errorf("worker %s: bad run request: field job: expected a job ID not running here, found %q (running)", w.o.Name, req.Job))
 		return
 	}
-	j, err := w.prepare(&req)
+	// The subject names the user (only that user may publish there); the
+	// reply, which carries the data-path secret, goes to its inbox only.
+	user, err := runUser(r.Subject())
+	if err == nil && !ownerInbox(user, r.Reply()) {
+		err = fmt.Errorf("reply subject %q: expected user %s's inbox %s.>", r.Reply(), user, userInbox(user))
+	}
+	if err != nil {
+		_ = r.RespondJSON(RunReply{Error: fmt.Sprintf("worker %s: %v", w.o.Name, err)})
+		return
+	}
+	j, err := w.prepare(user, &req)
 	if err != nil {
 		w.refuse(r, err)
 		return
@@ -320,6 +330,7 @@ func (w *Worker) handleRun(r micro.Request) {
 // workerJob is one actor a worker runs for a client.
 type workerJob struct {
 	w      *Worker
+	user   string // the job's owner: its subjects are under sluice.u.USER
 	req    *RunRequest
 	g      *graph.Graph
 	actor  *graph.Actor
@@ -364,7 +375,7 @@ func (w *Worker) checkLimits(req *RunRequest) error {
 	return check(req.Outs, req.Actor.Outputs, "output")
 }
 
-func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
+func (w *Worker) prepare(user string, req *RunRequest) (*workerJob, error) {
 	if len(req.Ins) != len(req.Actor.Inputs) || len(req.Outs) != len(req.Actor.Outputs) {
 		return nil, fmt.Errorf("worker %s: run request for actor %s has %d/%d streams for %d inputs and %d outputs", w.o.Name, req.Actor.Name, len(req.Ins), len(req.Outs), len(req.Actor.Inputs), len(req.Actor.Outputs))
 	}
@@ -380,7 +391,7 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 	if !found {
 		return nil, fmt.Errorf("worker %s has no device %q: expected one of %s", w.o.Name, req.Device, strings.Join(ids, ", "))
 	}
-	j := &workerJob{w: w, req: req}
+	j := &workerJob{w: w, user: user, req: req}
 	j.ctx, j.cancel = context.WithCancelCause(w.ctx)
 	j.inCtx, j.inCancel = context.WithCancel(j.ctx)
 	g := graph.New("job " + req.Actor.Name)
@@ -419,7 +430,7 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 	}
 	for i, p := range a.Inputs {
 		if j.dataC == nil {
-			s, err := sub(jobSubject(req.Job, wire.DataName(wire.In, i)))
+			s, err := sub(jobSubject(user, req.Job, wire.DataName(wire.In, i)))
 			if err != nil {
 				return fail(err)
 			}
@@ -430,7 +441,7 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 	}
 	for i, p := range a.Outputs {
 		if j.dataC == nil {
-			s, err := sub(jobSubject(req.Job, wire.CreditName(wire.Out, i)))
+			s, err := sub(jobSubject(user, req.Job, wire.CreditName(wire.Out, i)))
 			if err != nil {
 				return fail(err)
 			}
@@ -439,20 +450,20 @@ func (w *Worker) prepare(req *RunRequest) (*workerJob, error) {
 		dst := g.AddActor("net-out:"+p.Name, graph.WithFunc(runtime.ProcessFunc(j.netOut(i))))
 		g.Join(p, dst.AddPort("in", graph.In, p.Type, graph.Dynamic(), ""), graph.Capacity(max(req.Outs[i].Capacity, p.Rate.Max(), 1)))
 	}
-	if j.hb, err = sub(jobSubject(req.Job, "hb.c")); err != nil {
+	if j.hb, err = sub(jobSubject(user, req.Job, "hb.c")); err != nil {
 		return fail(err)
 	}
-	if j.cancelS, err = sub(jobSubject(req.Job, "cancel")); err != nil {
+	if j.cancelS, err = sub(jobSubject(user, req.Job, "cancel")); err != nil {
 		return fail(err)
 	}
 	j.snaps = newWorkerSnaps(w.lim.MaxInFlight, w.recoverRequest)
-	snapSub, err := w.nc.Subscribe(jobSubject(req.Job, "snap"), j.snaps.handler(j.ctx, a.Name))
+	snapSub, err := w.nc.Subscribe(jobSubject(user, req.Job, "snap"), j.snaps.handler(j.ctx, a.Name))
 	if err != nil {
 		return fail(fmt.Errorf("worker %s: subscribing to snapshot requests: %w", w.o.Name, err))
 	}
 	j.subs = append(j.subs, snapSub)
 	for what, h := range map[string]nats.MsgHandler{"hold": j.snaps.holdHandler(j.ctx, a.Name), "release": j.snaps.releaseHandler(j.ctx, a.Name)} {
-		s, err := w.nc.Subscribe(jobSubject(req.Job, what), h)
+		s, err := w.nc.Subscribe(jobSubject(user, req.Job, what), h)
 		if err != nil {
 			return fail(fmt.Errorf("worker %s: subscribing to %s requests: %w", w.o.Name, what, err))
 		}
@@ -498,7 +509,7 @@ func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 				err = tcpRecv(ctx, c, p.Out(0), port.Type.Size, max(j.req.Ins[i].Capacity, 1), nil, j.streamLimit(port.Name, "input"))
 			}
 		} else {
-			err = recvStream(ctx, j.w.nc, j.ins[i], jobSubject(j.req.Job, wire.CreditName(wire.In, i)), p.Out(0),
+			err = recvStream(ctx, j.w.nc, j.ins[i], jobSubject(j.user, j.req.Job, wire.CreditName(wire.In, i)), p.Out(0),
 				port.Type.Size, max(j.req.Ins[i].Capacity, 1), nil, j.streamLimit(port.Name, "input"))
 		}
 		if err != nil && j.inCtx.Err() != nil && p.Context().Err() == nil {
@@ -520,7 +531,7 @@ func (j *workerJob) netOut(i int) func(p *runtime.Process) error {
 			}
 			return tcpSend(p.Context(), c, p.In(0), port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, j.req.Flush, nil, j.streamLimit(port.Name, "output"))
 		}
-		return sendStream(p.Context(), j.w.nc, jobSubject(j.req.Job, wire.DataName(wire.Out, i)), j.outCreds[i], p.In(0),
+		return sendStream(p.Context(), j.w.nc, jobSubject(j.user, j.req.Job, wire.DataName(wire.Out, i)), j.outCreds[i], p.In(0),
 			port.Type.Size, max(j.req.Outs[i].Capacity, 1), j.req.Chunk, j.req.Flush, nil, j.streamLimit(port.Name, "output"))
 	}
 }
@@ -614,7 +625,7 @@ func (w *Worker) runJob(j *workerJob) {
 		res.Spans = res.Spans[:len(res.Spans)*int(w.nc.MaxPayload())/len(data)/2]
 		data, _ = json.Marshal(res)
 	}
-	_ = w.nc.Publish(jobSubject(j.req.Job, "done"), data)
+	_ = w.nc.Publish(jobSubject(j.user, j.req.Job, "done"), data)
 	_ = w.nc.FlushTimeout(time.Second)
 	w.logf("worker %s: job %s: actor %s: %d firings, %s", w.o.Name, j.req.Job, j.actor.Name, res.Firings, jobOutcome(ctx, err))
 }
@@ -642,7 +653,7 @@ func (j *workerJob) heartbeat(ctx context.Context) {
 	t := time.NewTicker(j.w.o.HeartbeatInterval)
 	defer t.Stop()
 	last := time.Now()
-	subj := jobSubject(j.req.Job, "hb.w")
+	subj := jobSubject(j.user, j.req.Job, "hb.w")
 	for {
 		select {
 		case <-ctx.Done():
@@ -672,10 +683,10 @@ func (j *workerJob) heartbeat(ctx context.Context) {
 // dial connects to a broker.
 func dial(ctx context.Context, url, name string, c Credentials) (*nats.Conn, error) {
 	opts := append([]nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
-		nats.Timeout(5 * time.Second), nats.NoCallbacksAfterClientClose()}, c.natsOptions()...)
+		nats.Timeout(5 * time.Second), nats.NoCallbacksAfterClientClose()}, c.natsOptions(url)...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to broker %s: %w", redact(url), err)
+		return nil, fmt.Errorf("connecting to broker %s: %w", redact(url), explainTLS(err))
 	}
 	if err := nc.FlushTimeout(5 * time.Second); err != nil {
 		nc.Close()
