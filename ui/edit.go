@@ -14,7 +14,6 @@ import (
 
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/graph"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // EditJSON is the body of POST /api/edit: the YAML as the page holds it
@@ -236,11 +235,7 @@ func implNodes(a *yaml.Node, op OpJSON) error {
 // input and output of the subgraph, of the inner port's type, at the rate
 // of one iteration of the subgraph.
 func (s *Server) compositePorts(file string) (in, out []PortJSON, err error) {
-	path := file
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(filepath.Dir(s.editorName()), file)
-	}
-	sub, err := spec.Load(path)
+	sub, err := s.loadNamed(filepath.Dir(s.editorName()), file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("graph %s: %w", file, errors.New(strings.Join(graph.ErrorLines(err), "; ")))
 	}

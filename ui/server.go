@@ -18,8 +18,9 @@ import (
 	"sync"
 
 	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
-	"github.com/sluicehq/sluice/spec"
+	"github.com/sluicehq/sluice/internal/fsroot"
 )
 
 // MaxBody is the largest request body the API reads, in bytes.
@@ -46,6 +47,11 @@ type Server struct {
 	// /api/graph, POST /api/check and POST /api/save then carry each mapped
 	// actor's device and replicas, which the page shows.
 	Mapping *graph.Mapping
+	// Root confines the paths a graph names (nil: unconfined; see
+	// driver.Options.Root). Machine is the model predictions use (nil:
+	// this host's calibrated one, else its CPU cores).
+	Root    *fsroot.Root
+	Machine *driver.Machine
 
 	ctl   runControl // POST /api/run/start's state; see runctl.go
 	mapMu sync.Mutex // guards Mapping once the handler serves (POST /api/mapping)
@@ -194,12 +200,12 @@ func readBodyOf(w http.ResponseWriter, r *http.Request, what string) ([]byte, bo
 // answer parses data as the YAML graph file name and writes its graph and
 // check report, or 422 with every problem found and its position.
 func (s *Server) answer(w http.ResponseWriter, name string, data []byte) {
-	g, err := spec.ParseGraph(name, data)
+	g, err := s.parse(name, data)
 	if err != nil {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err), YAML: string(data), Graph: sketch(data)})
 		return
 	}
-	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: analysis.Check(g, s.Check),
+	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: s.report(g),
 		Mapping: placements(s.currentMapping(), g)})
 }
 
