@@ -148,7 +148,7 @@ func (r *Result) Model() *machine.Machine {
 		PopAcq: machine.Staircase{Fixed: half}, PopDisc: ns(h.PortNs) - half,
 		WakeLatency: ns(h.WakeNs), Pool: true, FiringCost: ns(h.FiringNs + h.EmptyFiringNs), RoundCost: ns(h.RoundNs),
 		SpinTime: spinTimeNs, TimeSlice: timeSliceNs, RoundTime: roundTimeNs}
-	m := &machine.Machine{Name: "calibrated-" + sanitize(h.Hostname), Processors: []*machine.Processor{cpu},
+	m := &machine.Machine{Name: modelName(h.Hostname), Processors: []*machine.Processor{cpu},
 		Memories: []*machine.Memory{{Name: "ram", ClockHz: 1e9, Bandwidth: max(1, ns(h.MemBandwidth/1e9))}},
 		Interconnects: []*machine.Interconnect{{Name: "membus", ClockHz: 1e9, Elements: []string{"cpu", "ram"},
 			Channels: 1, Multiplexable: true}}}
@@ -291,6 +291,16 @@ func ForHost(ctx context.Context, opt Options) (*machine.Machine, string, error)
 	}
 	return r.Model(), path, nil
 }
+
+// ModelName is the name of this host's calibrated model
+// ("calibrated-HOST"): a mapping made for it names it, so that a run on
+// another machine can tell.
+func ModelName() string {
+	host, _ := os.Hostname()
+	return modelName(host)
+}
+
+func modelName(host string) string { return "calibrated-" + sanitize(host) }
 
 // sanitize keeps letters, digits, '-' and '_' of s (others become '-').
 func sanitize(s string) string {

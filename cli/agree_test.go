@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/actors"
 	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/driver"
 	_ "github.com/sluicehq/sluice/examples/conditional" // registers the conditional examples' Go actors
 	_ "github.com/sluicehq/sluice/examples/imagepipe"   // registers the image pipeline's Go actors
 	"github.com/sluicehq/sluice/graph"
@@ -34,15 +33,18 @@ func agree(t *testing.T, name string, g *graph.Graph) {
 	if !rep.Valid || !rep.Consistent {
 		return // run refuses these too; nothing to compare
 	}
-	actors.Synthesize(g)
-	m, err := placeKernelOnly(context.Background(), g, nil, io.Discard)
+	p, err := driver.Prepare(context.Background(), &driver.Loaded{Path: name, Graph: g}, driver.PrepareOptions{NoCheck: true})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	pl, err := driver.Place(context.Background(), p, driver.PlaceOptions{})
 	if err != nil {
 		t.Logf("%s: not run here: %v", name, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err = runtime.Run(ctx, g, runtime.Options{Iterations: 2, Mapping: m, Watchdog: 300 * time.Millisecond})
+	_, err = driver.Run(ctx, pl, runtime.Options{Iterations: 2, Watchdog: 300 * time.Millisecond})
 	switch {
 	case !rep.Deadlock && err != nil:
 		t.Errorf("%s: check says deadlock-free, but the run failed: %v", name, err)
@@ -76,15 +78,16 @@ func TestCheckRunAgreeExamples(t *testing.T) {
 	more, _ := filepath.Glob("examples/*/*.yaml")
 	n := 0
 	for _, f := range append(files, more...) {
-		if k, _ := kindOf(f); k != "graph" {
+		if k, _ := driver.Kind(f); k != "graph" {
 			continue
 		}
-		g, err := spec.Load(f)
+		l, err := driver.Load(context.Background(), f, driver.Options{})
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if openGraph(g) != "" || len(unregisteredGo(g)) > 0 || strings.Contains(f, "/eth/") {
+		g := l.Graph
+		if driver.Open(g) != "" || len(driver.UnregisteredGo(g)) > 0 || strings.Contains(f, "/eth/") {
 			continue // refused by run with its reason (open graph; ETH's C actors keep program-scope state)
 		}
 		n++

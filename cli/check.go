@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/internal/filekind"
 )
@@ -35,7 +37,7 @@ kind's reader and says which command takes it. A file's kind is its top-level
 kind: key, or else what its keys show.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, err := kindOf(args[0])
+			k, err := driver.Kind(args[0])
 			if err != nil {
 				return err
 			}
@@ -71,7 +73,7 @@ kind: key, or else what its keys show.`,
 				writeReport(out, args[0], rep, order)
 				writePipeline(out, rep.Pipeline)
 				if g, err := loadGraph(args[0]); err == nil {
-					if why := openGraph(g); why != "" {
+					if why := driver.Open(g); why != "" {
 						fmt.Fprintf(out, "• %s\n", why)
 					}
 				}
@@ -91,19 +93,12 @@ kind: key, or else what its keys show.`,
 // checkFile loads and analyses a graph; load errors become an invalid
 // report. It also returns the actors' names in declaration order.
 func checkFile(path, mappingFile string, opts analysis.CheckOptions) (*analysis.Report, []string) {
-	g, err := loadGraph(path)
+	l, err := driver.Load(context.Background(), path, driver.Options{})
 	if err != nil {
 		return &analysis.Report{Graph: path, Valid: false, Errors: graph.ErrorLines(err),
 			Repetitions: map[string]int64{}, Buffers: map[string]int{}}, nil
 	}
-	pl, err := pipelineOf(path)
-	if err != nil {
-		return &analysis.Report{Graph: path, Valid: false, Errors: graph.ErrorLines(err),
-			Repetitions: map[string]int64{}, Buffers: map[string]int{}}, nil
-	}
-	if pl != nil {
-		g = pl.Graph // initonce ports' channels hold the application's init tokens
-	}
+	g, pl := l.Analysed(), l.Pipeline // initonce ports' channels hold the application's init tokens
 	var order []string
 	if f, err := g.Flatten(); err == nil {
 		for _, a := range f.Actors {

@@ -2,36 +2,15 @@ package cli
 
 import (
 	"context"
-	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/sluicehq/sluice/flowmodel"
 	"github.com/sluicehq/sluice/internal/filekind"
 	"github.com/sluicehq/sluice/shell"
 	"github.com/sluicehq/sluice/sim"
-	"github.com/sluicehq/sluice/spec"
 )
-
-// kindOf returns the kind of a file sluice reads: Graph for ETH XML, the
-// detected kind for YAML (filekind.Detect), Unknown when it cannot tell.
-func kindOf(path string) (filekind.Kind, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".xml":
-		return xmlKind(path), nil
-	case ".yaml", ".yml":
-	default:
-		return filekind.Unknown, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return filekind.Unknown, nil // the loader reports it
-	}
-	return filekind.Detect(path, data)
-}
 
 // checkOther validates a file that is not a graph with the reader of its
 // kind and says what it is and which command takes it. It returns an
@@ -54,7 +33,7 @@ func checkOther(ctx context.Context, w io.Writer, path string, k filekind.Kind) 
 func describe(ctx context.Context, path string, k filekind.Kind) (string, error) {
 	switch k {
 	case filekind.Mapping:
-		m, err := spec.LoadMapping(path)
+		m, err := loadMapping(path)
 		if err != nil {
 			return "", err
 		}
@@ -89,28 +68,4 @@ func describe(ctx context.Context, path string, k filekind.Kind) (string, error)
 		return fmt.Sprintf("measured firing times of %d actor(s)", len(p)), nil
 	}
 	return "", fmt.Errorf("%s: no reader for kind %q", path, k)
-}
-
-// xmlKind tells the ETH XML files apart by their root element: <graph> is
-// a graph, <binding> or <mapping> a mapping.
-func xmlKind(path string) filekind.Kind {
-	f, err := os.Open(path)
-	if err != nil {
-		return filekind.Graph // the loader reports it
-	}
-	defer f.Close()
-	d := xml.NewDecoder(io.LimitReader(f, 1<<20))
-	for {
-		t, err := d.Token()
-		if err != nil {
-			return filekind.Graph
-		}
-		if se, ok := t.(xml.StartElement); ok {
-			switch se.Name.Local {
-			case "binding", "mapping":
-				return filekind.Mapping
-			}
-			return filekind.Graph
-		}
-	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/device"
-	_ "github.com/sluicehq/sluice/device/all" // every backend built in
 )
 
 // devicesReport is the JSON form of `sluice devices --json`.

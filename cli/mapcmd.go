@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/mapping"
 )
 
@@ -41,22 +42,22 @@ G the search chose (--work-groups) and the work-items of --mapping (else
 --work-items), so that sluice run GRAPH --mapping FILE runs the result.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := loadSimInputs(args[0], machineFile, fixedFile, costsFile, profileFiles)
-			if err != nil {
-				return err
-			}
 			switch strategy {
 			case "heft", "search", "all":
 			default:
 				return fmt.Errorf("--strategy %q: expected heft, search or all", strategy)
 			}
-			min := mapping.Input{Graph: in.graph, Machine: in.machine, Costs: in.costs, Fixed: in.mapping}
+			in, err := loadSimInputs(cmd, "map", args[0], machineFile, fixedFile, costsFile, profileFiles)
+			if err != nil {
+				return err
+			}
 			gs, err := parseIntList("--work-groups", workGroups)
 			if err != nil {
 				return err
 			}
-			res, err := mapping.Map(cmd.Context(), min, mapping.MapOptions{Strategy: strategy, Seed: seed, Evaluations: evaluations,
-				Iterations: iterations, WorkGroups: gs, WorkItems: workItems, Capacities: capacities})
+			res, err := driver.Map(cmd.Context(), in.prepared, driver.MapInput{Machine: in.machine, Costs: in.costs, Fixed: in.mapping},
+				mapping.MapOptions{Strategy: strategy, Seed: seed, Evaluations: evaluations,
+					Iterations: iterations, WorkGroups: gs, WorkItems: workItems, Capacities: capacities})
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,13 +15,10 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/sluicehq/sluice/actors"
 	_ "github.com/sluicehq/sluice/actors" // registers the built-in actors
-	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/cluster"
-	"github.com/sluicehq/sluice/device/scenario"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/fifo"
-	"github.com/sluicehq/sluice/flowmodel"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
 )
@@ -110,30 +108,38 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 	if done, err := resumeFinished(cmd, f); done || err != nil { // resume.go
 		return err
 	}
-	g, err := loadGraph(path)
+	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
+	l, err := driver.Load(ctx, path, driver.Options{})
 	if err != nil {
 		return err
 	}
-	if why := openGraph(g); why != "" {
-		return fmt.Errorf("refusing to run %s: %s", path, why)
-	}
-	if done, err := runElsewhere(cmd, g); done || err != nil {
-		return err
-	}
-	synthetic := actors.Synthesize(g)
-	if len(synthetic) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s have no implementation: they run as synthetic actors, each firing burning the actor's declared cost on a core and writing zeros\n", names(synthetic, 8))
-	}
-	if !f.skipAnalysis {
-		if err := refuseByAnalysis(cmd, path, g); err != nil {
+	p, err := driver.Prepare(ctx, l, driver.PrepareOptions{Run: true, NoCheck: f.skipAnalysis})
+	var missing *driver.MissingGoError
+	if errors.As(err, &missing) {
+		if _, err := runElsewhere(cmd, l.Graph); err != nil {
 			return err
 		}
+		return nil
+	}
+	if err != nil {
+		return refusal(cmd, "run", err)
+	}
+	if len(p.Synthetic) > 0 {
+		fmt.Fprintf(stderr, "note: %s have no implementation: they run as synthetic actors, each firing burning the actor's declared cost on a core and writing zeros\n", names(p.Synthetic, 8))
 	}
 	opts, err := runOptions(f)
 	if err != nil {
 		return err
 	}
-	if g, err = placeActors(cmd, g, &opts, f); err != nil {
+	var m *graph.Mapping
+	if f.mapping != "" {
+		if m, err = loadMapping(f.mapping); err != nil {
+			return err
+		}
+	}
+	pl, err := driver.Place(ctx, p, driver.PlaceOptions{Mapping: m, Remote: f.broker != "", Fuse: f.fuse,
+		Note: func(s string) { fmt.Fprintln(stderr, s) }})
+	if err != nil {
 		return err
 	}
 	cleanup, display, err := attachOutputs(cmd, path, &opts, f)
@@ -141,33 +147,33 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	stats, runErr := execRun(cmd, g, opts, f)
+	stats, runErr := execRun(cmd, pl, opts)
 	if display != nil {
 		display.finish(stats)
 	}
 	if runErr != nil {
 		return fmt.Errorf("run %s: %w", path, runErr)
 	}
-	if err := markFinished(cmd.Context(), opts.Checkpoint); err != nil { // resume.go
+	if err := markFinished(ctx, opts.Checkpoint); err != nil { // resume.go
 		return err
 	}
-	return reportRun(cmd.ErrOrStderr(), g, stats, synthetic, f)
+	return reportRun(stderr, pl.Graph, stats, p.Synthetic, f)
 }
 
-// refuseByAnalysis runs check's analysis on the graph check analyses (a
-// pipeline-model's initonce channels hold the application's initial
-// tokens) and refuses a graph that is invalid, inconsistent or deadlocks.
-func refuseByAnalysis(cmd *cobra.Command, path string, g *graph.Graph) error {
-	ag := g
-	if pl, err := pipelineOf(path); err == nil && pl != nil {
-		ag = pl.Graph
+// refusal is what a command says when the driver's Prepare refuses a
+// graph: the analysis report (on standard error) and one sentence, the
+// same for run, simulate and map.
+func refusal(cmd *cobra.Command, verb string, err error) error {
+	var gate *driver.GateError
+	if errors.As(err, &gate) {
+		writeReport(cmd.ErrOrStderr(), gate.Path, gate.Report, nil)
+		hint := ""
+		if verb == "run" {
+			hint = " (use --no-check to run anyway)"
+		}
+		return fmt.Errorf("refusing to %s %s: the analysis above shows it cannot run%s", verb, gate.Path, hint)
 	}
-	rep := analysis.Check(ag, analysis.CheckOptions{NoThroughput: true, NoSchedule: true})
-	if !rep.Valid || !rep.Consistent || rep.Deadlock {
-		writeReport(cmd.ErrOrStderr(), path, rep, nil)
-		return fmt.Errorf("refusing to run %s: the analysis above shows it cannot run (use --no-check to run anyway)", path)
-	}
-	return nil
+	return err
 }
 
 // runOptions turns the run's flags into runtime options (placement,
@@ -207,40 +213,6 @@ func runOptions(f runFlags) (runtime.Options, error) {
 		CheckEmpty:  f.checkEmpty,
 		NoFuseCPU:   f.noFuseCPU,
 	}, nil
-}
-
-// placeActors sets the run's mapping: the --mapping file, kernel-only
-// actors on the first fitting device, flow-model actors on devices meeting
-// their requirements, then --fuse's merged chains. It returns the graph to
-// run (--fuse rewrites it).
-func placeActors(cmd *cobra.Command, g *graph.Graph, opts *runtime.Options, f runFlags) (*graph.Graph, error) {
-	var err error
-	if f.mapping != "" {
-		if opts.Mapping, err = loadMapping(f.mapping); err != nil {
-			return nil, err
-		}
-		if err := opts.Mapping.Check(g); err != nil {
-			return nil, err
-		}
-	}
-	if f.broker == "" {
-		if opts.Mapping, err = placeKernelOnly(cmd.Context(), g, opts.Mapping, cmd.ErrOrStderr()); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Mapping, err = flowmodel.Place(cmd.Context(), g, opts.Mapping); err != nil {
-		return nil, err
-	}
-	if f.fuse {
-		var fused []scenario.Fused
-		if g, opts.Mapping, fused, err = scenario.Fuse(g, opts.Mapping); err != nil {
-			return nil, err
-		}
-		for _, c := range fused {
-			fmt.Fprintf(cmd.ErrOrStderr(), "fused %s on %s: one kernel walking a scenario of %d steps\n", c.Name, c.Device, c.Steps)
-		}
-	}
-	return g, nil
 }
 
 // attachOutputs connects what the run reports to while it goes: the
@@ -320,13 +292,15 @@ func progressTo(stderr io.Writer, opts *runtime.Options, mode string) (*progress
 	return nil, nil
 }
 
-// execRun runs the graph: through cluster.RunRecovering when actors run
+// execRun runs the placed graph: through cluster.RunRecovering when actors run
 // on workers and checkpoints are on (a lost worker's actors are re-placed
-// and the run resumes), else with runtime.Run.
-func execRun(cmd *cobra.Command, g *graph.Graph, opts runtime.Options, f runFlags) (*runtime.Stats, error) {
+// and the run resumes), else with driver.Run.
+func execRun(cmd *cobra.Command, pl *driver.Placed, opts runtime.Options) (*runtime.Stats, error) {
 	if opts.Remote == nil || opts.Checkpoint == nil {
-		return runtime.Run(cmd.Context(), g, opts)
+		return driver.Run(cmd.Context(), pl, opts)
 	}
+	g := pl.Graph
+	opts.Mapping = pl.Mapping
 	stderr := cmd.ErrOrStderr()
 	return cluster.RunRecovering(cmd.Context(), g, opts, cluster.RecoveryOptions{Recovered: recoveryNote(stderr), // resume.go
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }})

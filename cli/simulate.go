@@ -10,81 +10,45 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluicehq/sluice/actors"
-	"github.com/sluicehq/sluice/calibrate"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
-	"github.com/sluicehq/sluice/machine"
-	"github.com/sluicehq/sluice/mapping"
 	"github.com/sluicehq/sluice/sim"
-	"github.com/sluicehq/sluice/spec"
 )
 
-// simInputs are the files simulate and map share.
+// simInputs are the files simulate and map share, read through the
+// driver: the prepared graph, the machine model, the costs and the
+// mapping given.
 type simInputs struct {
-	graph   *graph.Graph
-	machine *machine.Machine
-	costs   *sim.Costs
-	mapping *graph.Mapping
-	// machineFrom says where the machine came from when it is not a file
-	// given with --machine (the calibrated model of this host).
-	machineFrom string
+	prepared *driver.Prepared
+	machine  *driver.Machine
+	costs    *sim.Costs
+	mapping  *graph.Mapping
 }
 
-// loadSimInputs reads simulate's and map's inputs. The first profile
-// gives the profile costs; given several (measured with the graph's
-// kernel actors at different G), each also gives the CPU actors' costs
-// beside kernel actors of its G (sim.Costs.AtG).
-func loadSimInputs(graphFile, machineFile, mapFile, costsFile string, profileFiles []string) (*simInputs, error) {
+// loadSimInputs reads simulate's and map's inputs (verb names the command
+// in a refusal). Without machineFile the model is this host's calibrated
+// one.
+func loadSimInputs(cmd *cobra.Command, verb, graphFile, machineFile, mapFile, costsFile string, profileFiles []string) (*simInputs, error) {
+	ctx := cmd.Context()
+	l, err := driver.Load(ctx, graphFile, driver.Options{})
+	if err != nil {
+		return nil, err
+	}
 	in := &simInputs{}
-	var err error
-	if in.graph, err = spec.Load(graphFile); err != nil {
+	if in.prepared, err = driver.Prepare(ctx, l, driver.PrepareOptions{}); err != nil {
+		return nil, refusal(cmd, verb, err)
+	}
+	if in.machine, err = driver.MachineOrHost(ctx, machineFile, func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), s) }); err != nil {
 		return nil, err
 	}
-	if machineFile == "" {
-		m, path, err := calibrate.Cached()
-		if err != nil {
-			return nil, fmt.Errorf("no --machine given and no calibrated model of this host (%v): give a machine description such as examples/machines/two-cpus.yaml, or run sluice calibrate once", err)
-		}
-		in.machine, in.machineFrom = m, "calibrated model "+path
-	} else if in.machine, err = machine.Load(machineFile); err != nil {
+	if in.costs, err = driver.LoadCosts(costsFile, profileFiles); err != nil {
 		return nil, err
-	}
-	if costsFile != "" {
-		if in.costs, err = sim.LoadCosts(costsFile); err != nil {
-			return nil, err
-		}
-	}
-	for i, file := range profileFiles {
-		prof, err := sim.LoadProfileFull(file)
-		if err != nil {
-			return nil, err
-		}
-		if in.costs == nil {
-			in.costs = &sim.Costs{}
-		}
-		if i == 0 {
-			in.costs.Profile, in.costs.Kernels = prof.Mean, prof.Kernels
-		}
-		if len(profileFiles) > 1 {
-			if prof.G() == 0 {
-				return nil, fmt.Errorf("--profile %s: expected kernel actors with their work_groups (G), as sluice run --profile writes them, in each of several profiles: found none", file)
-			}
-			in.costs.AddAtG(prof)
-		}
-	}
-	if b := calibrate.SyntheticBurn(in.machine, actors.Unimplemented(in.graph)); b != nil {
-		// sluice run gives these actors busy loops on the clock, which
-		// last longer than their declared costs.
-		if in.costs == nil {
-			in.costs = &sim.Costs{}
-		}
-		in.costs.Burn = b
 	}
 	if mapFile != "" {
-		if in.mapping, err = spec.LoadMapping(mapFile); err != nil {
+		if in.mapping, err = loadMapping(mapFile); err != nil {
 			return nil, err
 		}
-		if err := in.mapping.Check(in.graph); err != nil {
+		if err := in.mapping.Check(l.Graph); err != nil {
 			return nil, err
 		}
 	}
@@ -117,44 +81,26 @@ or from the cost file's probabilities and loops (statistical mode, --seed).
 Times are reported in seconds. See docs/simulate.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := loadSimInputs(args[0], machineFile, mapFile, costsFile, profileFiles)
+			in, err := loadSimInputs(cmd, "simulate", args[0], machineFile, mapFile, costsFile, profileFiles)
 			if err != nil {
 				return err
 			}
+			po := driver.PredictOptions{Machine: in.machine, Mapping: in.mapping, Costs: in.costs, Iterations: iterations,
+				Exact: cmd.Flags().Changed("iterations"), Seed: seed, Capacity: capacity, NoFuseCPU: noFuse,
+				Trace: traceFile != "" || paraverFile != ""}
+			if controlsFile != "" {
+				if po.Controls, err = sim.LoadControls(controlsFile); err != nil {
+					return err
+				}
+			}
+			pr, err := driver.Predict(cmd.Context(), in.prepared, po)
+			if err != nil {
+				return err
+			}
+			res := pr.Result
 			how := "file " + mapFile
 			if in.mapping == nil {
-				in.mapping, _, err = mapping.HEFTMapping(mapping.Input{Graph: in.graph, Machine: in.machine, Costs: in.costs})
-				if err != nil {
-					return err
-				}
 				how = "heft (no --mapping given)"
-			}
-			prog, err := sim.Build(in.graph, in.mapping, in.machine, in.costs, sim.Options{Capacity: capacity, NoFuseCPU: noFuse})
-			if err != nil {
-				return err
-			}
-			if n := sim.SteadyIterations(prog); !cmd.Flags().Changed("iterations") && n > iterations {
-				// A pool processor's rounds span many iterations: simulate
-				// enough of them to reach the steady state.
-				iterations = n
-			}
-			cfg := sim.Config{Iterations: iterations, Seed: seed, Trace: traceFile != "" || paraverFile != ""}
-			if in.costs != nil {
-				cfg.Probabilities, cfg.Loops = in.costs.Probabilities, in.costs.Loops
-			}
-			if controlsFile != "" {
-				cfg.Mode = sim.TraceDriven
-				if cfg.Controls, err = sim.LoadControls(controlsFile); err != nil {
-					return err
-				}
-			}
-			run := sim.Run
-			if !cmd.Flags().Changed("iterations") && cfg.Mode != sim.TraceDriven {
-				run = sim.RunUntilSteady // more iterations until a steady state shows
-			}
-			res, err := run(prog, cfg)
-			if err != nil {
-				return err
 			}
 			if traceFile != "" {
 				if err := res.WriteChromeFile(traceFile); err != nil {
@@ -166,33 +112,14 @@ Times are reported in seconds. See docs/simulate.md.`,
 					return err
 				}
 			}
-			placement := map[string]string{}
-			for _, t := range prog.Tasks {
-				placement[t.Name] = in.machine.Processors[t.Processor].Name
-				for _, st := range t.Stages {
-					placement[st] = placement[t.Name]
-				}
-			}
 			declared := math.NaN()
-			if len(profileFiles) > 0 && declaresCosts(in.graph) {
+			if len(profileFiles) > 0 {
 				// Both predictions: from the profile and from the declared costs.
-				dc := &sim.Costs{}
-				if in.costs != nil {
-					*dc = *in.costs
-					dc.Profile, dc.Kernels, dc.AtG = nil, nil, nil
-				}
-				dprog, err := sim.Build(in.graph, in.mapping, in.machine, dc, sim.Options{Capacity: capacity, NoFuseCPU: noFuse})
-				if err != nil {
+				if declared, err = pr.DeclaredThroughput(in.prepared, po); err != nil {
 					return err
 				}
-				dcfg := cfg
-				dcfg.Trace = false
-				dres, err := sim.Run(dprog, dcfg)
-				if err != nil {
-					return fmt.Errorf("prediction from the declared costs: %w", err)
-				}
-				declared = dres.Throughput
 			}
+			placement := pr.Placement
 			if asJSON {
 				return writeSimJSON(cmd.OutOrStdout(), in, res, placement, declared)
 			}
@@ -225,23 +152,13 @@ func finite(v float64) any {
 	return v
 }
 
-// declaresCosts reports whether some actor of g declares a cost.
-func declaresCosts(g *graph.Graph) bool {
-	for _, a := range g.Actors {
-		if a.Cost > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 func writeSimJSON(w io.Writer, in *simInputs, r *sim.Result, placement map[string]string, declared float64) error {
 	util := map[string]float64{}
 	for k, v := range r.Utilization {
 		util[k] = v
 	}
 	out := map[string]any{
-		"graph": in.graph.Name, "machine": in.machine.Name, "mapping": placement,
+		"graph": in.prepared.Graph.Name, "machine": in.machine.Name, "mapping": placement,
 		"iterations": r.Iterations, "time_unit": "s",
 		"throughput": finite(r.Throughput), "period": r.Period, "latency": r.Latency, "makespan": r.Makespan,
 		"utilization": util, "firings": r.Firings, "messages": r.Messages, "events": r.Events,
@@ -252,8 +169,8 @@ func writeSimJSON(w io.Writer, in *simInputs, r *sim.Result, placement map[strin
 	if !math.IsNaN(declared) {
 		out["declared_throughput"] = finite(declared)
 	}
-	if in.machineFrom != "" {
-		out["machine_from"] = in.machineFrom
+	if in.machine.Host {
+		out["machine_from"] = in.machine.From
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -261,9 +178,9 @@ func writeSimJSON(w io.Writer, in *simInputs, r *sim.Result, placement map[strin
 }
 
 func writeSimText(w io.Writer, in *simInputs, r *sim.Result, placement map[string]string, how string, declared float64) {
-	fmt.Fprintf(w, "%s on %s, mapping: %s\n", in.graph.Name, in.machine.Name, how)
-	if in.machineFrom != "" {
-		fmt.Fprintf(w, "machine: %s\n", in.machineFrom)
+	fmt.Fprintf(w, "%s on %s, mapping: %s\n", in.prepared.Graph.Name, in.machine.Name, how)
+	if in.machine.Host {
+		fmt.Fprintf(w, "machine: %s\n", in.machine.From)
 	}
 	names := make([]string, 0, len(placement))
 	for n := range placement {

@@ -14,6 +14,7 @@ import (
 
 	_ "github.com/sluicehq/sluice/actors" // gen.ramp, gen.const
 	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/flowmodel"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
@@ -65,11 +66,21 @@ func runPrinted(t *testing.T, g *graph.Graph, mp *graph.Mapping) ([]float32, *ru
 func loadGraph(t *testing.T, path string) *graph.Graph {
 	t.Helper()
 	needExamples(t)
-	g, err := spec.Load(path)
+	l, err := driver.Load(context.Background(), path, driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g
+	return l.Graph
+}
+
+// parseGraph reads a graph through the driver, which resolves its
+// flowmodel: references with flowmodel.Load.
+func parseGraph(name string, data []byte) (*graph.Graph, error) {
+	l, err := driver.Parse(context.Background(), name, data, driver.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return l.Graph, nil
 }
 
 func loadMapping(t *testing.T, path string) *graph.Mapping {
@@ -165,7 +176,7 @@ func TestFlowModelActorFromURL(t *testing.T) {
 	pin := hex.EncodeToString(sum[:])
 	url := srv.URL + "/saxpy.yaml"
 
-	g, err := spec.ParseGraph(filepath.Join(dir, "g.yaml"), []byte(graphYAML("{src: "+url+", sha256: "+pin+"}")))
+	g, err := parseGraph(filepath.Join(dir, "g.yaml"), []byte(graphYAML("{src: "+url+", sha256: "+pin+"}")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,15 +192,15 @@ func TestFlowModelActorFromURL(t *testing.T) {
 	}
 
 	bad := strings.Repeat("0", 64)
-	_, err = spec.ParseGraph("g.yaml", []byte(graphYAML("{src: "+url+", sha256: "+bad+"}")))
+	_, err = parseGraph("g.yaml", []byte(graphYAML("{src: "+url+", sha256: "+bad+"}")))
 	if err == nil || !strings.Contains(err.Error(), "g.yaml:6:22") || !strings.Contains(err.Error(), "expected the pinned "+bad) || !strings.Contains(err.Error(), "sha256 "+pin) {
 		t.Fatalf("sha256 mismatch: got %v: expected g.yaml:6:22:…: sha256 %s: expected the pinned %s", err, pin, bad)
 	}
-	_, err = spec.ParseGraph("g.yaml", []byte(graphYAML("{src: "+url+", max_bytes: 100}")))
+	_, err = parseGraph("g.yaml", []byte(graphYAML("{src: "+url+", max_bytes: 100}")))
 	if err == nil || !strings.Contains(err.Error(), "larger than the limit of 100 bytes") {
 		t.Fatalf("max_bytes: got %v: expected the size limit refused", err)
 	}
-	_, err = spec.ParseGraph("g.yaml", []byte(graphYAML(srv.URL+"/none.yaml")))
+	_, err = parseGraph("g.yaml", []byte(graphYAML(srv.URL+"/none.yaml")))
 	if err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("missing model: got %v: expected HTTP 404", err)
 	}
@@ -214,18 +225,18 @@ func TestFlowModelActorFromURL(t *testing.T) {
 func TestFlowModelActorIterationsAndParams(t *testing.T) {
 	dir := copyExample(t)
 	text := strings.Replace(graphYAML("{src: saxpy.yaml, params: {a: 0.5}}"), "    flowmodel:", "    iterations: 4\n    flowmodel:", 1)
-	g, err := spec.ParseGraph(filepath.Join(dir, "g.yaml"), []byte(text))
+	g, err := parseGraph(filepath.Join(dir, "g.yaml"), []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a := g.Actor("axpy"); a.Iterations != 4 || a.Swap["y"] != "y0" {
 		t.Fatalf("axpy: iterations %d swap %v: expected 4 and y → y0", a.Iterations, a.Swap)
 	}
-	_, err = spec.ParseGraph(filepath.Join(dir, "g.yaml"), []byte(graphYAML("{src: saxpy.yaml, params: {b: 1}}")))
+	_, err = parseGraph(filepath.Join(dir, "g.yaml"), []byte(graphYAML("{src: saxpy.yaml, params: {b: 1}}")))
 	if err == nil || !strings.Contains(err.Error(), `params: "b": expected one of the model's parameters (a, n)`) {
 		t.Fatalf("unknown parameter: got %v", err)
 	}
-	_, err = spec.ParseGraph(filepath.Join(dir, "g.yaml"), []byte(strings.Replace(graphYAML("saxpy.yaml"), "    flowmodel:", "    in: {x: {type: f32, rate: 16}}\n    flowmodel:", 1)))
+	_, err = parseGraph(filepath.Join(dir, "g.yaml"), []byte(strings.Replace(graphYAML("saxpy.yaml"), "    flowmodel:", "    in: {x: {type: f32, rate: 16}}\n    flowmodel:", 1)))
 	if err == nil || !strings.Contains(err.Error(), "has no in: the model gives its ports") {
 		t.Fatalf("in: beside flowmodel: got %v", err)
 	}
@@ -356,7 +367,7 @@ range: {global: [4, 3]}
 	if err := os.WriteFile(filepath.Join(dir, "t.yaml"), []byte(model), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g, err := spec.ParseGraph(filepath.Join(dir, "g.yaml"), []byte(`name: g
+	g, err := parseGraph(filepath.Join(dir, "g.yaml"), []byte(`name: g
 actors:
   ramp: {use: gen.ramp, with: {count: 2}, out: {x: {type: f32, rate: 12}}}
   tr: {flowmodel: t.yaml}

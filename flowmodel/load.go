@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/fsroot"
 )
 
 // LoadOptions limit what Load fetches.
@@ -26,6 +28,9 @@ type LoadOptions struct {
 	SHA256 string
 	// Client fetches URLs (default http.DefaultClient).
 	Client *http.Client
+	// Root confines the model file and the kernel files it names (nil:
+	// unconfined); a path leaving it is refused with fsroot's rule.
+	Root *fsroot.Root
 }
 
 func (o LoadOptions) maxBytes() int64 {
@@ -86,6 +91,11 @@ func (m *Model) readKernelFiles(ctx context.Context, src string, o LoadOptions) 
 		if *f.dst != "" {
 			return fmt.Errorf("%s: kernel: both inline source and the file %q: expected one", src, f.name)
 		}
+		if !isURL(src) && o.Root != nil {
+			if _, err := o.Root.Rel(filepath.Dir(src), f.name); err != nil {
+				return fmt.Errorf("%s: kernel: %w", src, err)
+			}
+		}
 		ref, err := relative(src, f.name)
 		if err != nil {
 			return err
@@ -144,7 +154,13 @@ func fetch(ctx context.Context, src string, o LoadOptions) ([]byte, error) {
 		}
 		r = resp.Body
 	} else {
-		f, err := os.Open(src)
+		var f *os.File
+		var err error
+		if o.Root != nil {
+			f, err = o.Root.Open(filepath.Dir(src), filepath.Base(src))
+		} else {
+			f, err = os.Open(src)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -72,6 +72,10 @@ type Mapping struct {
 	Actors map[string]*Placement
 	// Origin is the file the mapping came from, if any.
 	Origin string
+	// Machine names the machine model the mapping was made for (sluice
+	// map writes it; "" for a hand-written mapping): its device names are
+	// that machine's.
+	Machine string
 }
 
 // Clone returns a copy of m whose Actors map and placements may be changed

@@ -481,6 +481,9 @@ func WriteMapping(w io.Writer, m *graph.Mapping, doc string) error {
 	if doc != "" {
 		fmt.Fprintf(&b, "doc: %s\n", strconv.Quote(doc))
 	}
+	if m.Machine != "" {
+		fmt.Fprintf(&b, "machine: %s\n", strconv.Quote(m.Machine))
+	}
 	b.WriteString("mapping:\n")
 	names := make([]string, 0, len(m.Actors))
 	for n := range m.Actors {

@@ -37,7 +37,7 @@ type RunnableOptions struct {
 // for the simulator only. It is an error when an actor placed on a device
 // has no kernel for its backend.
 func ForRuntime(g *graph.Graph, mach *machine.Machine, m *graph.Mapping, opt RunnableOptions) (*graph.Mapping, error) {
-	out := &graph.Mapping{Name: m.Name, Actors: map[string]*graph.Placement{}}
+	out := &graph.Mapping{Name: m.Name, Machine: mach.Name, Actors: map[string]*graph.Placement{}}
 	names := make([]string, 0, len(m.Actors))
 	for n := range m.Actors {
 		names = append(names, n)

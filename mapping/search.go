@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -77,7 +78,7 @@ func Search(ctx context.Context, in Input, opt SearchOptions) (*Found, error) {
 		}
 	}
 	if math.IsInf(bestS.period, 1) {
-		return nil, fmt.Errorf("mapping: search found no feasible mapping in %d evaluations (every candidate deadlocked or broke a machine rule; the first: %v)", s.evals, s.firstErr)
+		return nil, fmt.Errorf("mapping: search found no feasible mapping in %d evaluations (every candidate was rejected; the first %v)", s.evals, s.firstErr)
 	}
 	return s.confirm()
 }
@@ -187,14 +188,28 @@ func (s *searcher) simulate(in Input, st state, times int64) (float64, map[strin
 	mp, exp := s.mapping(st)
 	caps, err := scaledCapacities(in, mp, exp)
 	if err != nil {
-		return math.Inf(1), nil, mp, err
+		return math.Inf(1), nil, mp, &rejected{"capacity", err}
 	}
 	r, err := evaluateSteady(in, mp, caps, times*steadyIterations(mp, s.pr.rv, s.opt.Iterations))
-	if err != nil || r.Iterations == 0 || !(r.Period > 0) {
-		return math.Inf(1), caps, mp, err
+	switch {
+	case err != nil:
+		return math.Inf(1), caps, mp, &rejected{"simulation", err}
+	case r.Iterations == 0:
+		return math.Inf(1), caps, mp, &rejected{"deadlock", errors.New("no iteration completed in the simulation (the candidate's capacities or placement starve a cycle)")}
+	case !(r.Period > 0):
+		return math.Inf(1), caps, mp, &rejected{"no cost", errors.New("every firing costs nothing on this machine model, so the period is 0 and no candidate can be told from another (declare costs with cost: keys, or give --costs or --profile)")}
 	}
 	return r.Period, caps, mp, nil
 }
+
+// rejected is why the search rejected a candidate, by rule.
+type rejected struct {
+	rule string
+	err  error
+}
+
+func (r *rejected) Error() string { return fmt.Sprintf("under rule %q: %v", r.rule, r.err) }
+func (r *rejected) Unwrap() error { return r.err }
 
 // eval scores state st, simulating it once.
 func (s *searcher) eval(st state) score {

@@ -57,8 +57,8 @@ outputs: {y: A.o}
 		{"unknown port in channel", strings.Replace(base, "to: B.i", "to: B.in", 1), []string{
 			`t.yaml:6:21: channels[0]: to: unknown input port "in" on actor "B" (did you mean "i"?)`}},
 		{"channel from an input", strings.Replace(base, "from: A.o", "from: B.i", 1), []string{
-			`t.yaml:3:13: output port A.o is not connected: expected a channel from it or a graph output bound to it`,
-			`t.yaml:6:12: channels[0]: from: B.i is an input port: expected an output port (a channel goes from an output to an input)`}},
+			`t.yaml:6:12: channels[0]: from: B.i is an input port: expected an output port (a channel goes from an output to an input)`,
+			`t.yaml:3:13: output port A.o is not connected: expected a channel from it or a graph output bound to it`}},
 		{"input connected twice", base + "  - {from: A.o, to: B.i, name: again}\n", []string{
 			`t.yaml:7:5: input B.i is connected twice: by A.o->B.i and by again (an input takes one channel; use a broadcast output instead)`}},
 		{"type mismatch", strings.Replace(base, "type: f32, rate: 1", "type: i32, rate: 1", 1), []string{
@@ -101,9 +101,9 @@ channels:
 		{"actors as a list", "actors: [A, B]\n", []string{
 			`t.yaml:1:9: actors: expected a mapping, found a list`}},
 		{"channels as a mapping", strings.Replace(base, "  - {from: A.o, to: B.i}", "  x: 1", 1), []string{
+			`t.yaml:6:3: channels: expected a list of {from: actor.port, to: actor.port, ...}, found a mapping`,
 			`t.yaml:3:13: output port A.o is not connected: expected a channel from it or a graph output bound to it`,
-			`t.yaml:4:12: input port B.i is not connected: expected a channel into it or a graph input bound to it`,
-			`t.yaml:6:3: channels: expected a list of {from: actor.port, to: actor.port, ...}, found a mapping`}},
+			`t.yaml:4:12: input port B.i is not connected: expected a channel into it or a graph input bound to it`}},
 		{"port not a mapping", strings.Replace(base, "{o: {type: f32, rate: 2}}", "{o: f32}", 1), []string{
 			`t.yaml:3:16: port A.o: expected a mapping such as {type: f32, rate: 1}, found "f32"`}},
 		{"missing type", strings.Replace(base, "type: f32, rate: 2", "rate: 2", 1), []string{
@@ -129,8 +129,8 @@ inputs: {x: P.x}
 		{"negative capacity", strings.Replace(base, "to: B.i}", "to: B.i, capacity: -1}", 1), []string{
 			`t.yaml:6:36: channels[0]: capacity: -1 out of range: expected 1 to 2147483647`}},
 		{"missing to", strings.Replace(base, ", to: B.i", "", 1), []string{
-			`t.yaml:4:12: input port B.i is not connected: expected a channel into it or a graph input bound to it`,
-			`t.yaml:6:5: channels[0]: missing to: (expected actor.port)`}},
+			`t.yaml:6:5: channels[0]: missing to: (expected actor.port)`,
+			`t.yaml:4:12: input port B.i is not connected: expected a channel into it or a graph input bound to it`}},
 		{"bad port reference", strings.Replace(base, "from: A.o", "from: A", 1), []string{
 			`t.yaml:6:12: channels[0]: from: expected actor.port, found "A"`}},
 		{"output bound to unknown actor", base + "outputs: {y: Z.o}\n", []string{

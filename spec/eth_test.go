@@ -130,8 +130,8 @@ func TestETHErrors(t *testing.T) {
   </actor>
 </graph>`, []string{
 			`e.xml:3:5: <port>: rate="x": expected a positive integer, phases such as "1,2,1", or dynamic`,
-			`e.xml:3:5: output port a.o is not connected: expected a channel from it or a graph output bound to it`,
-			`e.xml:4:5: <port>: missing attribute "name"`}},
+			`e.xml:4:5: <port>: missing attribute "name"`,
+			`e.xml:3:5: output port a.o is not connected: expected a channel from it or a graph output bound to it`}},
 		{"unknown actor and missing source", `<graph>
   <actor name="prod">
     <port type="out" name="out1" rate="1"/>

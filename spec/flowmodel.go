@@ -2,11 +2,9 @@ package spec
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/flowmodel"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/internal/yamlpos"
 	"go.yaml.in/yaml/v3"
@@ -14,26 +12,41 @@ import (
 
 var flowModelKeys = []string{"src", "sha256", "params", "max_bytes", "timeout", "doc"}
 
-// LoadGraphContext is LoadGraph whose flow-model fetches (actors with a
-// flowmodel: key naming an http(s) URL) end when ctx does.
-func LoadGraphContext(ctx context.Context, path string) (*graph.Graph, error) {
-	data, err := readFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return ParseGraphContext(ctx, path, data)
+// FlowModelRef is what an actor's flowmodel: key says, as written: spec
+// reads it and never fetches anything. A FlowModelResolver given in
+// Options turns it into the actor's ports and kernels.
+type FlowModelRef struct {
+	// Src is the model's path (relative to Dir unless absolute), or its
+	// http(s) URL, or any other reference a resolver knows, as written.
+	Src string
+	// Dir is the directory of the graph file that names the model.
+	Dir string
+	// SHA256 pins the model file's content (hex), when given.
+	SHA256 string
+	// MaxBytes and Timeout bound the fetch (0: the resolver's default).
+	MaxBytes int64
+	Timeout  time.Duration
+	// Params override the model's parameters.
+	Params map[string]float64
+	// Origin is the position of the reference: "file:line:col".
+	Origin string
 }
 
-// ParseGraphContext is ParseGraph whose flow-model fetches end when ctx
-// does.
-func ParseGraphContext(ctx context.Context, name string, data []byte) (*graph.Graph, error) {
-	return parseGraph(ctx, name, data)
+// IsURL reports whether the reference is an http(s) URL.
+func (r FlowModelRef) IsURL() bool {
+	return strings.HasPrefix(r.Src, "http://") || strings.HasPrefix(r.Src, "https://")
 }
 
-// parseFlowModel makes a an actor of the flow-model its flowmodel: key
-// names: a path (relative to the spec file's directory) or an http(s) URL,
-// or a mapping {src, sha256, params, max_bytes, timeout}. It reports
-// whether the actor got the model's ports.
+// A FlowModelResolver makes a the actor the flow-model ref names: it sets
+// its ports, kernels and attributes (a.Iterations and a.Origin are set
+// already). Its error is reported at the reference's position; it should
+// say what was expected and found without quoting the model's contents.
+type FlowModelResolver func(ctx context.Context, a *graph.Actor, ref FlowModelRef) error
+
+// parseFlowModel reads an actor's flowmodel: key — a path or URL, or a
+// mapping {src, sha256, params, max_bytes, timeout} — and has the
+// resolver of the load make the actor. It reports whether the actor got
+// the model's ports.
 func (p *yp) parseFlowModel(a *graph.Actor, m map[string]yamlpos.Field, what string) bool {
 	f := m["flowmodel"]
 	what += ": flowmodel"
@@ -43,14 +56,10 @@ func (p *yp) parseFlowModel(a *graph.Actor, m map[string]yamlpos.Field, what str
 			return false
 		}
 	}
-	var (
-		src  string
-		opts flowmodel.LoadOptions
-		ao   = flowmodel.ActorOptions{Iterations: a.Iterations, Origin: a.Origin}
-		at   = f.V
-	)
+	ref := FlowModelRef{Dir: p.dir}
+	at := f.V
 	if n := p.Node(f.V); n != nil && n.Kind == yaml.ScalarNode {
-		src, _ = p.Str(f.V, what)
+		ref.Src, _ = p.Str(f.V, what)
 	} else {
 		fs := yamlpos.Index(p.Fields(f.V, what, flowModelKeys))
 		s, ok := fs["src"]
@@ -61,44 +70,46 @@ func (p *yp) parseFlowModel(a *graph.Actor, m map[string]yamlpos.Field, what str
 			return false
 		}
 		at = s.V
-		src, _ = p.Str(s.V, what+": src")
+		ref.Src, _ = p.Str(s.V, what+": src")
 		if x, ok := fs["sha256"]; ok {
-			opts.SHA256, _ = p.Str(x.V, what+": sha256")
+			ref.SHA256, _ = p.Str(x.V, what+": sha256")
 		}
 		if x, ok := fs["max_bytes"]; ok {
-			opts.MaxBytes, _ = p.Size(x.V, what+": max_bytes")
+			ref.MaxBytes, _ = p.Size(x.V, what+": max_bytes")
 		}
 		if x, ok := fs["timeout"]; ok {
-			var d time.Duration
-			d, _ = p.Duration(x.V, what+": timeout")
-			opts.Timeout = d
+			ref.Timeout, _ = p.Duration(x.V, what+": timeout")
 		}
 		if x, ok := fs["params"]; ok {
-			ao.Params = map[string]float64{}
+			ref.Params = map[string]float64{}
 			for _, pf := range p.Fields(x.V, what+": params", nil) {
 				if v, ok := p.Number(pf.V, what+": params."+pf.Key); ok {
-					ao.Params[pf.Key] = v
+					ref.Params[pf.Key] = v
 				}
 			}
 		}
 	}
-	if strings.TrimSpace(src) == "" {
-		if n := p.Node(at); n != nil {
-			p.Errorf(n, "%s: expected a path or http(s) URL of the flow-model file, found an empty string", what)
-		}
+	n := p.Node(at)
+	if n == nil {
 		return false
 	}
-	if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") && !filepath.IsAbs(src) {
-		src = filepath.Join(p.dir, src)
+	ref.Origin = p.Pos(n)
+	if strings.TrimSpace(ref.Src) == "" {
+		p.Errorf(n, "%s: expected a path or http(s) URL of the flow-model file, found an empty string", what)
+		return false
 	}
-	model, err := flowmodel.Load(p.st.context(), src, opts)
-	if err == nil {
-		err = model.Define(a, ao)
+	if p.st.opts.FlowModels == nil {
+		p.Errorf(n, "%s: this load resolves no flow-models: expected a graph without flowmodel: keys, or a load with a flow-model resolver (sluice check, run and the workbench give one)", what)
+		return false
 	}
-	if err != nil {
-		if n := p.Node(at); n != nil {
+	if !ref.IsURL() {
+		if _, err := p.st.opts.Root.Rel(ref.Dir, ref.Src); err != nil {
 			p.Errorf(n, "%s: %v", what, err)
+			return false
 		}
+	}
+	if err := p.st.opts.FlowModels(p.st.context(), a, ref); err != nil {
+		p.Errorf(n, "%s: %v", what, err)
 		return false
 	}
 	return true

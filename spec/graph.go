@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/fsroot"
 	"github.com/sluicehq/sluice/internal/yamlpos"
 	"go.yaml.in/yaml/v3"
 )
@@ -25,11 +26,22 @@ var (
 
 // Load reads a graph file, choosing the format from its extension: .yaml
 // or .yml for the YAML graph format, .xml for SDF3's XML (an <sdf3> root,
-// read with DefaultSDF3TimeUnit) or else the ETH XML graph format.
+// read with DefaultSDF3TimeUnit) or else the ETH XML graph format. It
+// resolves no flow-models and confines no path (LoadWith does).
 func Load(path string) (*graph.Graph, error) {
+	return LoadWith(context.Background(), path, Options{})
+}
+
+// LoadWith is Load with options: a file root and a flow-model resolver;
+// the resolver's fetches end when ctx does.
+func LoadWith(ctx context.Context, path string, o Options) (*graph.Graph, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
-		return LoadGraph(path)
+		data, err := readFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return ParseGraphWith(ctx, path, data, o)
 	case ".xml":
 		data, err := readFile(path)
 		if err != nil {
@@ -59,12 +71,14 @@ func LoadGraph(path string) (*graph.Graph, error) {
 // and every problem found, in the YAML or in the graph, is returned at once
 // as an ErrorList; the graph is returned only when there is none.
 func ParseGraph(name string, data []byte) (*graph.Graph, error) {
-	return parseGraph(context.Background(), name, data)
+	return ParseGraphWith(context.Background(), name, data, Options{})
 }
 
-func parseGraph(ctx context.Context, name string, data []byte) (*graph.Graph, error) {
+// ParseGraphWith is ParseGraph with options: a file root and a flow-model
+// resolver; the resolver's fetches end when ctx does.
+func ParseGraphWith(ctx context.Context, name string, data []byte, o Options) (*graph.Graph, error) {
 	st := newState()
-	st.ctx = ctx
+	st.ctx, st.opts = ctx, o
 	p := st.reader(name)
 	st.loading = append(st.loading, filepath.Clean(name))
 	g := p.parseGraphFile(data, defaultName(name))
@@ -107,6 +121,34 @@ func readFile(path string) ([]byte, error) {
 	return data, nil
 }
 
+// readFileIn reads name, as written in a file in dir, through root (nil:
+// unconfined), with readFile's checks; host is its path on the host, for
+// messages.
+func readFileIn(root *fsroot.Root, dir, name, host string) ([]byte, error) {
+	if root == nil {
+		return readFile(host)
+	}
+	fi, err := root.Stat(dir, name)
+	if err == nil && !fi.Mode().IsRegular() {
+		return nil, errors.New("cannot read the file: expected a regular file")
+	}
+	if err == nil && fi.Size() > maxFileSize {
+		return nil, fmt.Errorf("file too large: %d bytes, expected at most %d", fi.Size(), maxFileSize)
+	}
+	if err != nil {
+		var esc *fsroot.EscapeError
+		if errors.As(err, &esc) {
+			return nil, err
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, errors.New("cannot read the file: " + err.Error())
+	}
+	return root.ReadFile(dir, name)
+}
+
 // validate runs graph.Validate and adds its problems to the error list,
 // leaving out those that only repeat a mistake already reported.
 func (st *state) validate(g *graph.Graph, file string) {
@@ -119,7 +161,9 @@ func (st *state) validate(g *graph.Graph, file string) {
 		if c := classify(pr.Msg); c != "" && st.quiet[pr.Where+"|"+c] {
 			continue
 		}
-		st.Add(yamlpos.At(file, pr.Where, pr.Msg))
+		e := yamlpos.At(file, pr.Where, pr.Msg)
+		e.Consequence = true
+		st.Add(e)
 	}
 }
 
@@ -141,7 +185,7 @@ func (st *state) hush(origin, class string) { st.quiet[origin+"|"+class] = true 
 func (p *yp) parseGraphFile(data []byte, defName string) *graph.Graph {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		p.SyntaxError(err)
+		p.SyntaxErrorIn(err, data)
 		return nil
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
@@ -486,11 +530,16 @@ func (p *yp) sourceFile(s string, fail func(string, ...any), what string) (strin
 		fail("%s: expected a file name, found an empty string", what)
 		return "", false
 	}
-	path := s
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(p.dir, s)
+	path, err := p.st.opts.Root.HostPath(p.dir, s)
+	if err != nil {
+		fail("%s: %v", what, err)
+		return "", false
 	}
-	fi, err := os.Stat(path)
+	fi, err := p.st.opts.Root.Stat(p.dir, s)
+	if esc := (*fsroot.EscapeError)(nil); errors.As(err, &esc) {
+		fail("%s: %v", what, err)
+		return "", false
+	}
 	if err != nil || !fi.Mode().IsRegular() {
 		fail("%s: kernel file %q not found (looked for %s, relative to the spec file's directory)", what, yamlpos.Clip(s), path)
 		return "", false
@@ -511,9 +560,10 @@ func (p *yp) parseSub(n *yaml.Node, actor, what string) *graph.Graph {
 		p.Errorf(n, "%s: graph: expected a file name or an inline graph mapping, found %s", what, yamlpos.Kind(n))
 		return nil
 	}
-	path := n.Value
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(p.dir, path)
+	path, err := p.st.opts.Root.HostPath(p.dir, n.Value)
+	if err != nil {
+		p.Errorf(n, "%s: graph: %v", what, err)
+		return nil
 	}
 	clean := filepath.Clean(path)
 	for _, l := range p.st.loading {
@@ -522,9 +572,13 @@ func (p *yp) parseSub(n *yaml.Node, actor, what string) *graph.Graph {
 			return nil
 		}
 	}
-	data, err := readFile(path)
+	data, err := readFileIn(p.st.opts.Root, p.dir, n.Value, path)
 	if err != nil {
-		p.Errorf(n, "%s: graph file %q: %s", what, yamlpos.Clip(n.Value), strings.TrimPrefix(err.Error(), path+": "))
+		var el ErrorList
+		if errors.As(err, &el) && len(el) == 1 {
+			err = errors.New(el[0].Msg)
+		}
+		p.Errorf(n, "%s: graph file %q: %v", what, yamlpos.Clip(n.Value), err)
 		return nil
 	}
 	sub := p.st.reader(path)
@@ -734,11 +788,17 @@ func (p *yp) goPackages(n *yaml.Node) []string {
 			continue
 		}
 		if s == "." || s == ".." || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || filepath.IsAbs(s) {
-			dir := s
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(filepath.Dir(p.File), s)
+			dir, err := p.st.opts.Root.HostPath(p.dir, s)
+			if err != nil {
+				p.Errorf(it, "go: %v", err)
+				continue
 			}
-			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			fi, err := p.st.opts.Root.Stat(p.dir, s)
+			if esc := (*fsroot.EscapeError)(nil); errors.As(err, &esc) {
+				p.Errorf(it, "go: %v", err)
+				continue
+			}
+			if err != nil || !fi.IsDir() {
 				p.Errorf(it, "go: %s: expected a directory holding a Go package, found none at %s", s, dir)
 				continue
 			}

@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	mappingKeys   = []string{"kind", "name", "doc", "mapping"}
+	mappingKeys   = []string{"kind", "name", "doc", "machine", "mapping"}
 	placementKeys = []string{"doc", "device", "impl", "replicas", "work-groups", "work-items", "distribution", "priority", "affinity", "team", "any", "strict"}
 )
 
@@ -35,7 +35,7 @@ func ParseMapping(name string, data []byte) (*graph.Mapping, error) {
 	p := st.reader(name)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		p.SyntaxError(err)
+		p.SyntaxErrorIn(err, data)
 		return nil, st.Err()
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
@@ -48,6 +48,9 @@ func ParseMapping(name string, data []byte) (*graph.Mapping, error) {
 		if s, ok := p.Str(f.V, "name"); ok {
 			mp.Name = s
 		}
+	}
+	if f, ok := m["machine"]; ok {
+		mp.Machine, _ = p.Str(f.V, "machine")
 	}
 	if f, ok := m["mapping"]; ok {
 		for _, af := range p.Fields(f.V, "mapping", nil) {

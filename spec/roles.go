@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"context"
 	"errors"
 	"math"
 
@@ -39,7 +40,12 @@ func LoadPipeline(path string) (*graph.Pipeline, error) {
 
 // ParsePipeline is LoadPipeline on data read from the file name.
 func ParsePipeline(name string, data []byte) (*graph.Pipeline, error) {
-	g, err := ParseGraph(name, data)
+	return ParsePipelineWith(context.Background(), name, data, Options{})
+}
+
+// ParsePipelineWith is ParsePipeline with a load's options (ParseGraphWith).
+func ParsePipelineWith(ctx context.Context, name string, data []byte, o Options) (*graph.Pipeline, error) {
+	g, err := ParseGraphWith(ctx, name, data, o)
 	if err != nil {
 		return nil, err
 	}

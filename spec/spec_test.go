@@ -49,9 +49,9 @@ channels:
 		`many.yaml:3:23: port A.o: type: token type "f33"`,
 		`many.yaml:3:39: actor A: unknown key "colour"`,
 		`many.yaml:5:31: port B.i: rate: -1 out of range`,
-		`many.yaml:6:11: port B.o: block size 2 does not divide rate 3`,
 		`many.yaml:7:80: actor C: kernel: opencl: kernel file "nothere.cl" not found`,
 		`many.yaml:9:12: channels[0]: from: unknown actor "Aa" in "Aa.o" (did you mean "A"?)`,
+		`many.yaml:6:11: port B.o: block size 2 does not divide rate 3`,
 		`many.yaml:10:5: token type mismatch on B.o->C.i: B.o gives f32, C.i expects i32`,
 	}
 	if len(got) != len(want) {

@@ -29,6 +29,7 @@ type state struct {
 	graphs           int             // graphs read so far
 	gdepth           int             // current nesting of graphs
 	ctx              context.Context // bounds flow-model fetches (nil: Background)
+	opts             Options         // the load's file root and resolvers
 }
 
 func newState() *state { return &state{Session: yamlpos.NewSession(), quiet: map[string]bool{}} }

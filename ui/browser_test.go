@@ -104,6 +104,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // fire as synthetic ones for their cost) with rising firings, and its
 // timeline.
 func TestPageInBrowser(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // predictions on this host's CPU cores, whatever model is cached
 	ctx := browser(t)
 	file := tempExample(t)
 	ts := httptest.NewServer((&Server{File: file, Token: "tok"}).Handler())

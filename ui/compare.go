@@ -1,16 +1,16 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
+	goruntime "runtime"
 	"strings"
 
 	"github.com/sluicehq/sluice/analysis"
-	"github.com/sluicehq/sluice/calibrate"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
-	"github.com/sluicehq/sluice/machine"
-	"github.com/sluicehq/sluice/mapping"
 	"github.com/sluicehq/sluice/sim"
 )
 
@@ -21,10 +21,12 @@ type CompareJSON struct {
 	// Machine describes the model the prediction used.
 	Machine string `json:"machine"`
 	// Simulated is the number of iterations simulated.
-	Simulated int64           `json:"simulated"`
-	Graph     RatePair        `json:"graph"`
-	Actors    []ActorRateJSON `json:"actors"`
-	Notes     []string        `json:"notes,omitempty"`
+	Simulated int64    `json:"simulated"`
+	Graph     RatePair `json:"graph"`
+	// Placement is the plan predicted: each actor's processor of the model.
+	Placement map[string]string `json:"placement,omitempty"`
+	Actors    []ActorRateJSON   `json:"actors"`
+	Notes     []string          `json:"notes,omitempty"`
 }
 
 // RatePair is one predicted and one measured rate, per second (0 when
@@ -47,20 +49,25 @@ const maxSimulated = 100
 
 func (s *Server) getRunCompare(w http.ResponseWriter, r *http.Request) {
 	s.ctl.mu.Lock()
-	g, workers, burns, running := s.ctl.graph, s.ctl.workers, s.ctl.burns, s.ctl.running
+	p, workers, running := s.ctl.prepared, s.ctl.workers, s.ctl.running
 	s.ctl.mu.Unlock()
 	switch {
 	case running:
 		writeErr(w, http.StatusConflict, "the run is going on: the comparison comes when it ends")
 		return
-	case g == nil:
+	case p == nil:
 		writeErr(w, http.StatusNotFound, "no run to compare: start one with POST /api/run/start")
 		return
 	}
 	s.Live.mu.Lock()
 	last := s.Live.last
 	s.Live.mu.Unlock()
-	out, err := compare(g, workers, burns, last)
+	mach, err := s.predictionMachine(workers)
+	if err != nil {
+		writeErr(w, http.StatusUnprocessableEntity, err.Error())
+		return
+	}
+	out, err := compare(r.Context(), p, mach, last)
 	if err != nil {
 		writeErr(w, http.StatusUnprocessableEntity, err.Error())
 		return
@@ -68,12 +75,11 @@ func (s *Server) getRunCompare(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// compare predicts g's throughput on a machine of n CPU cores (actors
-// placed by HEFT, firing costs from the graph; the synthetic actors
-// named in burns as their busy loops last on the calibrated host) and
-// sets it beside the measured run.
-func compare(g *graph.Graph, n int, burns []string, run *RunJSON) (*CompareJSON, error) {
-	flat, err := g.Flatten()
+// compare predicts the prepared graph's throughput on mach with the
+// driver (the prediction sluice simulate makes for the graph and the
+// model) and sets it beside the measured run.
+func compare(ctx context.Context, p *driver.Prepared, mach *driver.Machine, run *RunJSON) (*CompareJSON, error) {
+	flat, err := p.Graph.Flatten()
 	if err != nil {
 		return nil, err
 	}
@@ -81,17 +87,13 @@ func compare(g *graph.Graph, n int, burns []string, run *RunJSON) (*CompareJSON,
 	if err != nil {
 		return nil, fmt.Errorf("repetition vector: %v", err)
 	}
-	mach, what, err := predictionMachine(n)
-	if err != nil {
-		return nil, err
-	}
-	out := &CompareJSON{Machine: what}
-	res, err := predict(flat, mach, calibrate.SyntheticBurn(mach, burns))
-	if err != nil {
+	out := &CompareJSON{Machine: mach.From + ", actors placed by HEFT, costs from the graph"}
+	res := &sim.Result{}
+	if pr, err := driver.Predict(ctx, p, driver.PredictOptions{Machine: mach}); err != nil {
 		out.Notes = append(out.Notes, "no prediction: "+err.Error())
-		res = &sim.Result{}
 	} else {
-		out.Simulated = res.Iterations
+		res = pr.Result
+		out.Simulated, out.Placement = res.Iterations, pr.Placement
 		out.Notes = append(out.Notes, res.Notes...)
 	}
 	if !math.IsInf(res.Throughput, 0) {
@@ -126,52 +128,43 @@ func compare(g *graph.Graph, n int, burns []string, run *RunJSON) (*CompareJSON,
 	return out, nil
 }
 
-// predictionMachine is the machine the prediction uses, and its words for
-// the page: this host's calibrated model when `sluice calibrate` has
-// cached one (the runtime's pool, with the measured costs), else a
-// machine of n CPU cores with no runtime costs.
-func predictionMachine(n int) (*machine.Machine, string, error) {
-	if m, path, err := calibrate.Cached(); err == nil {
-		return m, fmt.Sprintf("this host's calibrated model (%s, from sluice calibrate), actors placed by HEFT, costs from the graph", path), nil
+// predictionMachine is the model the workbench predicts with: the
+// server's (Server.Machine), else this host's calibrated model when sluice
+// calibrate cached one, else a machine of n CPU cores with no runtime
+// costs.
+func (s *Server) predictionMachine(n int) (*driver.Machine, error) {
+	if s.Machine != nil {
+		return s.Machine, nil
 	}
-	m, err := machine.Parse("cpus.yaml", []byte(cpuMachine(n)))
-	if err != nil {
-		return nil, "", err
+	if m, err := driver.HostMachine(); err == nil {
+		m.From = fmt.Sprintf("this host's calibrated model (%s, from sluice calibrate)", strings.TrimPrefix(m.From, "calibrated model "))
+		return m, nil
 	}
-	return m, fmt.Sprintf("%d CPU cores with no runtime costs (run sluice calibrate for this host's model), actors placed by HEFT, costs from the graph", n), nil
+	return driver.CPUMachine(n)
 }
 
-// predict simulates g on mach, long enough to reach the steady state,
-// with burn's model of the synthetic actors' busy loops (nil: none).
-func predict(g *graph.Graph, mach *machine.Machine, burn *sim.Burn) (*sim.Result, error) {
-	m, _, err := mapping.HEFTMapping(mapping.Input{Graph: g, Machine: mach})
+// report is check's report of g for the page, its throughput the
+// driver's prediction on the workbench's model (the number the run's
+// comparison shows) where the analysis finds one: the findings and the
+// tables never disagree.
+func (s *Server) report(g *graph.Graph) *analysis.Report {
+	rep := analysis.Check(g, s.Check)
+	if !rep.Valid || !rep.Consistent || rep.Deadlock || rep.IterationsPerSecond == 0 {
+		return rep
+	}
+	ctx := context.Background()
+	p, err := driver.Prepare(ctx, &driver.Loaded{Path: g.Origin, Graph: g}, driver.PrepareOptions{NoCheck: true})
 	if err != nil {
-		return nil, err
+		return rep
 	}
-	var costs *sim.Costs
-	if burn != nil {
-		costs = &sim.Costs{Burn: burn}
-	}
-	prog, err := sim.Build(g, m, mach, costs, sim.Options{})
+	mach, err := s.predictionMachine(goruntime.GOMAXPROCS(0))
 	if err != nil {
-		return nil, err
+		return rep
 	}
-	return sim.Run(prog, sim.Config{Iterations: max(maxSimulated, sim.SteadyIterations(prog))})
-}
-
-// cpuMachine is the YAML of a machine of n CPU cores sharing one link that
-// costs nothing (a shared-memory host; times in seconds).
-func cpuMachine(n int) string {
-	var b strings.Builder
-	b.WriteString("name: cpus\nprocessors:\n")
-	var names []string
-	for i := range max(n, 1) {
-		fmt.Fprintf(&b, "  cpu%d: {kind: cpu, clock: 1Hz, io: true}\n", i)
-		names = append(names, fmt.Sprintf("cpu%d", i))
+	pr, err := driver.Predict(ctx, p, driver.PredictOptions{Machine: mach})
+	if err != nil || !(pr.Throughput() > 0) || math.IsInf(pr.Throughput(), 0) {
+		return rep
 	}
-	if len(names) > 1 {
-		fmt.Fprintf(&b, "interconnects:\n  memory: {elements: [%s], clock: 1Hz, start_latency: 0, start_cost: 0, bandwidth: 0, finish_cost: 0, channels: %d}\n",
-			strings.Join(names, ", "), len(names))
-	}
-	return b.String()
+	rep.IterationsPerSecond, rep.PeriodNS = pr.Throughput(), 1e9/pr.Throughput()
+	return rep
 }

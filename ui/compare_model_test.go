@@ -1,14 +1,14 @@
 package ui
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/actors"
 	"github.com/sluicehq/sluice/calibrate"
-	"github.com/sluicehq/sluice/spec"
+	"github.com/sluicehq/sluice/driver"
 )
 
 // TestCompareUsesCalibratedModel checks that "predicted vs measured" says
@@ -16,11 +16,13 @@ import (
 // calibrated model in the cache, then that model.
 func TestCompareUsesCalibratedModel(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	g, err := spec.Load("../examples/cd2dat.yaml")
+	s := &Server{}
+	p := prepared(t, "../examples/cd2dat.yaml", false)
+	mach, err := s.predictionMachine(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := compare(g, 2, nil, nil)
+	out, err := compare(context.Background(), p, mach, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +30,10 @@ func TestCompareUsesCalibratedModel(t *testing.T) {
 		t.Fatalf("without a calibrated model: machine %q, want the plain CPU machine", out.Machine)
 	}
 	path := cacheModel(t)
-	if out, err = compare(g, 2, nil, nil); err != nil {
+	if mach, err = s.predictionMachine(2); err != nil {
+		t.Fatal(err)
+	}
+	if out, err = compare(context.Background(), p, mach, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.Machine, "calibrated model ("+path) || out.Graph.Predicted <= 0 {
@@ -41,16 +46,16 @@ func TestCompareUsesCalibratedModel(t *testing.T) {
 // on the calibrated host, not at their declared costs.
 func TestCompareChargesBusyLoops(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	g, err := spec.Load("../examples/cd2dat.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cacheModel(t)
-	plain, err := compare(g, 2, nil, nil)
+	mach, err := (&Server{}).predictionMachine(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	burnt, err := compare(g, 2, actors.Unimplemented(g), nil)
+	plain, err := compare(context.Background(), prepared(t, "../examples/cd2dat.yaml", false), mach, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	burnt, err := compare(context.Background(), prepared(t, "../examples/cd2dat.yaml", true), mach, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +67,24 @@ func TestCompareChargesBusyLoops(t *testing.T) {
 	if !strings.Contains(strings.Join(burnt.Notes, "\n"), "synthetic actors A, B, C, D, E, F") {
 		t.Fatalf("notes %q: expected one naming the synthetic actors", burnt.Notes)
 	}
+}
+
+// prepared loads file through the driver; synthetic keeps the actors the
+// driver made synthetic (false: predicted at their declared costs).
+func prepared(t *testing.T, file string, synthetic bool) *driver.Prepared {
+	t.Helper()
+	l, err := driver.Load(context.Background(), file, driver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := driver.Prepare(context.Background(), l, driver.PrepareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !synthetic {
+		p.Synthetic = nil
+	}
+	return p
 }
 
 // cacheModel writes examples/machines/host2.yaml as this host's calibrated

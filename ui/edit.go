@@ -14,7 +14,6 @@ import (
 
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/graph"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // EditJSON is the body of POST /api/edit: the YAML as the page holds it
@@ -94,13 +93,18 @@ func (s *Server) postEdit(w http.ResponseWriter, r *http.Request) {
 // graph is the sketch of what the YAML draws (null when it does not
 // parse).
 func (s *Server) findingsAnswer(w http.ResponseWriter, name string, data []byte) {
-	g, err := spec.ParseGraph(name, data)
+	g, err := s.LoadForPage(name, data)
 	if err != nil {
+		lines := graph.ErrorLines(err)
+		var re *RefusedError
+		if errors.As(err, &re) {
+			lines = re.Lines
+		}
 		writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: sketch(data),
-			Report: &analysis.Report{Valid: false, Errors: graph.ErrorLines(err)}})
+			Report: &analysis.Report{Valid: false, Errors: lines}})
 		return
 	}
-	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: analysis.Check(g, s.Check),
+	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: s.report(g),
 		Mapping: placements(s.currentMapping(), g)})
 }
 
@@ -257,11 +261,7 @@ func implNodes(a *yaml.Node, op OpJSON) error {
 // input and output of the subgraph, of the inner port's type, at the rate
 // of one iteration of the subgraph.
 func (s *Server) compositePorts(file string) (in, out []PortJSON, err error) {
-	path := file
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(filepath.Dir(s.editorName()), file)
-	}
-	sub, err := spec.Load(path)
+	sub, err := s.loadNamed(filepath.Dir(s.editorName()), file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("graph %s: %w", file, errors.New(strings.Join(graph.ErrorLines(err), "; ")))
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/internal/fsroot"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // The file root: every path a graph names — a composite's graph file, a
@@ -65,14 +64,13 @@ func (s *Server) confiner() *confiner {
 
 // LoadForPage parses the YAML graph data, named name (relative paths in it
 // resolve against name's directory), after checking every path it names
-// against the server's root. It is the one way the workbench loads a graph
-// for the page: a root given to package spec directly will replace the
-// check.
+// against the server's root (the driver confines the files spec reads to
+// it as well; this check adds the paths actors open when they run).
 func (s *Server) LoadForPage(name string, data []byte) (*graph.Graph, error) {
 	if err := s.confineYAML(name, data); err != nil {
 		return nil, err
 	}
-	return spec.ParseGraph(name, data)
+	return s.parse(name, data)
 }
 
 // RefusedError lists the paths of a graph that leave the root, one line

@@ -113,7 +113,10 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 // recorded elsewhere, `sluice run --ui`) the server's file as first read.
 func (s *Server) tagged(r *RunJSON) *RunJSON {
 	s.ctl.mu.Lock()
-	g := s.ctl.graph
+	var g *graph.Graph
+	if s.ctl.prepared != nil {
+		g = s.ctl.prepared.Graph
+	}
 	s.ctl.mu.Unlock()
 	out := *r
 	out.GraphID = s.Live.runGraphID(g, s.File)

@@ -9,7 +9,6 @@ import (
 	"github.com/sluicehq/sluice/gogen"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // currentMapping is a copy of the server's mapping (nil without one).
@@ -78,7 +77,7 @@ func (s *Server) postGoGen(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	g, err := spec.ParseGraph(s.editorName(), data)
+	g, err := s.parse(s.editorName(), data)
 	if err != nil {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
 		return

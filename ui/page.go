@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/graph"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // dist is the built page (ui/web bundled by ui/web/build.sh).
@@ -57,7 +56,7 @@ func (s *Server) postSave(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := spec.ParseGraph(s.File, data); err != nil {
+	if _, err := s.parse(s.File, data); err != nil {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
 		return
 	}

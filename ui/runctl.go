@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // MaxIterations is the most iterations POST /api/run/start accepts.
@@ -28,11 +28,10 @@ type runControl struct {
 	trace   []byte
 	cancel  context.CancelFunc // stops the run going on
 
-	graph   *graph.Graph   // the last run's graph, for GET /api/run/compare
-	mapping *graph.Mapping // the last run's mapping (nil: all on the CPU)
-	workers int            // the last run's CPU workers
-	burns   []string       // the last run's synthetic actors (busy loops for their declared costs)
-	parsed  *parsedTrace   // the last trace, parsed in the background once the run ends
+	prepared *driver.Prepared // the last run's graph, for GET /api/run/compare
+	mapping  *graph.Mapping   // the last run's mapping as given (nil: all on the CPU)
+	workers  int              // the last run's CPU workers
+	parsed   *parsedTrace     // the last trace, parsed in the background once the run ends
 }
 
 // RunStateJSON is the answer of GET /api/run/state and POST /api/run/start.
@@ -49,7 +48,7 @@ type RunStateJSON struct {
 func (c *runControl) state() RunStateJSON {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return RunStateJSON{Running: c.running, Runs: c.runs, Error: c.err, Trace: c.trace != nil, Compare: c.graph != nil && !c.running}
+	return RunStateJSON{Running: c.running, Runs: c.runs, Error: c.err, Trace: c.trace != nil, Compare: c.prepared != nil && !c.running}
 }
 
 // postRunStart runs FILE with the runtime for ?iterations=N (default 100)
@@ -69,18 +68,16 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		}
 		n = v
 	}
-	g, err := spec.Load(s.File)
+	p, err := s.loadServed(r.Context())
 	if err != nil {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
 		return
 	}
-	burns := synthesize(g)
 	m := s.currentMapping()
-	if m != nil {
-		if err := m.Check(g); err != nil {
-			writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
-			return
-		}
+	pl, err := driver.Place(r.Context(), p, driver.PlaceOptions{Mapping: m})
+	if err != nil {
+		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err)})
+		return
 	}
 	c := &s.ctl
 	c.mu.Lock()
@@ -91,14 +88,14 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.running, c.runs, c.err, c.trace, c.cancel = true, c.runs+1, "", nil, cancel
-	c.graph, c.mapping, c.workers, c.burns, c.parsed = g, m, goruntime.GOMAXPROCS(0), burns, nil
+	c.prepared, c.mapping, c.workers, c.parsed = p, m, goruntime.GOMAXPROCS(0), nil
 	c.mu.Unlock()
 	live := s.Live
 	go func() {
 		defer cancel()
 		var trace bytes.Buffer
-		opts := runtime.Options{Iterations: n, Mapping: m, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond}
-		stats, err := runtime.Run(ctx, g, opts)
+		opts := runtime.Options{Iterations: n, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond}
+		stats, err := driver.Run(ctx, pl, opts)
 		if stats != nil {
 			live.set(finalRun(stats))
 		}

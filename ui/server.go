@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/sluicehq/sluice/analysis"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/internal/fsroot"
 )
@@ -61,6 +62,9 @@ type Server struct {
 	// /api/graph, POST /api/check and POST /api/save then carry each mapped
 	// actor's device and replicas, which the page shows.
 	Mapping *graph.Mapping
+	// Machine is the model predictions use (nil: this host's calibrated
+	// one, else its CPU cores).
+	Machine *driver.Machine
 
 	ctl   runControl // POST /api/run/start's state; see runctl.go
 	mapMu sync.Mutex // guards Mapping once the handler serves (POST /api/mapping)
@@ -221,7 +225,7 @@ func (s *Server) answer(w http.ResponseWriter, name string, data []byte) {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: graph.ErrorLines(err), YAML: string(data), Graph: sketch(data)})
 		return
 	}
-	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: analysis.Check(g, s.Check),
+	writeJSON(w, http.StatusOK, CheckResult{YAML: string(data), Graph: EncodeGraph(g), Report: s.report(g),
 		Mapping: placements(s.currentMapping(), g)})
 }
 

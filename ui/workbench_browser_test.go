@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicehq/sluice/actors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -275,7 +276,7 @@ func recordRun(t *testing.T, file string) (stats, trace string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	synthesize(g)
+	actors.Synthesize(g)
 	var tr bytes.Buffer
 	st, err := runtime.Run(context.Background(), g, runtime.Options{Iterations: 200, Trace: &tr})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/actors"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/spec"
 )
@@ -42,7 +43,7 @@ func TestGraphIDIsStructure(t *testing.T) {
 		t.Fatal("C's rate 3 → 4: expected another identity, found the same")
 	}
 	g, _ := spec.ParseGraph("cd2dat.yaml", []byte(text))
-	synthesize(g)
+	actors.Synthesize(g)
 	if got := GraphID(g); got != base {
 		t.Fatalf("a run's synthetic implementations: expected the identity %s kept, found %s", base, got)
 	}

@@ -2,6 +2,9 @@
 // streams. See docs/cli.md for every command and flag.
 package main
 
-import "github.com/sluicehq/sluice/cli"
+import (
+	"github.com/sluicehq/sluice/cli"
+	_ "github.com/sluicehq/sluice/device/all" // every backend built in
+)
 
 func main() { cli.Main() }

@@ -20,6 +20,11 @@ type Error struct {
 	File      string
 	Line, Col int
 	Msg       string
+	// Consequence marks a problem that follows from the file's own
+	// mistakes (a port left unconnected by a misspelt key, found by
+	// validating the graph read): ErrorList.Err lists every cause (unknown
+	// keys, parse errors) before any consequence.
+	Consequence bool
 }
 
 // Error renders "file:line:col: msg" (or "file:line: msg", "file: msg").
@@ -62,14 +67,18 @@ func (l ErrorList) Unwrap() []error {
 	return es
 }
 
-// Err returns the list sorted by file, line and column and without
-// duplicates as an error, or nil when it is empty. It sorts in place.
+// Err returns the list sorted — causes before consequences, then by file,
+// line and column — and without duplicates as an error, or nil when it is
+// empty. It sorts in place.
 func (l ErrorList) Err() error {
 	if len(l) == 0 {
 		return nil
 	}
 	sort.SliceStable(l, func(i, j int) bool {
 		a, b := l[i], l[j]
+		if a.Consequence != b.Consequence {
+			return !a.Consequence
+		}
 		if a.File != b.File {
 			return a.File < b.File
 		}

@@ -468,7 +468,12 @@ var parserProblems = []string{
 
 // SyntaxError records a YAML library error at its line (the library gives
 // no column) as "malformed YAML: ...".
-func (r *Reader) SyntaxError(err error) {
+func (r *Reader) SyntaxError(err error) { r.SyntaxErrorIn(err, nil) }
+
+// SyntaxErrorIn is SyntaxError for the document data: an error the
+// library reports past the last line (the file ended inside a collection)
+// is put at the end of the file, line and column, and says so.
+func (r *Reader) SyntaxErrorIn(err error, data []byte) {
 	m := err.Error()
 	e := &Error{File: r.File, Line: 1, Msg: "malformed YAML: " + strings.TrimPrefix(m, "yaml: ")}
 	if sm := yamlLine.FindStringSubmatch(m); sm != nil {
@@ -476,10 +481,24 @@ func (r *Reader) SyntaxError(err error) {
 		e.Msg = "malformed YAML: " + sm[2]
 		if slices.Contains(parserProblems, sm[2]) {
 			e.Line++
-			e.Msg += " (in the block or flow collection that starts on this line)"
+			if end := endOf(data); data != nil && e.Line >= end.line {
+				e.Line, e.Col = end.line, end.col
+				e.Msg += " (the file ends inside a block or flow collection that is not closed)"
+			} else {
+				e.Msg += " (in the block or flow collection that starts on this line)"
+			}
 		}
 	}
 	r.Add(e)
+}
+
+type mark struct{ line, col int }
+
+// endOf is the position just past the last character of data.
+func endOf(data []byte) mark {
+	line := 1 + strings.Count(string(data), "\n")
+	last := strings.LastIndexByte(string(data), '\n')
+	return mark{line, 1 + len([]rune(string(data[last+1:])))}
 }
 
 // CheckKind reports an error when the fields of a file's root hold a

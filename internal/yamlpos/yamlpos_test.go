@@ -12,10 +12,10 @@ func TestErrorFormat(t *testing.T) {
 		e    Error
 		want string
 	}{
-		{Error{"f.yaml", 3, 7, "bad"}, "f.yaml:3:7: bad"},
-		{Error{"f.yaml", 3, 0, "bad"}, "f.yaml:3: bad"},
-		{Error{"f.yaml", 0, 0, "bad"}, "f.yaml: bad"},
-		{Error{"", 0, 0, "bad"}, "bad"},
+		{Error{File: "f.yaml", Line: 3, Col: 7, Msg: "bad"}, "f.yaml:3:7: bad"},
+		{Error{File: "f.yaml", Line: 3, Col: 0, Msg: "bad"}, "f.yaml:3: bad"},
+		{Error{File: "f.yaml", Line: 0, Col: 0, Msg: "bad"}, "f.yaml: bad"},
+		{Error{File: "", Line: 0, Col: 0, Msg: "bad"}, "bad"},
 	} {
 		if got := tc.e.Error(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)

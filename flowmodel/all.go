@@ -1,4 +1,0 @@
-package flowmodel
-
-// Every backend built into sluice, so that Local sees every device.
-import _ "github.com/sluicehq/sluice/device/all"
