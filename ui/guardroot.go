@@ -19,15 +19,16 @@ import (
 )
 
 // The file root: every path a graph names — a composite's graph file, a
-// kernel source, a flow-model file, a Go package directory, the path of a
-// built-in actor's "with:" (file.read, file.write, csv.*, image.*) — must
+// kernel source, a flow-model file and the kernel files it names, a Go
+// package directory, the path of a built-in actor's "with:" (file.read,
+// file.write, csv.*, image.*) — must
 // lie inside the server's root (Server.Root: the served file's directory
 // unless --root gives another). The paths are checked in the YAML before
 // package spec reads any of them, and the paths the actors open are checked
 // before a run from the page starts; a refusal names the path as written,
 // its position and the rule, and quotes nothing from any file.
 
-// Limits of the walk through composite graph files.
+// Limits of the walk through composite graph and flow-model files.
 const (
 	maxRootFiles = 256 // composite files read per check
 	maxRootDepth = 16  // composites nested in files
@@ -57,8 +58,8 @@ type confiner struct {
 	errs  []string
 }
 
-// confiner returns a confiner for s's root (nil with rootErr set when the
-// root could not be opened: then every graph is refused).
+// confiner returns a confiner for s's root (confineYAML refuses every
+// graph when the root could not be opened).
 func (s *Server) confiner() *confiner {
 	return &confiner{root: s.root, cwd: s.cwd, seen: map[string]bool{}}
 }
@@ -137,8 +138,8 @@ func (c *confiner) graph(name string, data []byte, depth int) {
 			walk(n.Alias)
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], deref(n.Content[i+1])
-				if k.Kind == yaml.ScalarNode && v != nil {
+				k, v := deref(n.Content[i]), deref(n.Content[i+1])
+				if k != nil && k.Kind == yaml.ScalarNode && v != nil {
 					c.key(name, k.Value, v, depth)
 				}
 				walk(n.Content[i+1])

@@ -254,3 +254,22 @@ func TestRootGiven(t *testing.T) {
 		t.Fatalf("a root holding the composite: expected 200, found %d %v", rec.Code, m["errors"])
 	}
 }
+
+// TestPathsThroughAliases: a path written through YAML anchors, aliases
+// (as the value or as the key) and merge keys is checked as spec reads it.
+func TestPathsThroughAliases(t *testing.T) {
+	t.Parallel()
+	root, _ := rootFixture(t)
+	for _, g := range []string{
+		"name: t\nx: &p ../outside/secret\nactors:\n  c: {graph: *p}\n",
+		"name: t\nactors:\n  a: {&k graph: sub.yaml}\n  c: {*k : ../outside/secret}\n",
+		"name: t\nactors:\n  a: &base {graph: ../outside/secret}\n  c: {<<: *base}\n",
+		"name: t\nactors:\n  c: {\"graph\": ../outside/secret}\n",
+		"name: t\nactors:\n  c: {graph: !!str ../outside/secret}\n",
+	} {
+		_, req := rootServer(t, root, g)
+		if code, _, body := req("POST", "/api/check", g); code != 422 || !strings.Contains(body, "is outside the file root") {
+			t.Fatalf("%q: expected 422 naming the rule, found %d %s", g, code, body)
+		}
+	}
+}
