@@ -273,3 +273,24 @@ func TestPathsThroughAliases(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemFileNotQuoted: the composite that named /etc/passwd by climbing
+// out of the served file's directory is refused, and no answer quotes the
+// file's first line (it used to come back in the YAML error).
+func TestSystemFileNotQuoted(t *testing.T) {
+	t.Parallel()
+	passwd, err := os.ReadFile("/etc/passwd")
+	if err != nil || len(passwd) == 0 {
+		t.Skip("no /etc/passwd to plant the test on")
+	}
+	first, _, _ := strings.Cut(string(passwd), "\n")
+	file := tempExample(t)
+	h := (&Server{File: file}).Handler()
+	for _, p := range []string{"../../../../../../etc/passwd", "/etc/passwd"} {
+		g := "name: x\nactors:\n  X: {graph: " + p + ", cost: 1us}\n"
+		rec, _ := do(t, h, "POST", "/api/check", g)
+		if rec.Code != 422 || !strings.Contains(rec.Body.String(), "is outside the file root") || strings.Contains(rec.Body.String(), first) {
+			t.Fatalf("graph: %s: expected 422 naming the rule and quoting nothing, found %d %s", p, rec.Code, rec.Body)
+		}
+	}
+}
