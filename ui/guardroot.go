@@ -64,29 +64,30 @@ func (s *Server) confiner() *confiner {
 	return &confiner{root: s.root, cwd: s.cwd, seen: map[string]bool{}}
 }
 
-// LoadForPage parses the YAML graph data, named name (relative paths in it
+// loadForPage parses the YAML graph data, named name (relative paths in it
 // resolve against name's directory), after checking every path it names
-// against the server's root. It is the one way the workbench loads a graph
-// for the page: a root given to package spec directly will replace the
-// check.
-func (s *Server) LoadForPage(name string, data []byte) (*graph.Graph, error) {
+// against the server's root. The answers of the graph, check and edit load
+// through it; save, gogen, the composites edits add and run start, whose
+// handlers parse by themselves, are checked first by confined. Once package
+// spec loads through a *fsroot.Root, both become that option.
+func (s *Server) loadForPage(name string, data []byte) (*graph.Graph, error) {
 	if err := s.confineYAML(name, data); err != nil {
 		return nil, err
 	}
 	return spec.ParseGraph(name, data)
 }
 
-// RefusedError lists the paths of a graph that leave the root, one line
+// refusedError lists the paths of a graph that leave the root, one line
 // each ("file:line:col: path … is outside the file root …").
-type RefusedError struct{ Lines []string }
+type refusedError struct{ Lines []string }
 
-func (e *RefusedError) Error() string { return strings.Join(e.Lines, "\n") }
+func (e *refusedError) Error() string { return strings.Join(e.Lines, "\n") }
 
 // confineYAML checks every path the YAML graph data names (as file name)
 // against the root: the files spec reads and the paths actors open.
 func (s *Server) confineYAML(name string, data []byte) error {
 	if s.rootErr != nil {
-		return &RefusedError{Lines: []string{s.rootErr.Error()}}
+		return &refusedError{Lines: []string{s.rootErr.Error()}}
 	}
 	c := s.confiner()
 	c.graph(name, data, 0)
@@ -97,7 +98,7 @@ func (c *confiner) err() error {
 	if len(c.errs) == 0 {
 		return nil
 	}
-	return &RefusedError{Lines: c.errs}
+	return &refusedError{Lines: c.errs}
 }
 
 func (c *confiner) refuse(file string, n *yaml.Node, err error) {
@@ -305,7 +306,7 @@ func (s *Server) confined(kind string, next http.HandlerFunc) http.HandlerFunc {
 				err = s.confineYAML(s.editorName(), data)
 			}
 		}
-		var re *RefusedError
+		var re *refusedError
 		if errors.As(err, &re) {
 			writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: re.Lines})
 			return
