@@ -93,10 +93,10 @@ func (s *Server) postEdit(w http.ResponseWriter, r *http.Request) {
 // graph is the sketch of what the YAML draws (null when it does not
 // parse).
 func (s *Server) findingsAnswer(w http.ResponseWriter, name string, data []byte) {
-	g, err := s.LoadForPage(name, data)
+	g, err := s.loadForPage(name, data)
 	if err != nil {
 		lines := graph.ErrorLines(err)
-		var re *RefusedError
+		var re *refusedError
 		if errors.As(err, &re) {
 			lines = re.Lines
 		}

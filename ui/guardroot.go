@@ -18,15 +18,16 @@ import (
 )
 
 // The file root: every path a graph names — a composite's graph file, a
-// kernel source, a flow-model file, a Go package directory, the path of a
-// built-in actor's "with:" (file.read, file.write, csv.*, image.*) — must
+// kernel source, a flow-model file and the kernel files it names, a Go
+// package directory, the path of a built-in actor's "with:" (file.read,
+// file.write, csv.*, image.*) — must
 // lie inside the server's root (Server.Root: the served file's directory
 // unless --root gives another). The paths are checked in the YAML before
 // package spec reads any of them, and the paths the actors open are checked
 // before a run from the page starts; a refusal names the path as written,
 // its position and the rule, and quotes nothing from any file.
 
-// Limits of the walk through composite graph files.
+// Limits of the walk through composite graph and flow-model files.
 const (
 	maxRootFiles = 256 // composite files read per check
 	maxRootDepth = 16  // composites nested in files
@@ -56,34 +57,37 @@ type confiner struct {
 	errs  []string
 }
 
-// confiner returns a confiner for s's root (nil with rootErr set when the
-// root could not be opened: then every graph is refused).
+// confiner returns a confiner for s's root (confineYAML refuses every
+// graph when the root could not be opened).
 func (s *Server) confiner() *confiner {
 	return &confiner{root: s.root, cwd: s.cwd, seen: map[string]bool{}}
 }
 
-// LoadForPage parses the YAML graph data, named name (relative paths in it
+// loadForPage parses the YAML graph data, named name (relative paths in it
 // resolve against name's directory), after checking every path it names
 // against the server's root (the driver confines the files spec reads to
-// it as well; this check adds the paths actors open when they run).
-func (s *Server) LoadForPage(name string, data []byte) (*graph.Graph, error) {
+// it as well; this check adds the paths actors open when they run). The
+// answers of the graph, check and edit load through it; save, gogen, the
+// composites edits add and run start, whose handlers parse by themselves,
+// are checked first by confined.
+func (s *Server) loadForPage(name string, data []byte) (*graph.Graph, error) {
 	if err := s.confineYAML(name, data); err != nil {
 		return nil, err
 	}
 	return s.parse(name, data)
 }
 
-// RefusedError lists the paths of a graph that leave the root, one line
+// refusedError lists the paths of a graph that leave the root, one line
 // each ("file:line:col: path … is outside the file root …").
-type RefusedError struct{ Lines []string }
+type refusedError struct{ Lines []string }
 
-func (e *RefusedError) Error() string { return strings.Join(e.Lines, "\n") }
+func (e *refusedError) Error() string { return strings.Join(e.Lines, "\n") }
 
 // confineYAML checks every path the YAML graph data names (as file name)
 // against the root: the files spec reads and the paths actors open.
 func (s *Server) confineYAML(name string, data []byte) error {
 	if s.rootErr != nil {
-		return &RefusedError{Lines: []string{s.rootErr.Error()}}
+		return &refusedError{Lines: []string{s.rootErr.Error()}}
 	}
 	c := s.confiner()
 	c.graph(name, data, 0)
@@ -94,7 +98,7 @@ func (c *confiner) err() error {
 	if len(c.errs) == 0 {
 		return nil
 	}
-	return &RefusedError{Lines: c.errs}
+	return &refusedError{Lines: c.errs}
 }
 
 func (c *confiner) refuse(file string, n *yaml.Node, err error) {
@@ -135,8 +139,8 @@ func (c *confiner) graph(name string, data []byte, depth int) {
 			walk(n.Alias)
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], deref(n.Content[i+1])
-				if k.Kind == yaml.ScalarNode && v != nil {
+				k, v := deref(n.Content[i]), deref(n.Content[i+1])
+				if k != nil && k.Kind == yaml.ScalarNode && v != nil {
 					c.key(name, k.Value, v, depth)
 				}
 				walk(n.Content[i+1])
@@ -302,7 +306,7 @@ func (s *Server) confined(kind string, next http.HandlerFunc) http.HandlerFunc {
 				err = s.confineYAML(s.editorName(), data)
 			}
 		}
-		var re *RefusedError
+		var re *refusedError
 		if errors.As(err, &re) {
 			writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: re.Lines})
 			return

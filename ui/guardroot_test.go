@@ -254,3 +254,43 @@ func TestRootGiven(t *testing.T) {
 		t.Fatalf("a root holding the composite: expected 200, found %d %v", rec.Code, m["errors"])
 	}
 }
+
+// TestPathsThroughAliases: a path written through YAML anchors, aliases
+// (as the value or as the key) and merge keys is checked as spec reads it.
+func TestPathsThroughAliases(t *testing.T) {
+	t.Parallel()
+	root, _ := rootFixture(t)
+	for _, g := range []string{
+		"name: t\nx: &p ../outside/secret\nactors:\n  c: {graph: *p}\n",
+		"name: t\nactors:\n  a: {&k graph: sub.yaml}\n  c: {*k : ../outside/secret}\n",
+		"name: t\nactors:\n  a: &base {graph: ../outside/secret}\n  c: {<<: *base}\n",
+		"name: t\nactors:\n  c: {\"graph\": ../outside/secret}\n",
+		"name: t\nactors:\n  c: {graph: !!str ../outside/secret}\n",
+	} {
+		_, req := rootServer(t, root, g)
+		if code, _, body := req("POST", "/api/check", g); code != 422 || !strings.Contains(body, "is outside the file root") {
+			t.Fatalf("%q: expected 422 naming the rule, found %d %s", g, code, body)
+		}
+	}
+}
+
+// TestSystemFileNotQuoted: the composite that named /etc/passwd by climbing
+// out of the served file's directory is refused, and no answer quotes the
+// file's first line (it used to come back in the YAML error).
+func TestSystemFileNotQuoted(t *testing.T) {
+	t.Parallel()
+	passwd, err := os.ReadFile("/etc/passwd")
+	if err != nil || len(passwd) == 0 {
+		t.Skip("no /etc/passwd to plant the test on")
+	}
+	first, _, _ := strings.Cut(string(passwd), "\n")
+	file := tempExample(t)
+	h := (&Server{File: file}).Handler()
+	for _, p := range []string{"../../../../../../etc/passwd", "/etc/passwd"} {
+		g := "name: x\nactors:\n  X: {graph: " + p + ", cost: 1us}\n"
+		rec, _ := do(t, h, "POST", "/api/check", g)
+		if rec.Code != 422 || !strings.Contains(rec.Body.String(), "is outside the file root") || strings.Contains(rec.Body.String(), first) {
+			t.Fatalf("graph: %s: expected 422 naming the rule and quoting nothing, found %d %s", p, rec.Code, rec.Body)
+		}
+	}
+}

@@ -215,8 +215,8 @@ func readBodyOf(w http.ResponseWriter, r *http.Request, what string) ([]byte, bo
 // answer parses data as the YAML graph file name and writes its graph and
 // check report, or 422 with every problem found and its position.
 func (s *Server) answer(w http.ResponseWriter, name string, data []byte) {
-	g, err := s.LoadForPage(name, data)
-	var re *RefusedError
+	g, err := s.loadForPage(name, data)
+	var re *refusedError
 	if errors.As(err, &re) {
 		writeJSON(w, http.StatusUnprocessableEntity, errorJSON{Errors: re.Lines, YAML: string(data), Graph: sketch(data)})
 		return
