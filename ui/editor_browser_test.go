@@ -135,7 +135,10 @@ func TestEditorInBrowser(t *testing.T) {
 	setField(t, ctx, `#panel input[data-field="device"]`, "cpu")
 	eventually(t, "C placed on the CPU", func() bool { return count(t, ctx, `#graph g.node[data-actor="C"][data-mapped="cpu"]`) == 1 })
 	setField(t, ctx, `#panel input[data-field="replicas"]`, "2")
-	eventually(t, "C ×2", func() bool { return strings.Contains(text(t, ctx, `#graph g.node[data-actor="C"]`), "cpu ×2") })
+	// (Read in one step: each check's answer redraws the box.)
+	eventually(t, "C ×2", func() bool {
+		return strings.Contains(eval[string](t, ctx, `(document.querySelector('#graph g.node[data-actor="C"]') || {}).textContent || ""`), "cpu ×2")
+	})
 
 	// Save, reload: the drawing's edit is in the file.
 	steps(t, ctx, chromedp.Click(chromedp.CSS("#save")))

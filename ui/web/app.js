@@ -464,14 +464,14 @@ function foldFindings(list) {
 }
 
 // repetitions writes the repetition vector, actors of one count folded
-// ("=1 × 240 actors: a000 … a255") when four or more share it.
+// ("=1 for 240 actors (a000 … a255)") when eight or more share it.
 function repetitions(reps) {
   const div = html("div", "reps");
   const byQ = new Map();
   for (const [k, n] of Object.entries(reps)) (byQ.get(n) || byQ.set(n, []).get(n)).push(k);
   const parts = [];
   for (const [n, names] of byQ) {
-    if (names.length < 4) { for (const k of names) parts.push(k + "=" + n); continue; }
+    if (names.length < 8) { for (const k of names) parts.push(k + "=" + n); continue; }
     const all = byQ.size === 1 ? "all " : "";
     parts.push("=" + n + " for " + all + names.length + " actors (" + names[0] + " … " + names[names.length - 1] + ")");
   }

@@ -568,5 +568,6 @@ export function drawLegend(g) {
   const kind = part("kind");
   for (const k of Object.keys(KINDS)) if (kinds.has(k)) kind.appendChild(html("span", "badge", KINDS[k]));
   part("channel").appendChild(html("span", "", "tokens out → in per firing · cap (if bounded) · init (if any)"));
-  if (state.run && state.runShown) part("run").appendChild(html("span", "", "firings/s · busy share (heat) · channel fill bars"));
+  const ran = state.run && state.graph && state.run.graph_id && state.run.graph_id === state.graph.id;
+  if (ran) part("run").appendChild(html("span", "", "firings/s · busy share (heat) · channel fill bars"));
 }
