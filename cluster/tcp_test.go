@@ -409,3 +409,50 @@ func TestTCPSendLimit(t *testing.T) {
 		t.Errorf("the receiver took %d tokens, expected the 16 of the one frame within the limit", dst.Len())
 	}
 }
+
+// TestTCPFlushTimeout: a lone firing that fills no batch waits for the
+// flush timeout on the sender (not less), then goes; a full batch goes
+// without waiting for its (long) timeout; with no timeout a lone firing
+// goes too.
+func TestTCPFlushTimeout(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, tc := range []struct {
+		name     string
+		flush    time.Duration
+		tokens   int           // committed at once
+		min, max time.Duration // when they may arrive
+	}{
+		{"lone firing", 80 * time.Millisecond, 4, 72 * time.Millisecond, 20 * time.Second},
+		{"full batch", 10 * time.Second, 512, 0, 9 * time.Second}, // half the window
+		{"no timeout", -1, 4, 0, 9 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			src := newRing(t, "src", "", 4, 1024)
+			dst := newRing(t, "dst", "", 4, 1024)
+			sc, rc := tcpPair(t)
+			done := make(chan error, 2)
+			go func() { done <- tcpSend(ctx, sc, src.Reader(0), 4, 1024, DefaultChunk, tc.flush, nil, streamLimit{}) }()
+			go func() { done <- tcpRecv(ctx, rc, dst.Writer(), 4, 1024, nil, streamLimit{}) }()
+			w := src.Writer()
+			if _, err := w.Acquire(ctx, tc.tokens); err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Now()
+			w.Commit(tc.tokens)
+			if _, err := dst.Reader(0).Acquire(ctx, tc.tokens); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(t0); took < tc.min || took > tc.max {
+				t.Errorf("%d tokens with a flush timeout of %v arrived after %v: expected %v to %v", tc.tokens, tc.flush, took, tc.min, tc.max)
+			}
+			w.Close()
+			for range 2 {
+				if err := <-done; err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
