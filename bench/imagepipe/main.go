@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/pprof"
+	rtrace "runtime/trace"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,6 +99,7 @@ func main() {
 		child   = flag.Bool("child", false, "internal: run one backend in this process and print its JSON result")
 		profile = flag.String("cpuprofile", "", "with -child: write a CPU profile of the run to this file")
 		trace   = flag.String("trace", "", "with -child: write the run's Chrome trace (runtime.Options.Trace) to this file")
+		gotrace = flag.String("gotrace", "", "with -child: write a Go execution trace of the run (runtime/trace: goroutine scheduling, for go tool trace) to this file")
 	)
 	flag.Parse()
 	if *warm < 0 {
@@ -117,6 +119,17 @@ func main() {
 				os.Exit(1)
 			}
 			defer pprof.StopCPUProfile()
+		}
+		if *gotrace != "" {
+			f, err := os.Create(*gotrace)
+			if err == nil {
+				err = rtrace.Start(f)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "imagepipe: -gotrace:", err)
+				os.Exit(1)
+			}
+			defer rtrace.Stop()
 		}
 		r, err := Run(context.Background(), cfg)
 		if err != nil {
