@@ -106,7 +106,7 @@ func TestGPUGraph(t *testing.T) {
 	for _, a := range g.Actors {
 		a.Attrs["mosaic"] = ""
 	}
-	m, err := spec.LoadMapping("gpu16.yaml")
+	m, err := spec.LoadMapping("cuda16.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
