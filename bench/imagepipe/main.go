@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/pprof"
+	rtrace "runtime/trace"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,6 +57,7 @@ type Config struct {
 	Round        int    `json:"round,omitempty"`         // runtime.Options.DeviceRound
 	Workers      int    `json:"workers,omitempty"`       // runtime.Options.Workers
 	Hollow       bool   `json:"hollow,omitempty"`        // src and stats do no per-frame work (the device side's capacity)
+	HollowOnly   string `json:"hollow_only,omitempty"`   // with Hollow: only this actor (src or stats) does no per-frame work
 	Ring         int    `json:"ring,omitempty"`          // device ring / FIFO capacity in invocations (0: runtime default)
 	OpenCLDevice string `json:"opencl_device,omitempty"` // overrides the OpenCL mapping's device
 	Replicas     int    `json:"replicas,omitempty"`      // replicas of src and stats (on the CPU: and of the filters)
@@ -79,31 +81,33 @@ type Result struct {
 
 func main() {
 	var (
-		asJSON  = flag.Bool("json", false, "print one JSON object")
-		frames  = flag.Int64("frames", 20000, "frames per backend")
-		backend = flag.String("backend", "all", "cpu, opencl, cuda or all")
-		warm    = flag.Int64("warm", -1, "frames not timed (default: frames/10)")
-		g       = flag.Int("G", 0, "work-groups (frames per kernel invocation); 0: the mapping's")
-		items   = flag.Int("I", 0, "work-items per work-group; 0: the mapping's")
-		depth   = flag.Int("depth", 0, "invocations in flight per kernel actor (runtime.Options.DeviceDepth); 0: the runtime's")
-		lanes   = flag.Int("lanes", 0, "most streams a round of invocations is spread over (runtime.Options.DeviceLanes); 0: the runtime's, 1: one")
-		workers = flag.Int("workers", 0, "CPU pool size (runtime.Options.Workers); 0: the runtime's")
-		round   = flag.Int("round", 0, "most invocations per kernel actor in one round (runtime.Options.DeviceRound); 0: the runtime's")
-		hollow  = flag.Bool("hollow", false, "src and stats do no per-frame work (frames are not written or summed): measures the device side alone; checksums differ")
-		ring    = flag.Int("ring", 0, "capacity of every channel in invocations of G frames; 0: the runtime's default")
-		cldev   = flag.String("opencl-device", "auto", "OpenCL device for the opencl backend; auto: the first GPU, else the mapping's")
-		ref     = flag.String("reference", "", "command line of the hand-written reference program to run too (it prints one JSON line)")
-		reps    = flag.Int("replicas", 0, "replicas of the src and stats actors (cpu backend: and of the filters); 0: the mapping's")
-		stats   = flag.Bool("stats", false, "print each run's statistics table on stderr")
-		child   = flag.Bool("child", false, "internal: run one backend in this process and print its JSON result")
-		profile = flag.String("cpuprofile", "", "with -child: write a CPU profile of the run to this file")
-		trace   = flag.String("trace", "", "with -child: write the run's Chrome trace (runtime.Options.Trace) to this file")
+		asJSON     = flag.Bool("json", false, "print one JSON object")
+		frames     = flag.Int64("frames", 20000, "frames per backend")
+		backend    = flag.String("backend", "all", "cpu, opencl, cuda or all")
+		warm       = flag.Int64("warm", -1, "frames not timed (default: frames/10)")
+		g          = flag.Int("G", 0, "work-groups (frames per kernel invocation); 0: the mapping's")
+		items      = flag.Int("I", 0, "work-items per work-group; 0: the mapping's")
+		depth      = flag.Int("depth", 0, "invocations in flight per kernel actor (runtime.Options.DeviceDepth); 0: the runtime's")
+		lanes      = flag.Int("lanes", 0, "most streams a round of invocations is spread over (runtime.Options.DeviceLanes); 0: the runtime's, 1: one")
+		workers    = flag.Int("workers", 0, "CPU pool size (runtime.Options.Workers); 0: the runtime's")
+		round      = flag.Int("round", 0, "most invocations per kernel actor in one round (runtime.Options.DeviceRound); 0: the runtime's")
+		hollow     = flag.Bool("hollow", false, "src and stats do no per-frame work (frames are not written or summed): measures the device side alone; checksums differ")
+		hollowOnly = flag.String("hollow-only", "", "with -hollow: only this actor (src or stats) does no per-frame work")
+		ring       = flag.Int("ring", 0, "capacity of every channel in invocations of G frames; 0: the runtime's default")
+		cldev      = flag.String("opencl-device", "auto", "OpenCL device for the opencl backend; auto: the first GPU, else the mapping's")
+		ref        = flag.String("reference", "", "command line of the hand-written reference program to run too (it prints one JSON line)")
+		reps       = flag.Int("replicas", 0, "replicas of the src and stats actors (cpu backend: and of the filters); 0: the mapping's")
+		stats      = flag.Bool("stats", false, "print each run's statistics table on stderr")
+		child      = flag.Bool("child", false, "internal: run one backend in this process and print its JSON result")
+		profile    = flag.String("cpuprofile", "", "with -child: write a CPU profile of the run to this file")
+		trace      = flag.String("trace", "", "with -child: write the run's Chrome trace (runtime.Options.Trace) to this file")
+		gotrace    = flag.String("gotrace", "", "with -child: write a Go execution trace of the run (runtime/trace: goroutine scheduling, for go tool trace) to this file")
 	)
 	flag.Parse()
 	if *warm < 0 {
 		*warm = *frames / 10
 	}
-	cfg := Config{Frames: *frames, Warm: *warm, G: *g, I: *items, Depth: *depth, Lanes: *lanes, Round: *round, Workers: *workers, Hollow: *hollow, Ring: *ring, OpenCLDevice: *cldev, Replicas: *reps, Stats: *stats}
+	cfg := Config{Frames: *frames, Warm: *warm, G: *g, I: *items, Depth: *depth, Lanes: *lanes, Round: *round, Workers: *workers, Hollow: *hollow, HollowOnly: *hollowOnly, Ring: *ring, OpenCLDevice: *cldev, Replicas: *reps, Stats: *stats}
 	if *child {
 		cfg.Backend = *backend
 		cfg.Trace = *trace
@@ -117,6 +121,17 @@ func main() {
 				os.Exit(1)
 			}
 			defer pprof.StopCPUProfile()
+		}
+		if *gotrace != "" {
+			f, err := os.Create(*gotrace)
+			if err == nil {
+				err = rtrace.Start(f)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "imagepipe: -gotrace:", err)
+				os.Exit(1)
+			}
+			defer rtrace.Stop()
 		}
 		r, err := Run(context.Background(), cfg)
 		if err != nil {
@@ -208,7 +223,7 @@ func runChild(c Config) (*Result, error) {
 	}
 	args := []string{"-child", "-backend", c.Backend, "-frames", fmt.Sprint(c.Frames), "-warm", fmt.Sprint(c.Warm),
 		"-G", fmt.Sprint(c.G), "-I", fmt.Sprint(c.I), "-depth", fmt.Sprint(c.Depth), "-lanes", fmt.Sprint(c.Lanes), "-round", fmt.Sprint(c.Round), "-workers", fmt.Sprint(c.Workers),
-		fmt.Sprintf("-hollow=%v", c.Hollow), "-ring", fmt.Sprint(c.Ring),
+		fmt.Sprintf("-hollow=%v", c.Hollow), "-hollow-only", c.HollowOnly, "-ring", fmt.Sprint(c.Ring),
 		"-opencl-device", c.OpenCLDevice, "-replicas", fmt.Sprint(c.Replicas), fmt.Sprintf("-stats=%v", c.Stats)}
 	cmd := exec.Command(exe, args...)
 	var stderr strings.Builder
@@ -288,8 +303,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		})}}
 	}
 	if c.Hollow {
-		g.Actor("src").Impls = []graph.Impl{{Kind: graph.ImplGo, Func: runtime.FireFunc(func(*runtime.Firing) error { return nil })}}
-		g.Actor("stats").Impls = []graph.Impl{{Kind: graph.ImplGo, Func: runtime.FireFunc(func(*runtime.Firing) error { return nil })}}
+		for _, a := range []string{"src", "stats"} {
+			if c.HollowOnly == "" || c.HollowOnly == a {
+				g.Actor(a).Impls = []graph.Impl{{Kind: graph.ImplGo, Func: runtime.FireFunc(func(*runtime.Firing) error { return nil })}}
+			}
+		}
 	}
 	res := &Result{Config: c, Device: "cpu"}
 	opts := runtime.Options{Iterations: c.Frames, DeviceDepth: c.Depth, DeviceLanes: c.Lanes, DeviceRound: c.Round, Workers: c.Workers}

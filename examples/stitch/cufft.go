@@ -38,7 +38,7 @@ var (
 	cufftOnce sync.Once
 	cufftErr  error
 	cufftLib  string
-	cufftSym  struct{ plan2d, setStream, exec, destroy, version uintptr }
+	cufftSym  struct{ plan2d, setStream, exec, execR2C, execC2R, destroy, version uintptr }
 )
 
 // cufftDirs are searched for libcufft.so* when the loader's own search
@@ -85,6 +85,7 @@ func loadCUFFT() error {
 		p    *uintptr
 		name string
 	}{{&cufftSym.plan2d, "cufftPlan2d"}, {&cufftSym.setStream, "cufftSetStream"}, {&cufftSym.exec, "cufftExecC2C"},
+		{&cufftSym.execR2C, "cufftExecR2C"}, {&cufftSym.execC2R, "cufftExecC2R"},
 		{&cufftSym.destroy, "cufftDestroy"}, {&cufftSym.version, "cufftGetVersion"}} {
 		p, err := purego.Dlsym(h, s.name)
 		if err != nil || p == 0 {

@@ -217,8 +217,13 @@ func valueNoise(n int, cells []int, amp []float32, seed uint64) []float32 {
 
 // At is the scene's noise-free grey level at (x, y) (x, y ≥ 0).
 func (s *Scene) At(x, y int) float32 {
-	f := s.fine[(y%s.pf)*s.pf+x%s.pf]
-	v := s.ca[(y%s.pa)*s.pa+x%s.pa] + s.cb[(y%s.pb)*s.pb+x%s.pb] // mean 1
+	return level(s.fine[(y%s.pf)*s.pf+x%s.pf], s.ca[(y%s.pa)*s.pa+x%s.pa], s.cb[(y%s.pb)*s.pb+x%s.pb])
+}
+
+// level is the grey level from the fine texture f and the two cell
+// noises a and b.
+func level(f, a, b float32) float32 {
+	v := a + b // mean 1
 	t := min(max((v-1.02)/0.1, 0), 1)
 	c := t * t * (3 - 2*t) // smoothstep: the cells' soft edges
 	return 600 + 1600*f + 1800*c*(0.5+f)
@@ -231,14 +236,31 @@ func (c Config) Tile(s *Scene, known []Pos, i int, dst []uint16) {
 	p := known[i]
 	w := c.Width
 	base := mix(c.Seed ^ uint64(i+1)<<40)
+	noise := float32(c.Noise)
 	for y := 0; y < c.Height; y++ {
 		row := dst[y*w : y*w+w]
 		h := mix(base + uint64(y))
+		// s.At(p.X+x, p.Y+y), its three textures' columns stepped
+		// instead of divided (the same values, bit for bit)
+		sy := p.Y + y
+		fr := s.fine[(sy%s.pf)*s.pf:][:s.pf]
+		ar := s.ca[(sy%s.pa)*s.pa:][:s.pa]
+		br := s.cb[(sy%s.pb)*s.pb:][:s.pb]
+		xf, xa, xb := p.X%s.pf, p.X%s.pa, p.X%s.pb
 		for x := range row {
 			h = h*6364136223846793005 + 1442695040888963407 // LCG step: cheap per-pixel noise
 			n := (float32(h>>40&0xffff)+float32(h>>24&0xffff))/65536 - 1
-			v := s.At(p.X+x, p.Y+y) + float32(c.Noise)*n
+			v := level(fr[xf], ar[xa], br[xb]) + noise*n
 			row[x] = uint16(min(max(v, 0), 65535))
+			if xf++; xf == s.pf {
+				xf = 0
+			}
+			if xa++; xa == s.pa {
+				xa = 0
+			}
+			if xb++; xb == s.pb {
+				xb = 0
+			}
 		}
 	}
 }

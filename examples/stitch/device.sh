@@ -3,7 +3,8 @@
 # one): the sequential Go version and the graph on 1, 2, 4, 8 and 16 cores
 # (taskset) on the first 6 rows of the seed's 42×59 grid of 1024×1024
 # tiles, then the whole grid on 16 cores, on 16 cores with every FFT on
-# the GPU through cuFFT, on 16 cores with the tiles' FFTs as the OpenCL
+# the GPU through cuFFT, on 16 cores with PCIAM on the GPU
+# (stitch-42x59-gpu.yaml), on 16 cores with the tiles' FFTs as the OpenCL
 # kernel actor, and on 8 cores while time is left. Each run is one process
 # and prints one JSON line (time, tiles/s, peak RSS, positions that differ
 # from the known ones); GPU memory is sampled with nvidia-smi during the
@@ -62,7 +63,7 @@ run() {
 
 if [ -n "$TEST" ]; then
 	TEST=$(realpath "$TEST")
-	(cd "$HERE" && SLUICE_REQUIRE_CUDA=1 timeout 120 "$TEST" -test.run 'CUFFT|OpenCL' -test.v) >"$OUT/tests.txt" 2>&1
+	(cd "$HERE" && SLUICE_REQUIRE_CUDA=1 timeout 120 "$TEST" -test.run 'CUFFT|OpenCL|GPU' -test.v) >"$OUT/tests.txt" 2>&1
 	echo "tests: exit $?" >>"$LOG"
 fi
 
@@ -85,6 +86,9 @@ run graph-full-16c-cufft 16 -mode graph -fft cufft
 stopgpu
 run graph-6rows-4c-cufft 4 -mode graph -rows 6 -fft cufft
 run seq-6rows-cufft 1 -mode seq -rows 6 -fft cufft
+gpu pciam
+run graph-full-16c-gpu 16 -mode graph -graph "$(dirname "$GRAPH")/stitch-42x59-gpu.yaml"
+stopgpu
 gpu opencl
 run graph-full-16c-opencl 16 -mode graph -opencl gpu -work-groups 8 -work-items 256
 stopgpu

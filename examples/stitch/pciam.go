@@ -214,13 +214,19 @@ func NCC(a, b []uint16, w, h, dx, dy int) (float64, int) {
 		sbb += float64(ibb)
 		sab += float64(iab)
 	}
-	n := float64((x1 - x0) * (y1 - y0))
+	n := (x1 - x0) * (y1 - y0)
+	return nccFrom(sa, sb, saa, sbb, sab, float64(n)), n
+}
+
+// nccFrom is the normalised cross-correlation from the overlap's sums and
+// its area n; −1 where either tile is constant there.
+func nccFrom(sa, sb, saa, sbb, sab, n float64) float64 {
 	va := saa - sa*sa/n
 	vb := sbb - sb*sb/n
 	if va <= 0 || vb <= 0 {
-		return -1, int(n)
+		return -1
 	}
-	return (sab - sa*sb/n) / math.Sqrt(va*vb), int(n)
+	return (sab - sa*sb/n) / math.Sqrt(va*vb)
 }
 
 // Align is PCIAM on one pair: the phase-correlation matrix of A and B

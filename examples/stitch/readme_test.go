@@ -2,6 +2,7 @@ package stitch_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/examples/stitch"
 	"github.com/sluicehq/sluice/internal/doccmd"
 )
 
 // TestREADMECommands runs every command of README.md's sh blocks in the
 // module's root (sluice run builds the graph's Go package there), and
 // removes the mosaic they write. The OpenCL one is skipped without an
-// OpenCL device. (The seed-scale command, minutes long, is in an indented
+// OpenCL device, the CUDA one (stitch-gpu.yaml) without a CUDA GPU. (The seed-scale command, minutes long, is in an indented
 // block, not run.)
 func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
@@ -38,6 +40,14 @@ func TestREADMECommands(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			if strings.Contains(line, "opencl.yaml") && !hasOpenCL() {
 				t.Skipf("%s: no OpenCL device", line)
+			}
+			if strings.Contains(line, "-gpu.yaml") {
+				if _, err := stitch.GPUFor(128, 128); err != nil {
+					if os.Getenv("SLUICE_REQUIRE_CUDA") == "1" || !errors.Is(err, stitch.ErrNoGPU) {
+						t.Fatal(err)
+					}
+					t.Skipf("%s: no CUDA GPU with cuFFT and NVRTC: %v", line, err)
+				}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()

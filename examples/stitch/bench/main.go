@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,8 @@ type result struct {
 	FIFOMiB      float64          `json:"fifo_mib,omitempty"`
 	FFT          string           `json:"fft"`
 	GPUUsedMiB   float64          `json:"gpu_used_mib,omitempty"`
+	GPUSpectra   int64            `json:"gpu_spectra_peak,omitempty"` // GPU graph: the most tiles held on the GPU at once
+	GPUReplicas  int              `json:"gpu_replicas,omitempty"`     // GPU graph: replicas of fft, west and north
 }
 
 func main() {
@@ -67,14 +70,29 @@ func main() {
 	mosaic := flag.String("mosaic", "", "write the mosaic here (.png or .pgm); empty: none")
 	rows := flag.Int("rows", 0, "stitch only the first ROWS rows of the grid (0: all)")
 	fft := flag.String("fft", "go", "the Go actors' FFTs: go, or cufft (GPU 0)")
+	gpuReps := flag.Int("gpu-replicas", 4, "GPU graphs (stitch-gpu.yaml, stitch-42x59-gpu.yaml): replicas of fft, west and north, each a firing in flight on the GPU")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	trace := flag.String("trace", "", "graph mode: write the run's Chrome trace (runtime.Options.Trace) to this file")
 	flag.Parse()
-	if err := run(*graphPath, *mode, *workers, *replicas, *ocl, *groups, *items, *mosaic, *rows, *fft); err != nil {
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -cpuprofile:", err)
+			os.Exit(1)
+		}
+	}
+	err := run(*graphPath, *mode, *workers, *replicas, *gpuReps, *ocl, *groups, *items, *mosaic, *rows, *fft, *trace)
+	pprof.StopCPUProfile()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path, mode string, workers, replicas int, ocl string, groups, items int, mosaic string, rows int, fft string) error {
+func run(path, mode string, workers, replicas, gpuReps int, ocl string, groups, items int, mosaic string, rows int, fft, traceFile string) error {
 	goruntime.GOMAXPROCS(workers)
 	g, err := spec.Load(path)
 	if err != nil {
@@ -99,6 +117,16 @@ func run(path, mode string, workers, replicas int, ocl string, groups, items int
 	cfg.Mosaic, cfg.FFT = mosaic, fft
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	// The GPU graphs' fft emits handles (u64) to tiles kept on the GPU.
+	var gpu *stitch.GPU
+	if f := g.Actor("fft"); f != nil && len(f.Outputs) > 0 && f.Outputs[0].Type.String() == "u64" {
+		if mode != "graph" || ocl != "" || fft != "go" {
+			return fmt.Errorf("%s: a GPU graph runs in -mode graph without -opencl or -fft", path)
+		}
+		if gpu, err = stitch.GPUFor(cfg.Width, cfg.Height); err != nil { // compiled and planned outside the timing
+			return err
+		}
 	}
 	if fft == "cufft" { // load and plan outside the timing, as the FFTW plans of the seed's code were
 		if _, err := stitch.EngineFor(cfg); err != nil {
@@ -125,6 +153,10 @@ func run(path, mode string, workers, replicas int, ocl string, groups, items int
 		m := &graph.Mapping{Name: "bench", Actors: map[string]*graph.Placement{}}
 		for _, n := range []string{"src", "fft", "west", "north"} {
 			m.Actors[n] = &graph.Placement{Device: "cpu", Replicas: replicas}
+			if gpu != nil && n != "src" {
+				m.Actors[n].Replicas = gpuReps
+				out.GPUReplicas = gpuReps
+			}
 		}
 		if ocl != "" {
 			gpu := ""
@@ -147,7 +179,16 @@ func run(path, mode string, workers, replicas int, ocl string, groups, items int
 			m.Actors["fft"] = &graph.Placement{Device: ocl, Impl: graph.ImplOpenCL, WorkGroups: groups, WorkItems: items}
 		}
 		stitch.Last()
-		st, err := runtime.Run(context.Background(), g, runtime.Options{Workers: workers, Mapping: m, Watchdog: time.Minute})
+		opts := runtime.Options{Workers: workers, Mapping: m, Watchdog: time.Minute}
+		if traceFile != "" {
+			f, err := os.Create(traceFile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			opts.Trace = f
+		}
+		st, err := runtime.Run(context.Background(), g, opts)
 		if err != nil {
 			return err
 		}
@@ -185,6 +226,12 @@ func run(path, mode string, workers, replicas int, ocl string, groups, items int
 		if used, err := e.MemUsed(); err == nil {
 			out.GPUUsedMiB = float64(used) / (1 << 20)
 		}
+	}
+	if gpu != nil {
+		if used, err := gpu.MemUsed(); err == nil {
+			out.GPUUsedMiB = float64(used) / (1 << 20)
+		}
+		out.GPUSpectra = gpu.PeakHandles()
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
 }
