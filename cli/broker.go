@@ -28,11 +28,11 @@ type credFlags struct {
 }
 
 func (c *credFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&c.user, "user", "", "user name for the broker (or in the URL: nats://user:password@host:port)")
+	fl.StringVar(&c.user, "user", "", "user name for the broker, which also names this connection's subjects (or in the URL: nats://user:password@host:port)")
 	fl.StringVar(&c.password, "password", "", "password for the broker (default $SLUICE_PASSWORD)")
-	fl.StringVar(&c.token, "token", "", "token for the broker (default $SLUICE_TOKEN)")
-	fl.StringVar(&c.nkey, "nkey", "", "file holding a user nkey seed (SU...), for a broker whose auth file lists its public key")
-	fl.StringVar(&c.ca, "tls-ca", "", "CA certificate (PEM) that verifies the broker")
+	fl.StringVar(&c.token, "token", "", "token for a NATS server that takes one (default $SLUICE_TOKEN; sluice brokers take users: --user)")
+	fl.StringVar(&c.nkey, "nkey", "", "file holding a user nkey seed (SU...), for a broker whose auth file lists its public key (with --user NAME when the entry has a name)")
+	fl.StringVar(&c.ca, "tls-ca", "", "CA certificate (PEM) that verifies the broker (sluice broker --tls auto prints it); the connection then requires TLS")
 	fl.StringVar(&c.cert, "tls-cert", "", "client certificate (PEM), when the broker verifies clients")
 	fl.StringVar(&c.key, "tls-key", "", "client key (PEM)")
 }
@@ -153,9 +153,9 @@ serve TLS with your own. Without --auth it listens on loopback only, unless
 	fl.StringVar(&o.TLS.Cert, "tls-cert", "", "server certificate (PEM): serve TLS")
 	fl.StringVar(&o.TLS.Key, "tls-key", "", "server key (PEM)")
 	fl.StringVar(&o.TLS.CA, "tls-ca", "", "CA (PEM) that verifies client certificates (mutual TLS)")
-	fl.StringVar(&parent.user, "parent-user", "", "user name for the parent broker")
+	fl.StringVar(&parent.user, "parent-user", "", "user name for the parent broker (a user with role broker in its auth file)")
 	fl.StringVar(&parent.password, "parent-password", "", "password for the parent broker")
-	fl.StringVar(&parent.token, "parent-token", "", "token for the parent broker")
+	fl.StringVar(&parent.token, "parent-token", "", "token for a parent that takes one (sluice brokers take a broker user: --parent-user)")
 	fl.StringVar(&parent.ca, "parent-tls-ca", "", "CA (PEM) that verifies the parent broker")
 	fl.StringVar(&o.StoreDir, "store", "", "keep run checkpoints in JetStream with its files in this directory (sluice run --checkpoint-dir nats:NAME; they survive a restart)")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "log the server's notices")

@@ -160,7 +160,11 @@ func TestUsersIsolated(t *testing.T) {
 	}
 	bobCreds := Credentials{User: "bob", Password: "pb"}
 	tr := startTreeAs(t, auth, treeCreds{worker: Credentials{User: "w", Password: "pw"}, client: bobCreds,
-		parent: Credentials{User: "leaf", Password: "pl"}, rootLog: rootLog}, Limits{})
+		parent: Credentials{User: "leaf", Password: "pl"}, rootLog: rootLog, hbTimeout: 10 * time.Second}, Limits{})
+	// Generous heartbeats: the test is about permissions, on a busy machine.
+	executor := func(c *Client) *Executor {
+		return NewExecutor(c, ExecutorOptions{HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: 10 * time.Second})
+	}
 	url := tr.root.ClientURL()
 	mp := &graph.Mapping{Actors: map[string]*graph.Placement{"scale": {Device: "worker:w1/cpu"}, "fir": {Device: "worker:w2/cpu"}}}
 
@@ -199,13 +203,29 @@ func TestUsersIsolated(t *testing.T) {
 	}
 
 	bob := connect(t, url, bobCreds)
+	// The tree's discovery waits 300 ms for late answers: on a loaded
+	// machine it may miss w2 (with or without permissions), which is not
+	// what this test is about: query until the executor sees both.
+	bobEx := executor(bob)
+	for i := 0; ; i++ {
+		ds, err := bobEx.devices(context.Background())
+		if err == nil && len(ds) == 2 {
+			break
+		}
+		if i == 20 {
+			t.Fatalf("bob sees devices %v (%v), want w1's and w2's", ds, err)
+		}
+		bobEx.mu.Lock()
+		bobEx.queried = false
+		bobEx.mu.Unlock()
+	}
 	got := &collector{}
 	gate, reached := make(chan struct{}), make(chan struct{})
 	errc := make(chan error, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	go func() {
-		_, err := runtime.Run(ctx, gatedPipe(got, gate, reached), runtime.Options{Mapping: mp, Remote: fastExecutor(bob), Iterations: 200})
+		_, err := runtime.Run(ctx, gatedPipe(got, gate, reached), runtime.Options{Mapping: mp, Remote: bobEx, Iterations: 200})
 		errc <- err
 	}()
 	select {
@@ -268,6 +288,13 @@ func TestUsersIsolated(t *testing.T) {
 			t.Errorf("alice's publish to %s: no permission violation reported", s)
 		}
 	}
+	// The brokers answer a client on its own inbox (their connections may
+	// only respond), across the leaf link too.
+	bctx, bcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer bcancel()
+	if bs, err := bob.Brokers(bctx); err != nil || len(bs) != 2 {
+		t.Errorf("bob's broker query: %v, %v: expected root and child", bs, err)
+	}
 	if n, _, _ := adminSub.Pending(); n == 0 {
 		t.Error("the admin saw none of bob's messages: the run made no traffic for alice to miss")
 	}
@@ -318,7 +345,7 @@ func TestUsersIsolated(t *testing.T) {
 		sink := &collector{}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		if _, err := runtime.Run(ctx, gatedPipe(sink, nil, nil), runtime.Options{Mapping: mp, Remote: fastExecutor(carol), Iterations: 10}); err != nil {
+		if _, err := runtime.Run(ctx, gatedPipe(sink, nil, nil), runtime.Options{Mapping: mp, Remote: executor(carol), Iterations: 10}); err != nil {
 			t.Fatalf("carol's run: %v", err)
 		}
 		connect(t, url, Credentials{User: "dave", NKeySeed: daveSeed})
@@ -472,7 +499,7 @@ func TestTLSAuto(t *testing.T) {
 		t.Fatalf("worker over TLS: %v", err)
 	}
 	mp := &graph.Mapping{Actors: map[string]*graph.Placement{"fir": {Device: "worker:w1/cpu"}}}
-	if _, _, err := runPipe(t, fastExecutor(c), mp, 10); err != nil {
+	if _, _, err := runPipe(t, NewExecutor(c, ExecutorOptions{}), mp, 10); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // Checkpoints across machines (docs/recovery.md): at a barrier the client
 // forwards a remote actor's inputs only up to the tokens of the barrier's
 // firing (a sendGate per input stream), asks the worker for the actor's
-// snapshot at that firing (request/reply on sluice.job.JOB.snap), and then
+// snapshot at that firing (request/reply on sluice.u.USER.job.JOB.snap), and then
 // forwards the rest. The worker takes the snapshot with
 // runtime.SnapshotActor once the actor has done exactly those firings.
 
@@ -225,7 +225,7 @@ func (s *workerSnaps) started(ctx context.Context) {
 	}
 }
 
-// handler returns the NATS handler of sluice.job.JOB.snap for actor.
+// handler returns the NATS handler of sluice.u.USER.job.JOB.snap for actor.
 func (s *workerSnaps) handler(jobCtx context.Context, actor string) nats.MsgHandler {
 	return func(m *nats.Msg) {
 		busy := func() any {
@@ -256,7 +256,7 @@ func (s *workerSnaps) handler(jobCtx context.Context, actor string) nats.MsgHand
 	}
 }
 
-// holdHandler returns the NATS handler of sluice.job.JOB.hold for actor:
+// holdHandler returns the NATS handler of sluice.u.USER.job.JOB.hold for actor:
 // runtime.HoldActor once the job's run has started.
 func (s *workerSnaps) holdHandler(jobCtx context.Context, actor string) nats.MsgHandler {
 	return s.onRun(jobCtx, func(ctx context.Context) holdReply {
@@ -268,7 +268,7 @@ func (s *workerSnaps) holdHandler(jobCtx context.Context, actor string) nats.Msg
 	})
 }
 
-// releaseHandler returns the handler of sluice.job.JOB.release.
+// releaseHandler returns the handler of sluice.u.USER.job.JOB.release.
 func (s *workerSnaps) releaseHandler(jobCtx context.Context, actor string) nats.MsgHandler {
 	return s.onRun(jobCtx, func(ctx context.Context) holdReply {
 		if err := runtime.ReleaseActor(ctx, actor); err != nil {

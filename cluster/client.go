@@ -111,7 +111,8 @@ func (c *Client) gather(ctx context.Context, subj string, data []byte, quiet, wa
 	if err := c.nc.PublishRequest(subj, inbox, data); err != nil {
 		return nil, err
 	}
-	end := time.Now().Add(wait)
+	start := time.Now()
+	end := start.Add(wait)
 	var out [][]byte
 	for {
 		d := min(quiet, time.Until(end))
@@ -124,6 +125,11 @@ func (c *Client) gather(ctx context.Context, subj string, data []byte, quiet, wa
 		}
 		if err != nil {
 			return out, err
+		}
+		if len(out) == 0 {
+			// A slow first answer (a loaded host, a long way through the
+			// tree) means later ones are slow too: wait longer for them.
+			quiet = max(quiet, 3*time.Since(start))
 		}
 		out = append(out, m.Data)
 		if ctx.Err() != nil {

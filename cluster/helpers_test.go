@@ -36,6 +36,7 @@ func startTree(t *testing.T, auth *Auth, creds Credentials, lim Limits) *tree {
 type treeCreds struct {
 	worker, client, parent Credentials
 	rootLog                func(format string, args ...any)
+	hbTimeout              time.Duration // the workers'; 0: 1 s
 }
 
 func startTreeAs(t *testing.T, auth *Auth, tc treeCreds, lim Limits) *tree {
@@ -59,6 +60,9 @@ func startTreeAs(t *testing.T, auth *Auth, tc treeCreds, lim Limits) *tree {
 		time.Sleep(20 * time.Millisecond)
 	}
 	hb := WorkerOptions{HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: time.Second}
+	if tc.hbTimeout > 0 {
+		hb.HeartbeatTimeout = tc.hbTimeout
+	}
 	// w1 offers direct TCP data streams, w2 does not (tokens over NATS).
 	w1, err := StartWorker(ctx, WorkerOptions{Broker: root.ClientURL(), Creds: tc.worker, Name: "w1", Devices: []device.Info{testCPU}, Limits: lim, DataListen: "127.0.0.1:0",
 		HeartbeatInterval: hb.HeartbeatInterval, HeartbeatTimeout: hb.HeartbeatTimeout})
