@@ -129,9 +129,6 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 		if attempt >= attempts {
 			return st, fmt.Errorf("%w (after %d recoveries, the most allowed)", err, attempts)
 		}
-		if pinned := strictOn(mapping, lost.Worker); pinned != "" {
-			return st, fmt.Errorf("%w (not recovered: actor %s is pinned to worker %s with strict: true)", err, pinned, lost.Worker)
-		}
 		failed := time.Now()
 		// The client's own connection to the broker went away during
 		// the run: the broker (restarted, say) cut the worker off, not
@@ -139,6 +136,9 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 		broker := ""
 		if ex != nil && ex.connState() != conn {
 			broker = redact(ex.c.url)
+		}
+		if pinned := strictOn(mapping, lost.Worker); pinned != "" && broker == "" {
+			return st, fmt.Errorf("%w (not recovered: actor %s is pinned to worker %s with strict: true)", err, pinned, lost.Worker)
 		}
 		cp, lerr := latest(ctx, ck.Store, wait, logf)
 		if lerr != nil {

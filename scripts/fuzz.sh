@@ -7,8 +7,11 @@
 #
 # REGEX narrows the targets by name (default: all); PACKAGE narrows the
 # packages (default: ./...). FUZZ_PARALLEL sets the fuzzing processes per
-# target (default: go test's, GOMAXPROCS). It exits 1 when a target found a
-# failure.
+# target (default: go test's, GOMAXPROCS). FUZZ_MINIMIZE is the time (or
+# count, e.g. 100x) spent minimizing a new input (default 1x: targets that
+# run a live worker in the process see coverage from its background
+# goroutines, which would otherwise be minimized for a minute each). It
+# exits 1 when a target found a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,8 +24,8 @@ regex=${2:-.}
 shift $(( $# >= 2 ? 2 : 1 ))
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
-par=()
-[ -n "${FUZZ_PARALLEL:-}" ] && par=(-parallel "$FUZZ_PARALLEL")
+par=(-fuzzminimizetime "${FUZZ_MINIMIZE:-1x}")
+[ -n "${FUZZ_PARALLEL:-}" ] && par+=(-parallel "$FUZZ_PARALLEL")
 
 failed=0
 printf '%-24s %-40s %8s %12s  %s\n' TARGET PACKAGE SECONDS EXECS RESULT
