@@ -94,7 +94,10 @@ func TestRecoverBrokerRestart(t *testing.T) {
 // context ends.
 type stuckStore struct{}
 
-func (stuckStore) Save(ctx context.Context, _ *runtime.Checkpoint) error { <-ctx.Done(); return ctx.Err() }
+func (stuckStore) Save(ctx context.Context, _ *runtime.Checkpoint) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
 func (stuckStore) Latest(ctx context.Context) (*runtime.Checkpoint, error) {
 	<-ctx.Done()
 	return nil, fmt.Errorf("store not reachable: %w", ctx.Err())
