@@ -282,3 +282,46 @@ func FuzzRecvStream(f *testing.F) {
 		}
 	})
 }
+
+// TestSendStreamCredits: a credit message that would let the sender past
+// its window (a peer's lie, or 2⁶⁴−1 tokens) ends the stream with an
+// error instead of unbounding it.
+func TestSendStreamCredits(t *testing.T) {
+	srv, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	defer srv.Shutdown()
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	for _, k := range []uint64{1 << 63, 1<<64 - 1, 9} {
+		credits, err := nc.SubscribeSync(nc.NewInbox())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ff, err := fifo.New(fifo.Options{Name: "credits", TokenSize: 4, Capacity: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.Publish(credits.Subject, binary.LittleEndian.AppendUint64(nil, k))
+		_ = nc.Flush()
+		for n, _, _ := credits.Pending(); n == 0; n, _, _ = credits.Pending() {
+			time.Sleep(time.Millisecond) // the credit is there before the sender looks
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = sendStream(ctx, nc, nc.NewInbox(), credits, ff.Reader(0), 4, 8, 64, nil, streamLimit{})
+		cancel()
+		_ = credits.Unsubscribe()
+		_ = ff.Free()
+		if err == nil || !strings.Contains(err.Error(), "expected at most the window of 8") {
+			t.Fatalf("a credit of %d tokens: %v: expected refused", k, err)
+		}
+	}
+}
