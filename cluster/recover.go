@@ -123,7 +123,13 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 		}
 		waitNoted = false
 		var lost *WorkerLostError
-		if err == nil || ctx.Err() != nil || !errors.As(err, &lost) {
+		if err != nil && ctx.Err() == nil && !errors.As(err, &lost) && ex.connState() != conn {
+			// The client's connection to the broker went away during the
+			// run, and a worker ended its job for it first (its client's
+			// heartbeats stopped): the broker's fault, recovered as one.
+			lost = &WorkerLostError{msg: err.Error()}
+		}
+		if err == nil || ctx.Err() != nil || lost == nil {
 			return st, err
 		}
 		if attempt >= attempts {
