@@ -123,14 +123,17 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 		}
 		waitNoted = false
 		var lost *WorkerLostError
-		if err == nil || ctx.Err() != nil || !errors.As(err, &lost) {
+		if err != nil && ctx.Err() == nil && !errors.As(err, &lost) && ex.connState() != conn {
+			// The client's connection to the broker went away during the
+			// run, and a worker ended its job for it first (its client's
+			// heartbeats stopped): the broker's fault, recovered as one.
+			lost = &WorkerLostError{msg: err.Error()}
+		}
+		if err == nil || ctx.Err() != nil || lost == nil {
 			return st, err
 		}
 		if attempt >= attempts {
 			return st, fmt.Errorf("%w (after %d recoveries, the most allowed)", err, attempts)
-		}
-		if pinned := strictOn(mapping, lost.Worker); pinned != "" {
-			return st, fmt.Errorf("%w (not recovered: actor %s is pinned to worker %s with strict: true)", err, pinned, lost.Worker)
 		}
 		failed := time.Now()
 		// The client's own connection to the broker went away during
@@ -139,6 +142,9 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 		broker := ""
 		if ex != nil && ex.connState() != conn {
 			broker = redact(ex.c.url)
+		}
+		if pinned := strictOn(mapping, lost.Worker); pinned != "" && broker == "" {
+			return st, fmt.Errorf("%w (not recovered: actor %s is pinned to worker %s with strict: true)", err, pinned, lost.Worker)
 		}
 		cp, lerr := latest(ctx, ck.Store, wait, logf)
 		if lerr != nil {
