@@ -123,6 +123,11 @@ type ActorProgress struct {
 	Name string
 	// Firings done so far.
 	Firings int64
+	// Started counts the firings begun so far: those done and those
+	// running now (or claimed by a round in progress), so that an actor
+	// whose firings last seconds shows its progress before the first
+	// ends. It is at least Firings.
+	Started int64
 	// Target is the number of firings the run asks for; -1 when it runs
 	// until end of stream (and for KPN processes).
 	Target int64
@@ -426,8 +431,9 @@ func (r *run) supervise() {
 func (r *run) snapshot() Snapshot {
 	s := Snapshot{Elapsed: time.Since(r.start), Actors: make([]ActorProgress, len(r.units))}
 	for i, u := range r.units {
-		s.Actors[i] = ActorProgress{Name: u.name, Firings: u.firings.Load(), Target: u.target, Done: u.state.Load() == stateDone,
-			Busy: time.Duration(u.busyLive.Load()), Blocked: u.liveBlocked()}
+		n := u.firings.Load()
+		s.Actors[i] = ActorProgress{Name: u.name, Firings: n, Started: max(n, u.started.Load()), Target: u.target,
+			Done: u.state.Load() == stateDone, Busy: time.Duration(u.busyLive.Load()), Blocked: u.liveBlocked()}
 	}
 	s.Channels, s.Devices = r.liveChannels(), r.liveDevices()
 	return s
