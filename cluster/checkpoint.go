@@ -176,17 +176,18 @@ func (j *job) runCtx() context.Context {
 type workerSnaps struct {
 	mu  sync.Mutex
 	ctx context.Context // the job's run
+	run *runtime.Handle
 	set chan struct{}
 }
 
 func newWorkerSnaps() *workerSnaps { return &workerSnaps{set: make(chan struct{})} }
 
-// started records the run's context (from a network process).
-func (s *workerSnaps) started(ctx context.Context) {
+// started records the run's context and handle (from a network process).
+func (s *workerSnaps) started(ctx context.Context, run *runtime.Handle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx == nil {
-		s.ctx = ctx
+		s.ctx, s.run = ctx, run
 		close(s.set)
 	}
 }
@@ -201,7 +202,7 @@ func (s *workerSnaps) handler(jobCtx context.Context, actor string) nats.MsgHand
 			} else {
 				select {
 				case <-s.set:
-					snap, err := runtime.SnapshotActor(s.ctx, actor, int64(binary.LittleEndian.Uint64(m.Data)))
+					snap, err := s.run.SnapshotActor(s.ctx, actor, int64(binary.LittleEndian.Uint64(m.Data)))
 					if err != nil {
 						rep.Error = err.Error()
 						// The actor ended first, or its run did.
@@ -222,8 +223,8 @@ func (s *workerSnaps) handler(jobCtx context.Context, actor string) nats.MsgHand
 // holdHandler returns the NATS handler of sluice.job.JOB.hold for actor:
 // runtime.HoldActor once the job's run has started.
 func (s *workerSnaps) holdHandler(jobCtx context.Context, actor string) nats.MsgHandler {
-	return s.onRun(jobCtx, func(ctx context.Context) holdReply {
-		pos, err := runtime.HoldActor(ctx, actor)
+	return s.onRun(jobCtx, func(context.Context) holdReply {
+		pos, err := s.run.HoldActor(actor)
 		if err != nil {
 			return holdReply{Error: err.Error()}
 		}
@@ -233,8 +234,8 @@ func (s *workerSnaps) holdHandler(jobCtx context.Context, actor string) nats.Msg
 
 // releaseHandler returns the handler of sluice.job.JOB.release.
 func (s *workerSnaps) releaseHandler(jobCtx context.Context, actor string) nats.MsgHandler {
-	return s.onRun(jobCtx, func(ctx context.Context) holdReply {
-		if err := runtime.ReleaseActor(ctx, actor); err != nil {
+	return s.onRun(jobCtx, func(context.Context) holdReply {
+		if err := s.run.ReleaseActor(actor); err != nil {
 			return holdReply{Error: err.Error()}
 		}
 		return holdReply{}

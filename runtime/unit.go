@@ -792,11 +792,13 @@ func callFire(fire FireFunc, f *Firing) (err error) {
 // stream tags), without recovering from a panic: the caller does.
 func fireOnce(fire FireFunc, f *Firing) error {
 	err := fire(f)
-	if sharedRuns.Load() > 0 {
-		endFiringShared(f, err)
-	}
-	if err == nil && tagRuns.Load() > 0 {
-		propagateTags(f)
+	if r := f.run; r != nil {
+		if r.shared != nil {
+			endFiringShared(f, err)
+		}
+		if err == nil && r.tags != nil {
+			propagateTags(f)
+		}
 	}
 	return err
 }
