@@ -205,7 +205,7 @@ func sameF32(t *testing.T, got, want []float32) {
 // Kernel actors agree with the Go implementations, on every placement of
 // the chain's channels, in both device modes.
 func TestKernelActorsPlacements(t *testing.T) {
-	t.Parallel()
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) { testPlacements(t, devs, tuning{}) })
 }
 
@@ -283,7 +283,7 @@ func testPlacements(t *testing.T, devs []string, tune tuning) {
 
 // A source ending its stream drains through kernel actors.
 func TestKernelActorsEndOfStream(t *testing.T) {
-	t.Parallel()
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) { testEndOfStream(t, devs[0], tuning{}) })
 }
 
@@ -355,7 +355,7 @@ func jacobiGraph(iters int) (*graph.Graph, *f32sink) {
 
 // Swap equals copy-device equals copy-host equals the Go version.
 func TestSwapEqualsCopy(t *testing.T) {
-	t.Parallel()
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) { testSwapEqualsCopy(t, devs[0]) })
 }
 
@@ -395,7 +395,7 @@ func testSwapEqualsCopy(t *testing.T, d0 string) {
 }
 
 func TestKernelActorErrors(t *testing.T) {
-	t.Parallel()
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) { testKernelActorErrors(t, devs[0]) })
 }
 
@@ -458,7 +458,7 @@ func testKernelActorErrors(t *testing.T, d0 string) {
 // kernel actors) carry the same streams, on every placement and at the end
 // of a stream.
 func TestKernelActorsFIFOMemory(t *testing.T) {
-	t.Parallel()
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	tune := tuning{fifoMemory: true}
 	forBackends(t, func(t *testing.T, devs []string) {
 		testPlacements(t, devs, tune)
@@ -471,7 +471,7 @@ func TestKernelActorsFIFOMemory(t *testing.T) {
 // lanes: streams that run concurrently within a round) give the Go
 // results, with and without lanes.
 func TestKernelActorsIndependentChains(t *testing.T) {
-	t.Parallel()
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		const iters = 60
 		build := func() (*graph.Graph, [2]*f32sink) {
@@ -513,7 +513,7 @@ func TestKernelActorsIndependentChains(t *testing.T) {
 // device that has it (CUDA); the same placements with copy commands
 // instead carry the same streams.
 func TestKernelActorsCopyStaging(t *testing.T) {
-	t.Parallel()
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		d, err := device.Open(context.Background(), devs[0])
 		if err != nil {
@@ -558,7 +558,7 @@ func testNoTailCopies(t *testing.T, dev string, tune tuning) {
 // a client's graph does the client's count with it): the source fires 20
 // times, the kernel actor 12, so the sink sees 12 firings' tokens.
 func TestKernelActorsFiringsCap(t *testing.T) {
-	t.Parallel()
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		g := graph.New("cap")
 		addRamp(g, "src", -1)
@@ -607,7 +607,7 @@ func addRamp(g *graph.Graph, name string, end int) {
 // CUDA Graphs with their kernels' arguments set anew (Stats.Devices), and
 // the stream equals the Go actors'.
 func TestKernelRoundsReplayWithArgs(t *testing.T) {
-	t.Parallel()
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	devs := cudaDevices(t)
 	const iters = 3000
 	ref, want := chain()
@@ -657,7 +657,7 @@ const slowCL = `void FIRE() {
 // place, not copied; and the kernel takes more steps, the GPU being
 // faster than PoCL's CPU threads.)
 func TestKernelInputsReleasedAfterCopy(t *testing.T) {
-	t.Parallel()
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		const iters = 400
 		steps := 4000
