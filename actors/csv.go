@@ -77,9 +77,13 @@ func newTextSource(a *graph.Actor, p runtime.Params, path string, count int64) (
 		fields: make([][]byte, 0, ti.width+1)}, nil
 }
 
-// Start opens the file, at a resumed run's offset.
-func (s *textSource) Start(ctx context.Context) error {
-	r, err := s.open(ctx)
+// Start opens the file, at a resumed run's offset (stdin not spilled).
+func (s *textSource) Start(ctx context.Context) error { return s.StartRun(ctx, nil) }
+
+// StartRun opens the file, at a resumed run's offset; stdin is spilled
+// into the run's spill directory, if it has one.
+func (s *textSource) StartRun(_ context.Context, run *runtime.Handle) error {
+	r, err := s.open(run)
 	if err != nil {
 		return err
 	}

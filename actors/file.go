@@ -86,9 +86,9 @@ type fileSource struct {
 // open opens the file, or returns stdin when there is no path: spilled
 // when the run has checkpoints and a directory for the spill, and then
 // starting at a resumed run's offset.
-func (s *fileSource) open(ctx context.Context) (io.Reader, error) {
+func (s *fileSource) open(run *runtime.Handle) (io.Reader, error) {
 	if s.path == "" {
-		dir := runtime.SpillDir(ctx)
+		dir := run.SpillDir()
 		if dir == "" {
 			return os.Stdin, nil
 		}
@@ -186,9 +186,13 @@ func sinkPorts(a *graph.Actor) error {
 	return staticRate(a.Inputs[0])
 }
 
-// Start opens the file.
-func (s *byteSource) Start(ctx context.Context) error {
-	r, err := s.open(ctx)
+// Start opens the file (stdin not spilled).
+func (s *byteSource) Start(ctx context.Context) error { return s.StartRun(ctx, nil) }
+
+// StartRun opens the file; stdin is spilled into the run's spill
+// directory, if it has one (runtime.Handle.SpillDir).
+func (s *byteSource) StartRun(_ context.Context, run *runtime.Handle) error {
+	r, err := s.open(run)
 	if err != nil {
 		return err
 	}

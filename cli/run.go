@@ -439,7 +439,7 @@ func linePrinter(w io.Writer) func(runtime.Snapshot) {
 	return func(s runtime.Snapshot) {
 		var parts []string
 		for _, a := range s.Actors {
-			parts = append(parts, fmt.Sprintf("%s=%d", a.Name, a.Firings))
+			parts = append(parts, progressPart(a))
 		}
 		fmt.Fprintf(w, "[%6.1fs] firings: %s\n", s.Elapsed.Seconds(), strings.Join(parts, " "))
 	}

@@ -182,6 +182,7 @@ func (j *job) runCtx() context.Context {
 type workerSnaps struct {
 	mu  sync.Mutex
 	ctx context.Context // the job's run
+	run *runtime.Handle
 	set chan struct{}
 	// slots bounds the requests waiting for an answer (RequestLimits'
 	// MaxInFlight); guard recovers a handler's panic (Worker.recoverRequest).
@@ -215,12 +216,12 @@ func (s *workerSnaps) serve(m *nats.Msg, what string, busy func() any, f func() 
 	}()
 }
 
-// started records the run's context (from a network process).
-func (s *workerSnaps) started(ctx context.Context) {
+// started records the run's context and handle (from a network process).
+func (s *workerSnaps) started(ctx context.Context, run *runtime.Handle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx == nil {
-		s.ctx = ctx
+		s.ctx, s.run = ctx, run
 		close(s.set)
 	}
 }
@@ -240,7 +241,7 @@ func (s *workerSnaps) handler(jobCtx context.Context, actor string) nats.MsgHand
 			}
 			select {
 			case <-s.set:
-				snap, err := runtime.SnapshotActor(s.ctx, actor, firing)
+				snap, err := s.run.SnapshotActor(s.ctx, actor, firing)
 				if err != nil {
 					rep.Error = err.Error()
 					// The actor ended first, or its run did.
@@ -259,8 +260,8 @@ func (s *workerSnaps) handler(jobCtx context.Context, actor string) nats.MsgHand
 // holdHandler returns the NATS handler of sluice.u.USER.job.JOB.hold for actor:
 // runtime.HoldActor once the job's run has started.
 func (s *workerSnaps) holdHandler(jobCtx context.Context, actor string) nats.MsgHandler {
-	return s.onRun(jobCtx, func(ctx context.Context) holdReply {
-		pos, err := runtime.HoldActor(ctx, actor)
+	return s.onRun(jobCtx, func(context.Context) holdReply {
+		pos, err := s.run.HoldActor(actor)
 		if err != nil {
 			return holdReply{Error: err.Error()}
 		}
@@ -270,8 +271,8 @@ func (s *workerSnaps) holdHandler(jobCtx context.Context, actor string) nats.Msg
 
 // releaseHandler returns the handler of sluice.u.USER.job.JOB.release.
 func (s *workerSnaps) releaseHandler(jobCtx context.Context, actor string) nats.MsgHandler {
-	return s.onRun(jobCtx, func(ctx context.Context) holdReply {
-		if err := runtime.ReleaseActor(ctx, actor); err != nil {
+	return s.onRun(jobCtx, func(context.Context) holdReply {
+		if err := s.run.ReleaseActor(actor); err != nil {
 			return holdReply{Error: err.Error()}
 		}
 		return holdReply{}

@@ -497,7 +497,7 @@ func (j *workerJob) streamLimit(port, dir string) streamLimit {
 // the run, and quietly once the actor has finished (j.inCtx).
 func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 	return func(p *runtime.Process) error {
-		j.snaps.started(p.Context())
+		j.snaps.started(p.Context(), p.Run())
 		ctx, stop := context.WithCancel(p.Context())
 		defer stop()
 		defer context.AfterFunc(j.inCtx, stop)()
@@ -522,7 +522,7 @@ func (j *workerJob) netIn(i int) func(p *runtime.Process) error {
 // netOut is the process draining output i to the network.
 func (j *workerJob) netOut(i int) func(p *runtime.Process) error {
 	return func(p *runtime.Process) error {
-		j.snaps.started(p.Context()) // a source has no netIn
+		j.snaps.started(p.Context(), p.Run()) // a source has no netIn
 		port := j.actor.Outputs[i]
 		if j.dataC != nil {
 			c, err := j.conn(p.Context(), wire.DataName(wire.Out, i))

@@ -47,6 +47,7 @@ func BenchmarkFiringOverhead(b *testing.B) {
 // TestFiringOverheadAllocs checks that the steady state allocates nothing:
 // a run of 10× more firings allocates no more than a short one.
 func TestFiringOverheadAllocs(t *testing.T) {
+	// Not parallel: testing.AllocsPerRun refuses parallel tests.
 	allocs := func(n int64) float64 {
 		return testing.AllocsPerRun(3, func() {
 			if _, err := Run(context.Background(), emptyChain(), Options{Iterations: n, Workers: 2}); err != nil {

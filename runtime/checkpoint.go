@@ -147,8 +147,6 @@ type CheckpointStats struct {
 	Recoveries int64 `json:"recoveries,omitempty"`
 }
 
-type checkpointsKey struct{}
-
 // checkpoints coordinates a run's checkpoints. A checkpoint is an aligned
 // barrier: the coordinator chooses an iteration B beyond every actor's
 // position; each actor runs up to its firing B×q (q: its repetition-vector
@@ -247,24 +245,24 @@ func (c *checkpoints) remoteCheckpointable(u *unit) string {
 // newCheckpoints prepares the run's checkpoints after setup, and restores
 // Options.Checkpoint.Resume when set: positions, implementations' state,
 // declared state and the tokens of channels with initial tokens. It
-// returns ctx with the coordinator, for the history windows.
-func (r *run) newCheckpoints(ctx context.Context) (context.Context, error) {
+// sets r.ck, which the history windows and the run's Handle find.
+func (r *run) newCheckpoints() error {
 	o := r.opts.Checkpoint
 	if o == nil {
-		return ctx, nil
+		return nil
 	}
 	if o.External {
-		return r.externalCheckpoints(ctx, o)
+		return r.externalCheckpoints(o)
 	}
 	if o.Interval <= 0 {
-		return ctx, fmt.Errorf("runtime: checkpoint interval is %v: expected > 0", o.Interval)
+		return fmt.Errorf("runtime: checkpoint interval is %v: expected > 0", o.Interval)
 	}
 	if o.Store == nil {
-		return ctx, fmt.Errorf("runtime: checkpoints need a store (CheckpointOptions.Store is nil)")
+		return fmt.Errorf("runtime: checkpoints need a store (CheckpointOptions.Store is nil)")
 	}
 	rv, err := repetitions(r.g)
 	if err != nil {
-		return ctx, fmt.Errorf("runtime: checkpoints need a repetition vector: %w", err)
+		return fmt.Errorf("runtime: checkpoints need a repetition vector: %w", err)
 	}
 	n := len(r.units)
 	c := &checkpoints{r: r, opts: *o, q: make([]int64, n), base: make([]int64, n), taken: make([]int64, n), reach: make([]atomic.Int64, n),
@@ -272,11 +270,11 @@ func (r *run) newCheckpoints(ctx context.Context) (context.Context, error) {
 		holders: map[int]RemoteHolder{}}
 	for _, u := range r.units {
 		if why := c.checkpointable(u); why != "" {
-			return ctx, fmt.Errorf("runtime: checkpoints: actor %s %s", u.name, why)
+			return fmt.Errorf("runtime: checkpoints: actor %s %s", u.name, why)
 		}
 		c.q[u.idx] = rv[u.a]
 		if c.q[u.idx] <= 0 {
-			return ctx, fmt.Errorf("runtime: checkpoints: actor %s has no repetition-vector entry", u.name)
+			return fmt.Errorf("runtime: checkpoints: actor %s has no repetition-vector entry", u.name)
 		}
 		for i := range u.ins {
 			if u.ins[i].ch.c.Initial > 0 {
@@ -285,21 +283,21 @@ func (r *run) newCheckpoints(ctx context.Context) (context.Context, error) {
 		}
 	}
 	if cp := o.Resume; cp != nil {
-		if err := c.restore(ctx, cp); err != nil {
-			return ctx, err
+		if err := c.restore(cp); err != nil {
+			return err
 		}
 	}
 	r.ck = c
-	return context.WithValue(ctx, checkpointsKey{}, c), nil
+	return nil
 }
 
 // restore sets every unit at the checkpoint's position with its state.
-func (c *checkpoints) restore(ctx context.Context, cp *Checkpoint) error {
+func (c *checkpoints) restore(cp *Checkpoint) error {
 	r := c.r
 	if cp.Graph != r.g.Name {
 		return fmt.Errorf("runtime: resume: the checkpoint is of graph %q: expected %q", cp.Graph, r.g.Name)
 	}
-	st, _ := ctx.Value(stateKey{}).(actorStates)
+	st := r.states
 	c.resume = map[int][][]byte{}
 	for _, u := range r.units {
 		s, ok := cp.Actors[u.name]
@@ -529,12 +527,12 @@ func (c *checkpoints) take(u *unit, next int64) (ActorSnapshot, map[string][]byt
 			err = fmt.Errorf("actor %s: snapshot: %w", u.name, err)
 		}
 	}
-	if st, _ := c.r.ctx.Value(stateKey{}).(actorStates); st != nil {
+	if st := c.r.states; st != nil {
 		for _, rep := range st[u.a] {
 			s.Declared = append(s.Declared, append([]byte(nil), rep...))
 		}
 	}
-	s.Shared = sharedOfActor(c.r.ctx, u.a)
+	s.Shared = c.r.shared.ofActor(u.a)
 	var toks map[string][]byte
 	for _, i := range c.delay[u.idx] {
 		p := &u.ins[i]
@@ -588,8 +586,11 @@ func (c *checkpoints) fail(err error) { c.r.fail(err) }
 // window, nil for inputs without) for snapshots, after restoring them
 // from the resumed checkpoint. The history wrapper calls it before its
 // first firing.
-func attachHistory(ctx context.Context, a *graph.Actor, wins [][]byte) {
-	c, _ := ctx.Value(checkpointsKey{}).(*checkpoints)
+func attachHistory(r *run, a *graph.Actor, wins [][]byte) {
+	if r == nil || r.ck == nil {
+		return
+	}
+	c := r.ck
 	if c == nil {
 		return
 	}
@@ -756,7 +757,7 @@ func (c *checkpoints) statistics() *CheckpointStats {
 
 // externalCheckpoints prepares a run whose snapshots are taken on request
 // (CheckpointOptions.External) and restores Resume's actors.
-func (r *run) externalCheckpoints(ctx context.Context, o *CheckpointOptions) (context.Context, error) {
+func (r *run) externalCheckpoints(o *CheckpointOptions) error {
 	n := len(r.units)
 	c := &checkpoints{r: r, opts: *o, external: true, q: make([]int64, n), base: make([]int64, n), taken: make([]int64, n),
 		reach: make([]atomic.Int64, n), capAt: make([]atomic.Int64, n),
@@ -764,7 +765,7 @@ func (r *run) externalCheckpoints(ctx context.Context, o *CheckpointOptions) (co
 	for i := range c.capAt {
 		c.capAt[i].Store(capFree)
 	}
-	st, _ := ctx.Value(stateKey{}).(actorStates)
+	st := r.states
 	if cp := o.Resume; cp != nil {
 		for _, u := range r.units {
 			s, ok := cp.Actors[u.name]
@@ -772,11 +773,11 @@ func (r *run) externalCheckpoints(ctx context.Context, o *CheckpointOptions) (co
 				continue
 			}
 			if u.mode == modeProcess {
-				return ctx, fmt.Errorf("runtime: resume: actor %s is a KPN process, whose position the runtime cannot restore", u.name)
+				return fmt.Errorf("runtime: resume: actor %s is a KPN process, whose position the runtime cannot restore", u.name)
 			}
 			if cr, ok := u.impl.(Checkpointer); ok {
 				if err := cr.Restore(s.Impl); err != nil {
-					return ctx, fmt.Errorf("runtime: resume: actor %s: restore: %w", u.name, err)
+					return fmt.Errorf("runtime: resume: actor %s: restore: %w", u.name, err)
 				}
 			}
 			if reps := st[u.a]; reps != nil && len(s.Declared) == len(reps) {
@@ -791,11 +792,11 @@ func (r *run) externalCheckpoints(ctx context.Context, o *CheckpointOptions) (co
 			c.reach[u.idx].Store(s.Firing)
 		}
 		if err := restoreFused(r); err != nil {
-			return ctx, fmt.Errorf("runtime: resume: %w", err)
+			return fmt.Errorf("runtime: resume: %w", err)
 		}
 	}
 	r.ck = c
-	return context.WithValue(ctx, checkpointsKey{}, c), nil
+	return nil
 }
 
 // ErrFinishedBeforeBarrier is matched by SnapshotActor's error when the
@@ -803,13 +804,13 @@ func (r *run) externalCheckpoints(ctx context.Context, o *CheckpointOptions) (co
 // completed, and the run is ending anyway.
 var ErrFinishedBeforeBarrier = errors.New("finished before the barrier")
 
-// SnapshotActor takes the snapshot of the named actor of the run whose
-// context ctx is (a Process's Context) once the actor has done exactly
-// firing firings and cannot do more (its inputs hold no more tokens): the
-// run must have CheckpointOptions.External. It fails if the actor went
-// past that firing, finished before it, or ctx ends.
-func SnapshotActor(ctx context.Context, actor string, firing int64) (ActorSnapshot, error) {
-	c, _ := ctx.Value(checkpointsKey{}).(*checkpoints)
+// SnapshotActor takes the snapshot of the named actor of the run once the
+// actor has done exactly firing firings and cannot do more (its inputs
+// hold no more tokens): the run must have CheckpointOptions.External. It
+// fails if the actor went past that firing, finished before it, or ctx
+// ends.
+func (h *Handle) SnapshotActor(ctx context.Context, actor string, firing int64) (ActorSnapshot, error) {
+	c := h.checkpoints()
 	if c == nil || !c.external {
 		return ActorSnapshot{}, fmt.Errorf("runtime: SnapshotActor(%s): the run has no external checkpoints (CheckpointOptions.External)", actor)
 	}

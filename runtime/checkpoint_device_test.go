@@ -83,6 +83,7 @@ func deviceCheckpointGraph(file *ckFile[float32], relay bool) *graph.Graph {
 // the host) is stopped after some checkpoints and resumed from the last:
 // the sink's file equals an uninterrupted run's.
 func TestCheckpointKernelActors(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		d := devs[0]
 		cases := []struct {

@@ -80,14 +80,14 @@ func (c *checkpoints) release(u *unit) {
 	u.schedule()
 }
 
-// HoldActor caps the named actor of the run whose context ctx is (a
-// Process's Context) at the firing its current round ends at, and returns
+// HoldActor caps the named actor of the run at the firing its current
+// round ends at, and returns
 // that firing: the actor does not pass it until SnapshotActor takes its
 // snapshot at or beyond it, or ReleaseActor. The run must have
 // CheckpointOptions.External; the actor must be run by the CPU pools or
 // on its own goroutine.
-func HoldActor(ctx context.Context, actor string) (int64, error) {
-	c, u, err := externalUnit(ctx, "HoldActor", actor)
+func (h *Handle) HoldActor(actor string) (int64, error) {
+	c, u, err := h.externalUnit("HoldActor", actor)
 	if err != nil {
 		return 0, err
 	}
@@ -109,8 +109,8 @@ func HoldActor(ctx context.Context, actor string) (int64, error) {
 }
 
 // ReleaseActor lifts the cap HoldActor put on the named actor.
-func ReleaseActor(ctx context.Context, actor string) error {
-	c, u, err := externalUnit(ctx, "ReleaseActor", actor)
+func (h *Handle) ReleaseActor(actor string) error {
+	c, u, err := h.externalUnit("ReleaseActor", actor)
 	if err != nil {
 		return err
 	}
@@ -118,20 +118,20 @@ func ReleaseActor(ctx context.Context, actor string) error {
 	return nil
 }
 
-// SpillDir returns the directory where the run whose context ctx is (as an
-// actor's Start gets it) keeps what sources that cannot rewind read
-// (CheckpointOptions.SpillDir), or "" without checkpoints or without one.
-func SpillDir(ctx context.Context) string {
-	if c, _ := ctx.Value(checkpointsKey{}).(*checkpoints); c != nil {
+// SpillDir returns the directory where the run keeps what sources that
+// cannot rewind read (CheckpointOptions.SpillDir), or "" without
+// checkpoints or without one (and for a nil Handle).
+func (h *Handle) SpillDir() string {
+	if c := h.checkpoints(); c != nil {
 		return c.opts.SpillDir
 	}
 	return ""
 }
 
-// externalUnit finds the named actor of the run whose context ctx is,
-// which must have External checkpoints.
-func externalUnit(ctx context.Context, op, actor string) (*checkpoints, *unit, error) {
-	c, _ := ctx.Value(checkpointsKey{}).(*checkpoints)
+// externalUnit finds the named actor of the run, which must have External
+// checkpoints.
+func (h *Handle) externalUnit(op, actor string) (*checkpoints, *unit, error) {
+	c := h.checkpoints()
 	if c == nil || !c.external {
 		return nil, nil, fmt.Errorf("runtime: %s(%s): the run has no external checkpoints (CheckpointOptions.External)", op, actor)
 	}

@@ -152,6 +152,7 @@ func checkpointGraph(file *ckFile[int64]) *graph.Graph {
 // TestCheckpointResume: a run stopped after some checkpoints, resumed from
 // the last one, leaves its sink's file equal to an uninterrupted run's.
 func TestCheckpointResume(t *testing.T) {
+	t.Parallel()
 	t.Run("pooled", func(t *testing.T) { testCheckpointResume(t, nil) })
 	// hist and acc on their own goroutines, pinned to core 0
 	// acc as a team of two replicas, each with its own (equal) state
@@ -220,6 +221,7 @@ func testCheckpointResume(t *testing.T, m *graph.Mapping) {
 // TestCheckpointRefusesHiddenState: a stateful actor whose state the
 // runtime cannot snapshot is refused before the run starts.
 func TestCheckpointRefusesHiddenState(t *testing.T) {
+	t.Parallel()
 	g := graph.New("hidden")
 	src := addSource(g, "src", 1, 10)
 	si, _ := addSink(g, "sink", graph.SDF(1))
@@ -233,6 +235,7 @@ func TestCheckpointRefusesHiddenState(t *testing.T) {
 // TestDirStore: Latest returns the newest checkpoint; older files beyond
 // Keep go.
 func TestDirStore(t *testing.T) {
+	t.Parallel()
 	s := &DirStore{Dir: t.TempDir(), Keep: 2}
 	ctx := context.Background()
 	if cp, err := s.Latest(ctx); cp != nil || err != nil {
@@ -280,6 +283,7 @@ func fusedCheckpointGraph(file *ckFile[int64]) *graph.Graph {
 // checkpoints, is stopped and resumes from the last one with the output of
 // an uninterrupted run.
 func TestCheckpointFusedChain(t *testing.T) {
+	t.Parallel()
 	const iters = 400_000
 	ref := &ckFile[int64]{}
 	if _, err := Run(context.Background(), fusedCheckpointGraph(ref), Options{Iterations: iters, Workers: 2}); err != nil {
@@ -311,6 +315,7 @@ func TestCheckpointFusedChain(t *testing.T) {
 // its updater's snapshot, so the resumed run ends with the count of an
 // uninterrupted one.
 func TestCheckpointSharedVariable(t *testing.T) {
+	t.Parallel()
 	const iters = 200_000
 	build := func(file *ckFile[int64]) *graph.Graph {
 		g := graph.New("sharedckpt")

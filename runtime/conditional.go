@@ -315,9 +315,9 @@ func (ca *condActor) fireOnce(outer *Firing, chans []*condChan) error {
 			ca.f.outs[i] = ch.buf[ch.w : ch.w+n]
 		}
 	}
-	ca.f.ctx, ca.f.index, ca.f.phase = outer.ctx, ca.index, ph
+	ca.f.ctx, ca.f.run, ca.f.index, ca.f.phase = outer.ctx, outer.run, ca.index, ph
 	err := ca.fire(&ca.f)
-	if sharedRuns.Load() > 0 {
+	if ca.f.run != nil && ca.f.run.shared != nil {
 		endFiringShared(&ca.f, err)
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // to a kernel branch (y = 3x + 1 on the device) or a Go branch (y = -x),
 // switch and select wired by hand, and checks every token in order.
 func TestSwitchSelectKernelBranch(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		const n = 97
 		choose := func(i int64) uint8 { return uint8(i % 3 % 2) }

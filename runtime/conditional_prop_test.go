@@ -67,6 +67,7 @@ func gcdInt(a, b int) int {
 // every inner actor fires its per-branch repetition times the number of
 // times its branch was chosen.
 func TestConditionalRandomGraphsProperty(t *testing.T) {
+	t.Parallel()
 	for seed := uint64(1); seed <= 25; seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 13))

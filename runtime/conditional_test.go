@@ -62,6 +62,7 @@ func pairBranch() *graph.Graph {
 }
 
 func TestConditionalBoolRoutesEachFiring(t *testing.T) {
+	t.Parallel()
 	const iters = 300
 	g := graph.New("cond")
 	src := addSource(g, "src", 4, -1)
@@ -125,6 +126,7 @@ func accBranch() *graph.Graph {
 }
 
 func TestConditionalNWayKeepsBranchState(t *testing.T) {
+	t.Parallel()
 	const iters = 240
 	g := graph.New("nway")
 	src := addSource(g, "src", 2, -1)
@@ -170,6 +172,7 @@ func TestConditionalNWayKeepsBranchState(t *testing.T) {
 }
 
 func TestConditionalBadControlValue(t *testing.T) {
+	t.Parallel()
 	g := graph.New("bad")
 	src := addSource(g, "src", 1, -1)
 	ctl := addControl(g, "ctl", func(i int64) int32 { return int32(i) })
@@ -188,6 +191,7 @@ func TestConditionalBadControlValue(t *testing.T) {
 }
 
 func TestConditionalRejectsRateMismatch(t *testing.T) {
+	t.Parallel()
 	g := graph.New("mismatch")
 	src := addSource(g, "src", 3, -1)
 	ctl := addControl(g, "ctl", func(i int64) uint8 { return 0 })

@@ -101,6 +101,7 @@ func joinDAG(t *testing.T, n int, seed uint64, csdf bool) (*graph.Graph, map[str
 // the watchdog must stay quiet). The values are conserved: the sinks sum
 // to what the sources emitted (source firing j emits j).
 func TestDAGJoinsNoLostWakeup(t *testing.T) {
+	t.Parallel()
 	for _, csdf := range []bool{false, true} {
 		for _, workers := range []int{1, 2, 4} {
 			for seed := range uint64(3) {
@@ -142,6 +143,7 @@ func TestDAGJoinsNoLostWakeup(t *testing.T) {
 // firings, its mean is busy / firings, and min ≤ P50 ≤ max around the mean;
 // with a trace, every firing is timed on its own.
 func TestShortFiringsTimedByRound(t *testing.T) {
+	t.Parallel()
 	g := graph.New("short")
 	src := addSource(g, "src", 1, -1)
 	in, out := addMap(g, "m", 1, func(v int64) int64 { return v + 1 })

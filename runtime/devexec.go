@@ -441,7 +441,7 @@ func (r *run) stagePort(u *unit, p *devPort, alloc func(string, int64) (device.B
 	// directly: the host copies between it and the FIFO, and no copy
 	// command (with its event and cross-queue wait) goes to the device
 	// per invocation.
-	if hm, ok := d.dev.(device.HostMapper); ok && G*p.rate*p.tsize <= mappedMax && !devNoMapped {
+	if hm, ok := d.dev.(device.HostMapper); ok && G*p.rate*p.tsize <= mappedMax && !r.opts.tune.noMapped {
 		if m, err := hm.AllocMapped(slots); err == nil {
 			r.devBufs = append(r.devBufs, m)
 			p.stage, p.bounce, p.mapped = m, m.Bytes(), true

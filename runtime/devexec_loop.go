@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/device"
@@ -362,7 +361,7 @@ func copiedIn(p *devPort) bool {
 // hold the tokens of every invocation in flight. With tags in use, the
 // tokens wait for the invocation's completion (retire reads their tags).
 func (d *devRunner) releaseCopied() (progressed bool) {
-	if tagRuns.Load() > 0 {
+	if d.r.tags != nil {
 		return false
 	}
 	for _, inv := range d.inflight {
@@ -374,15 +373,13 @@ func (d *devRunner) releaseCopied() (progressed bool) {
 		}
 		d.releaseInputs(inv)
 		inv.u.notify()
-		devEarlyReleases.Add(1)
+		if n := d.r.opts.tune.earlyReleases; n != nil {
+			n.Add(1)
+		}
 		progressed = true
 	}
 	return progressed
 }
-
-// devEarlyReleases counts the invocations whose copied host inputs were
-// released before they completed (tests).
-var devEarlyReleases atomic.Int64
 
 // releaseInputs releases the tokens of inv's inputs copied from host
 // FIFOs (copiedIn) and drops inv.inEv; the caller wakes the neighbours.
@@ -403,11 +400,11 @@ func (d *devRunner) releaseInputs(inv *invocation) {
 // tokens, host outputs commit theirs, and the neighbours wake.
 func (d *devRunner) retire(inv *invocation) {
 	u, du := inv.u, inv.u.du
-	if tagRuns.Load() > 0 {
+	if d.r.tags != nil {
 		// Tags travel host-side beside the data: those of the
 		// invocation's input windows go to its outputs' before the
 		// outputs are committed, as a Go actor's firing does.
-		f := &Firing{ctx: d.r.ctx, actor: u.a}
+		f := &Firing{ctx: d.r.ctx, run: d.r, actor: u.a}
 		for f.index = inv.base; f.index < inv.base+inv.k; f.index++ {
 			propagateTags(f)
 		}

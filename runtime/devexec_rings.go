@@ -63,16 +63,12 @@ type peerRing struct {
 	direct bool  // the devices access each other's memory (not driver-staged)
 }
 
-// devNoPeer turns peer channels off (benchmarks' A/B comparison): such
-// channels are then staged through host memory.
-var devNoPeer bool
-
 // peerable returns the consumer of a kernel actor's output when the
 // channel can be a peer ring: one channel, no initial tokens, its
 // consumer a kernel actor of another device of the same backend, and the
 // producer's device copying to it (device.PeerCopier).
 func peerable(u *unit, op *uport, cs []*graph.Channel, initial int, by map[*graph.Actor]*unit) *unit {
-	if devNoPeer || len(cs) != 1 || initial != 0 || u.mode != modeDevice || u.drv == nil {
+	if u.r.opts.tune.noPeer || len(cs) != 1 || initial != 0 || u.mode != modeDevice || u.drv == nil {
 		return nil
 	}
 	cu := by[cs[0].To.Actor]
@@ -119,9 +115,6 @@ func (r *run) newPeerRing(u, cu *unit, op *uport, c *graph.Channel, f *fifo.FIFO
 // bus's speed itself (the limit was chosen, not measured: the measured
 // case is a 1 KiB output per invocation).
 const mappedMax = 64 << 10
-
-// devNoMapped turns mapped staging off (benchmarks' A/B comparison).
-var devNoMapped bool
 
 // newRing creates the device ring of a kernel actor's output whose
 // consumers all run on the same device. Its capacity is the channel's,
@@ -187,10 +180,6 @@ func ringable(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Actor]*unit
 	return true
 }
 
-// forceFIFOMemory makes host FIFOs next to kernel actors live in device
-// host memory on any device (tests: PoCL has no GPU).
-var forceFIFOMemory bool
-
 // fifoMemory returns pinned host memory of a device for the FIFO of a
 // kernel actor's host channel (single reader) when that device copies
 // between host FIFOs and its memory by DMA only from memory it allocated
@@ -204,6 +193,7 @@ func (r *run) fifoMemory(u *unit, op *uport, cs []*graph.Channel, by map[*graph.
 		return nil
 	}
 	cu := by[cs[0].To.Actor]
+	forceFIFOMemory := r.opts.tune.fifoMemory
 	var d *devRunner
 	l := int64(1)
 	for _, x := range []*unit{u, cu} {

@@ -6,17 +6,9 @@ import (
 	"github.com/sluicehq/sluice/device"
 )
 
-// devNoFork puts every launch of a round on one stream (benchmarks' A/B
-// comparison of lanes).
-var devNoFork bool
-
 // devLanes is the most lanes the runtime deals independent kernel actors
 // to (spreading may use all the batcher's lanes).
 const devLanes = 4
-
-// devRoundPer, when > 0, fixes the invocations per unit in a round
-// (benchmarks' A/B comparison); 0 lets perRound choose.
-var devRoundPer int
 
 // perRound is the most invocations of kernel actor u in one round:
 // Options.DeviceRound when set, else a fraction of the invocations a unit
@@ -36,8 +28,8 @@ var devRoundPer int
 // the pinned write with one per round, 0.73–0.78 with two; with graphs the
 // CUDA channel lost nothing).
 func (d *devRunner) perRound(u *unit) int {
-	if devRoundPer > 0 {
-		return devRoundPer
+	if d.r != nil && d.r.opts.tune.roundPer > 0 {
+		return d.r.opts.tune.roundPer
 	}
 	if d.r != nil && d.r.opts.DeviceRound > 0 {
 		n := d.r.opts.DeviceRound
@@ -101,7 +93,7 @@ func (d *devRunner) setupRounds() {
 		}
 	}
 	d.bat, d.replay = b, !d.r.opts.NoGraphs
-	if !devNoFork {
+	if !d.r.opts.tune.noFork {
 		d.lb, _ = b.(device.LaneBatcher)
 	}
 	d.laneUnits()

@@ -23,10 +23,6 @@ import "github.com/sluicehq/sluice/device"
 // invocation has its own staging slot, its input copies are waited for
 // before the batch starts, and its output copies wait for the batch's end.
 
-// devNoSpread keeps every pass of a round on its unit's lane (benchmarks'
-// A/B comparison of spreading).
-var devNoSpread bool
-
 // ringUse is one launch's window on a device ring in the open round:
 // tokens [s, e) (absolute positions), the launch that last touches them
 // and its lane.
@@ -55,7 +51,7 @@ type ringWin struct {
 // and the default depth are sized for it before the rounds are set up.
 func (d *devRunner) maySpread() bool {
 	_, ok := d.q.(device.LaneBatcher)
-	return ok && !devNoSpread && !devNoFork && d.r.opts.DeviceLanes != 1
+	return ok && !d.r.opts.tune.noSpread && !d.r.opts.tune.noFork && d.r.opts.DeviceLanes != 1
 }
 
 // setupSpread turns spreading on when the device's rounds may spread and

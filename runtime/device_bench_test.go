@@ -176,6 +176,9 @@ func benchBackends(b *testing.B, f func(b *testing.B, id string, d device.Device
 
 func runFor(b *testing.B, g *graph.Graph, opts Options) time.Duration {
 	b.Helper()
+	if opts.tune == (tuning{}) {
+		opts.tune = envTuning()
+	}
 	st, err := Run(context.Background(), g, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -640,7 +643,7 @@ const spinCL = `void FIRE() {
 // Independent actors on one device: two producers of one work-group each,
 // every firing ~0.1–0.3 ms of arithmetic, each feeding its own Go sink. In
 // a round the second launch touches nothing the first does, so it goes to
-// a second stream (CUDA) and the two run concurrently; devNoFork puts both
+// a second stream (CUDA) and the two run concurrently; tuning.noFork puts both
 // on one stream, one after the other. OpenCL has one queue for kernels:
 // the ratio there is ~1.
 func BenchmarkIndependentActors(b *testing.B) {
@@ -652,8 +655,6 @@ func BenchmarkIndependentActors(b *testing.B) {
 		}
 		src := fmt.Sprintf("#define SPIN %d\n", spin) + spinCL
 		run := func(noFork bool) time.Duration {
-			devNoFork = noFork
-			defer func() { devNoFork = os.Getenv("BENCH_NOFORK") != "" }()
 			g := graph.New("two")
 			m := &graph.Mapping{Actors: map[string]*graph.Placement{}}
 			for _, n := range []string{"a", "b"} {
@@ -662,7 +663,9 @@ func BenchmarkIndependentActors(b *testing.B) {
 				g.JoinNames(n+".y", n+"sink.x")
 				m.Actors[n] = kernelAt(id, 1, 256)
 			}
-			return runFor(b, g, Options{Iterations: fires, Mapping: m})
+			t := envTuning()
+			t.noFork = noFork
+			return runFor(b, g, Options{Iterations: fires, Mapping: m, tune: t})
 		}
 		run(false)
 		var fork, serial time.Duration
@@ -679,7 +682,7 @@ func BenchmarkIndependentActors(b *testing.B) {
 // Two GPUs: a producer kernel on the first CUDA device and a consumer on
 // the second, 16 and 64 MiB per invocation: the channel as a peer ring
 // (device-to-device copies) and staged through host memory
-// (devNoPeer), against raw peer copies of the same chunks on one queue.
+// (tuning.noPeer), against raw peer copies of the same chunks on one queue.
 func BenchmarkTwoGPUChannel(b *testing.B) {
 	ids := cudaDevices(b)
 	if len(ids) < 2 {
@@ -720,11 +723,11 @@ func BenchmarkTwoGPUChannel(b *testing.B) {
 			defer src.Release()
 			defer dst.Release()
 			run := func(fires int64, noPeer bool) time.Duration {
-				devNoPeer = noPeer
-				defer func() { devNoPeer = false }()
 				g := prodCons("two", sh, false)
 				m := &graph.Mapping{Actors: map[string]*graph.Placement{"prod": kernelAt(ids[0], sh.G, sh.I), "cons": kernelAt(ids[1], sh.G, sh.I)}}
-				return runFor(b, g, Options{Iterations: fires / int64(sh.G), Mapping: m})
+				t := envTuning()
+				t.noPeer = noPeer
+				return runFor(b, g, Options{Iterations: fires / int64(sh.G), Mapping: m, tune: t})
 			}
 			run(4*int64(sh.G), false)
 			run(4*int64(sh.G), true)
@@ -748,11 +751,12 @@ func BenchmarkTwoGPUChannel(b *testing.B) {
 	}
 }
 
-func init() {
-	devNoFork = os.Getenv("BENCH_NOFORK") != ""
-	devNoMapped = os.Getenv("BENCH_NOMAPPED") != ""
-	devRoundPer = envInt("BENCH_ROUNDPER", 0)
-	devNoSpread = os.Getenv("BENCH_NOSPREAD") != ""
+// envTuning returns the benchmarks' switches from the environment
+// (BENCH_NOFORK, BENCH_NOMAPPED, BENCH_ROUNDPER, BENCH_NOSPREAD): runFor
+// runs with them unless the benchmark set its own.
+func envTuning() tuning {
+	return tuning{noFork: os.Getenv("BENCH_NOFORK") != "", noMapped: os.Getenv("BENCH_NOMAPPED") != "",
+		roundPer: envInt("BENCH_ROUNDPER", 0), noSpread: os.Getenv("BENCH_NOSPREAD") != ""}
 }
 
 // envInt reads a benchmark knob (BENCH_RINGX, BENCH_SINKX: the on-device

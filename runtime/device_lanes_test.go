@@ -15,6 +15,7 @@ func (fakeLaner) Lanes() int { return 8 }
 // Kernel actors joined by device rings share a lane; independent groups
 // get lanes of their own, round-robin; one group uses no lanes.
 func TestLaneUnits(t *testing.T) {
+	t.Parallel()
 	mk := func(name string) *unit { return &unit{name: name, du: &devUnit{}} }
 	ring := func(from, to *unit) {
 		to.du.ins = append(to.du.ins, devPort{ring: &devRing{prod: from}})
@@ -62,6 +63,7 @@ func (graphQueue) Graphs() int { return 0 }
 // Under graph replay an actor takes up to half the depth per round; without
 // it an actor fed by a host FIFO takes one, the others still half the depth.
 func TestPerRound(t *testing.T) {
+	t.Parallel()
 	hostFed := &unit{du: &devUnit{ins: []devPort{{rate: 4}}}}
 	ringFed := &unit{du: &devUnit{ins: []devPort{{rate: 4, ring: &devRing{}}}}}
 	source := &unit{du: &devUnit{}}
@@ -99,6 +101,7 @@ func (r *recLaner) After(i int) { r.after = append(r.after, i) }
 // ring windows it reads (RAW) or overwrites (WAR), and a stateful unit
 // after its own previous invocation; a new round starts with none.
 func TestSpreadDeps(t *testing.T) {
+	t.Parallel()
 	rec := &recLaner{}
 	d := &devRunner{lb: rec, spread: true, nLanes: 2, roundNo: 1}
 	g := &devRing{cap: 10}
@@ -137,6 +140,7 @@ func TestSpreadDeps(t *testing.T) {
 // 4 beyond without lanes; with lanes, four rounds of at least 24 MiB,
 // 8 to 32 invocations.
 func TestAutoDepth(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		slot  int64
 		lanes bool
@@ -157,6 +161,7 @@ func TestAutoDepth(t *testing.T) {
 // kernel actor) or the kernel end's and a quarter more (out of one), plus
 // twice the Go end's; device rings twice the larger end's.
 func TestKernelFIFO(t *testing.T) {
+	t.Parallel()
 	g := graph.New("fifo")
 	u8 := graph.MustTokenType("u8")
 	y := g.AddActor("src").AddPort("y", graph.Out, u8, graph.SDF(76800), "")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sluicehq/sluice/device"
@@ -204,10 +205,11 @@ func sameF32(t *testing.T, got, want []float32) {
 // Kernel actors agree with the Go implementations, on every placement of
 // the chain's channels, in both device modes.
 func TestKernelActorsPlacements(t *testing.T) {
-	forBackends(t, testPlacements)
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
+	forBackends(t, func(t *testing.T, devs []string) { testPlacements(t, devs, tuning{}) })
 }
 
-func testPlacements(t *testing.T, devs []string) {
+func testPlacements(t *testing.T, devs []string, tune tuning) {
 	const iters = 50
 	ref, rs := chain()
 	if _, err := Run(context.Background(), ref, Options{Iterations: iters}); err != nil {
@@ -246,7 +248,7 @@ func testPlacements(t *testing.T, devs []string) {
 		for _, mode := range []DeviceMode{EnqueueAhead, Callback} {
 			t.Run(c.name+"/"+string(mode), func(t *testing.T) {
 				g, s := chain()
-				st, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: c.m}, DeviceMode: mode, CheckEmpty: true})
+				st, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: c.m}, DeviceMode: mode, CheckEmpty: true, tune: tune})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -261,7 +263,7 @@ func testPlacements(t *testing.T, devs []string) {
 							t.Fatalf("channel %s copied %d bytes: want 0 on one device", ch.Name, ch.CopiedBytes)
 						}
 						// two CUDA devices: copied once, device to device
-						if c.name == "two-devices" && backendOf(d0) == "cuda" && !devNoPeer {
+						if c.name == "two-devices" && backendOf(d0) == "cuda" && !tune.noPeer {
 							if want := int64(iters * rate * 4); ch.Peer == "" || ch.CopiedBytes != want {
 								t.Fatalf("channel %s: peer %q, %d bytes copied: want a peer ring on %s, %d bytes", ch.Name, ch.Peer, ch.CopiedBytes, devs[1], want)
 							}
@@ -281,10 +283,11 @@ func testPlacements(t *testing.T, devs []string) {
 
 // A source ending its stream drains through kernel actors.
 func TestKernelActorsEndOfStream(t *testing.T) {
-	forBackends(t, func(t *testing.T, devs []string) { testEndOfStream(t, devs[0]) })
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
+	forBackends(t, func(t *testing.T, devs []string) { testEndOfStream(t, devs[0], tuning{}) })
 }
 
-func testEndOfStream(t *testing.T, d0 string) {
+func testEndOfStream(t *testing.T, d0 string, tune tuning) {
 	g := graph.New("eos")
 	addRamp(g, "src", 37)
 	addAffine(g, "a1", 1, 1)
@@ -294,7 +297,7 @@ func testEndOfStream(t *testing.T, d0 string) {
 	g.JoinNames("a1.y", "a2.x")
 	g.JoinNames("a2.y", "snk.in")
 	m := &graph.Mapping{Actors: map[string]*graph.Placement{"a1": kernelAt(d0, 8, 4), "a2": kernelAt(d0, 5, 4)}}
-	if _, err := Run(context.Background(), g, Options{Mapping: m}); err != nil {
+	if _, err := Run(context.Background(), g, Options{Mapping: m, tune: tune}); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.got) != 37*rate {
@@ -352,6 +355,7 @@ func jacobiGraph(iters int) (*graph.Graph, *f32sink) {
 
 // Swap equals copy-device equals copy-host equals the Go version.
 func TestSwapEqualsCopy(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) { testSwapEqualsCopy(t, devs[0]) })
 }
 
@@ -391,6 +395,7 @@ func testSwapEqualsCopy(t *testing.T, d0 string) {
 }
 
 func TestKernelActorErrors(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) { testKernelActorErrors(t, devs[0]) })
 }
 
@@ -453,12 +458,12 @@ func testKernelActorErrors(t *testing.T, d0 string) {
 // kernel actors) carry the same streams, on every placement and at the end
 // of a stream.
 func TestKernelActorsFIFOMemory(t *testing.T) {
-	forceFIFOMemory = true
-	t.Cleanup(func() { forceFIFOMemory = false })
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
+	tune := tuning{fifoMemory: true}
 	forBackends(t, func(t *testing.T, devs []string) {
-		testPlacements(t, devs)
-		testEndOfStream(t, devs[0])
-		testNoTailCopies(t, devs[0])
+		testPlacements(t, devs, tune)
+		testEndOfStream(t, devs[0], tune)
+		testNoTailCopies(t, devs[0], tune)
 	})
 }
 
@@ -466,6 +471,7 @@ func TestKernelActorsFIFOMemory(t *testing.T) {
 // lanes: streams that run concurrently within a round) give the Go
 // results, with and without lanes.
 func TestKernelActorsIndependentChains(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		const iters = 60
 		build := func() (*graph.Graph, [2]*f32sink) {
@@ -491,10 +497,8 @@ func TestKernelActorsIndependentChains(t *testing.T) {
 			m[a] = kernelAt(devs[0], 3, 8)
 		}
 		for _, noLanes := range []bool{false, true} {
-			devNoFork = noLanes
 			g, got := build()
-			_, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: m}})
-			devNoFork = false
+			_, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: m}, tune: tuning{noFork: noLanes}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -509,6 +513,7 @@ func TestKernelActorsIndependentChains(t *testing.T) {
 // device that has it (CUDA); the same placements with copy commands
 // instead carry the same streams.
 func TestKernelActorsCopyStaging(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		d, err := device.Open(context.Background(), devs[0])
 		if err != nil {
@@ -519,17 +524,16 @@ func TestKernelActorsCopyStaging(t *testing.T) {
 		if !mapper {
 			t.Skipf("%s has no mapped host memory: its host channels always use copies (tested elsewhere)", devs[0])
 		}
-		devNoMapped = true
-		t.Cleanup(func() { devNoMapped = false })
-		testPlacements(t, devs)
-		testEndOfStream(t, devs[0])
+		tune := tuning{noMapped: true}
+		testPlacements(t, devs, tune)
+		testEndOfStream(t, devs[0], tune)
 	})
 }
 
 // A Go source's windows into a FIFO in a device's memory stop at the
 // ring's end, so that the FIFO copies nothing into its tail: the channel
 // copies each token once, to the device.
-func testNoTailCopies(t *testing.T, dev string) {
+func testNoTailCopies(t *testing.T, dev string, tune tuning) {
 	const iters = 200
 	ref, rs := chain()
 	ref.Channels[0].Capacity = 7 * rate // rounds of up to 3 firings, a ring of 8
@@ -538,7 +542,7 @@ func testNoTailCopies(t *testing.T, dev string) {
 	}
 	g, s := chain()
 	g.Channels[0].Capacity = 7 * rate
-	st, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"a1": kernelAt(dev, 2, 8)}}})
+	st, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{"a1": kernelAt(dev, 2, 8)}}, tune: tune})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,6 +558,7 @@ func testNoTailCopies(t *testing.T, dev string) {
 // a client's graph does the client's count with it): the source fires 20
 // times, the kernel actor 12, so the sink sees 12 firings' tokens.
 func TestKernelActorsFiringsCap(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		g := graph.New("cap")
 		addRamp(g, "src", -1)
@@ -602,6 +607,7 @@ func addRamp(g *graph.Graph, name string, end int) {
 // CUDA Graphs with their kernels' arguments set anew (Stats.Devices), and
 // the stream equals the Go actors'.
 func TestKernelRoundsReplayWithArgs(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	devs := cudaDevices(t)
 	const iters = 3000
 	ref, want := chain()
@@ -651,13 +657,14 @@ const slowCL = `void FIRE() {
 // place, not copied; and the kernel takes more steps, the GPU being
 // faster than PoCL's CPU threads.)
 func TestKernelInputsReleasedAfterCopy(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		const iters = 400
 		steps := 4000
+		tune := tuning{earlyReleases: new(atomic.Int64)}
 		if backendOf(devs[0]) == "cuda" {
 			steps = 400000
-			devNoMapped = true
-			t.Cleanup(func() { devNoMapped = false })
+			tune.noMapped = true
 		}
 		src := fmt.Sprintf("#define STEPS %d\n", steps) + slowCL
 		build := func() (*graph.Graph, *f32sink) {
@@ -673,14 +680,13 @@ func TestKernelInputsReleasedAfterCopy(t *testing.T) {
 		if _, err := Run(context.Background(), ref, Options{Iterations: iters}); err != nil {
 			t.Fatal(err)
 		}
-		before := devEarlyReleases.Load()
 		g, got := build()
 		m := map[string]*graph.Placement{"slow": kernelAt(devs[0], 2, 8)}
-		if _, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: m}, DeviceDepth: 8}); err != nil {
+		if _, err := Run(context.Background(), g, Options{Iterations: iters, Mapping: &graph.Mapping{Actors: m}, DeviceDepth: 8, tune: tune}); err != nil {
 			t.Fatal(err)
 		}
 		sameF32(t, got.got, want.got)
-		if n := devEarlyReleases.Load() - before; n == 0 {
+		if n := tune.earlyReleases.Load(); n == 0 {
 			t.Fatalf("no invocation's inputs were released before it completed (of %d)", iters/2)
 		} else {
 			t.Logf("%d of %d invocations released their inputs before completing", n, iters/2)

@@ -19,6 +19,7 @@ import (
 // The examples/opencl graph gives the same tokens with its Go built-ins
 // and with its OpenCL kernels, and the kernels' channel copies nothing.
 func TestExampleOpenCLSaxpy(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	exampleSaxpy(t, "opencl", "../examples/opencl/saxpy.yaml", "../examples/opencl/saxpy-map.yaml")
 }
 
@@ -26,6 +27,7 @@ func TestExampleOpenCLSaxpy(t *testing.T) {
 // gives the same tokens with Go, with its CUDA kernels (its mapping) and
 // with its OpenCL kernels (the examples/opencl mapping).
 func TestExampleCUDASaxpy(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	exampleSaxpy(t, "cuda", "../examples/cuda/saxpy.yaml", "../examples/cuda/saxpy-map.yaml")
 	if avail("opencl") {
 		t.Run("opencl-mapping", func(t *testing.T) {
@@ -38,6 +40,7 @@ func TestExampleCUDASaxpy(t *testing.T) {
 // the same tokens, and the channel between the GPUs is a peer ring on the
 // second one (every token copied once, device to device).
 func TestExampleCUDASaxpyTwoGPUs(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	n := 0
 	for _, r := range device.Discover(context.Background()) {
 		if r.Backend == "cuda" {

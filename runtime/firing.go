@@ -47,6 +47,7 @@ type Stopper interface {
 // output windows, the firing's index and phase, and its replica.
 type Firing struct {
 	ctx      context.Context
+	run      *run // nil for NewFiring's
 	actor    *graph.Actor
 	index    int64
 	phase    int
@@ -126,6 +127,7 @@ func Output[T any](f *Firing, i int) []T { return fifo.Tokens[T](f.outs[i]) }
 // reads and writes at will.
 type Process struct {
 	ctx   context.Context
+	run   *run // nil for NewProcess's
 	actor *graph.Actor
 	ins   []*fifo.Reader
 	outs  []*fifo.Writer

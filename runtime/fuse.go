@@ -39,6 +39,16 @@ const (
 	fuseTailDiv   = 4
 )
 
+// fuseMaxCost is the declared cost of one firing (graph.Actor.Cost) from
+// which an actor is not fused. A fused chain runs its stages back to back
+// on one worker, batch after batch, so a producer and its consumer never
+// overlap within a batch: what fusion saves is the channel's commit and
+// the scheduling between them (a few µs a round), and a round's
+// (roundTargetNs) worth of a stage's firings already pays that once per
+// round unfused. Firings of this cost or more run one or a few per round
+// unfused, and pipeline across the workers as the simulator assumes.
+const fuseMaxCost = roundTargetNs * time.Nanosecond
+
 // fusion is a chain of stateless CPU actors run as one scheduling unit:
 // a worker claims a batch of firings and runs it through every stage back
 // to back, the windows between stages in the worker's scratch buffer, and
@@ -70,6 +80,9 @@ func (r *run) fusable(u *unit, byActor map[*graph.Actor]*unit) bool {
 	}
 	if a.Stateful || a.IO || a.StateDecl != nil || a.Pattern != nil || a.Iterations > 1 || hasHistory(a) || a.Dynamic() || a.Phases() != 1 {
 		return false
+	}
+	if a.Cost >= fuseMaxCost {
+		return false // long firings gain from overlap: see fuseMaxCost
 	}
 	if _, capped := r.opts.Firings[a.Name]; capped {
 		return false
@@ -183,6 +196,15 @@ func (r *run) newFusion(stages []*unit, workers int) {
 		}
 	}
 	fz.batch = int64(max(1, fuseBatchBytes/win))
+	var cost time.Duration
+	for _, s := range stages {
+		cost += s.a.Cost
+	}
+	if cost > 0 {
+		// A batch of declared cost lasts at most about a round's time:
+		// the replicas share a round's batches from its first.
+		fz.batch = min(fz.batch, max(1, int64(roundTargetNs*time.Nanosecond/cost)))
+	}
 	fz.minBatch = max(1, fz.batch/fuseTailDiv)
 	fz.scratch = int(fz.batch) * inner
 	fu := &unit{r: r, idx: -1, a: head.a, name: fz.name, replicas: workers, target: head.target, phases: 1, fz: fz}
@@ -313,12 +335,19 @@ func (u *unit) fusedRound(c *execCtx, k, t0 int64) (int64, bool) {
 	b := u.fz.batch
 	if u.replicas <= 1 || k <= b {
 		base := u.next
+		if u.r.liveStats {
+			u.noteStarted(base + k)
+		}
 		var done int64
 		var err error
+		start := t0
 		for done < k && err == nil {
 			var n int64
 			n, t0, err = u.runFusedBatch(c, base, done, min(b, k-done), t0)
 			done += n
+			if t0-start >= roundTargetNs {
+				break // the round has lasted its time: commit what is done
+			}
 		}
 		u.commit(base, done)
 		if err != nil {

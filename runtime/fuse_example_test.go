@@ -43,6 +43,7 @@ func runCapturingStdout(t *testing.T, path string, opts runtime.Options) ([]byte
 // The tone filter (built-ins) prints the same spectrum fused and unfused;
 // its stateless tail (decimate, fft, magnitude) runs as one fused unit.
 func TestFusedToneFilterSameOutput(t *testing.T) {
+	t.Parallel()
 	path := "../examples/run/tone-filter.yaml"
 	for _, workers := range []int{1, 2, 4} {
 		fused, st := runCapturingStdout(t, path, runtime.Options{Iterations: 300, Workers: workers})
@@ -67,6 +68,7 @@ func TestFusedToneFilterSameOutput(t *testing.T) {
 // actors sit next to KPN processes, broadcasts and a conditional pattern,
 // so nothing in them fuses: the run must not change).
 func TestFusedConditionalExamplesSameOutput(t *testing.T) {
+	t.Parallel()
 	for _, file := range []string{"conditional.yaml", "kernel.yaml"} {
 		path := filepath.Join("..", "examples", "conditional", file)
 		var outs [2][]float32

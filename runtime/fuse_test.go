@@ -73,6 +73,7 @@ func runBoth(t *testing.T, mk func() (*graph.Graph, []*collector), opts Options)
 }
 
 func TestFusedChainSameOutput(t *testing.T) {
+	t.Parallel()
 	for _, workers := range []int{1, 2, 4} {
 		for _, r := range []int{1, 7, 1024} {
 			t.Run(fmt.Sprintf("workers%d/rate%d", workers, r), func(t *testing.T) {
@@ -107,6 +108,7 @@ func TestFusedChainSameOutput(t *testing.T) {
 }
 
 func TestFusedChainIterationsCheckEmpty(t *testing.T) {
+	t.Parallel()
 	mk := func() (*graph.Graph, []*collector) {
 		g, c := fuseChain(4, 64, -1)
 		return g, []*collector{c}
@@ -121,6 +123,7 @@ func TestFusedChainIterationsCheckEmpty(t *testing.T) {
 }
 
 func TestNoFuseCPU(t *testing.T) {
+	t.Parallel()
 	g, _ := fuseChain(3, 8, 8000)
 	st, err := Run(context.Background(), g, Options{NoFuseCPU: true})
 	if err != nil {
@@ -136,6 +139,7 @@ func TestNoFuseCPU(t *testing.T) {
 // What does not fuse: stateful actors, broadcasts, initial tokens, rate
 // changes, two inputs.
 func TestFusionBoundaries(t *testing.T) {
+	t.Parallel()
 	g := graph.New("bounds")
 	src := addSource(g, "src", 4, 40000)
 	aIn, aOut := addMap(g, "a", 4, func(v int64) int64 { return v + 1 })
@@ -256,6 +260,7 @@ func randomGraph(seed uint64) (*graph.Graph, []*collector) {
 }
 
 func TestFusedRandomGraphs(t *testing.T) {
+	t.Parallel()
 	fusedSome := 0
 	for seed := range uint64(24) {
 		mk := func() (*graph.Graph, []*collector) { return randomGraph(seed) }
@@ -305,6 +310,7 @@ func failingMidChain(name string, first, last func(int64) int64, fail func(idx i
 // A stage's error and panic are reported under its own name and firing,
 // and end of stream inside a chain commits the firings before it.
 func TestFusedStageErrors(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	for _, tc := range []struct {
 		name string
@@ -336,6 +342,7 @@ func TestFusedStageErrors(t *testing.T) {
 }
 
 func TestFusedTrace(t *testing.T) {
+	t.Parallel()
 	g, _ := fuseChain(2, 16, 16*500)
 	var buf bytes.Buffer
 	if _, err := Run(context.Background(), g, Options{Trace: &buf, Workers: 2}); err != nil {
@@ -365,6 +372,7 @@ func TestFusedTrace(t *testing.T) {
 }
 
 func TestFusedTable(t *testing.T) {
+	t.Parallel()
 	g, _ := fuseChain(2, 16, 16*100)
 	st, err := Run(context.Background(), g, Options{Workers: 2})
 	if err != nil {
@@ -392,6 +400,7 @@ func TestFusedTable(t *testing.T) {
 // A fused chain's batches run on several workers at once: a stage waits
 // (up to 10 s) for another of its firings to run beside it.
 func TestFusedChainRunsInParallel(t *testing.T) {
+	t.Parallel()
 	var inside, peak atomic.Int32
 	g := graph.New("fpar")
 	src := addSource(g, "src", 1024, 1024*64)
@@ -431,6 +440,7 @@ func TestFusedChainRunsInParallel(t *testing.T) {
 // every stage, for an error and a panic alike: the batch's earlier
 // firings go on through the later stages.
 func TestFusedFailureMidBatchCommitsEarlierFirings(t *testing.T) {
+	t.Parallel()
 	for _, panics := range []bool{false, true} {
 		t.Run(fmt.Sprintf("panic=%v", panics), func(t *testing.T) {
 			fail := func(int64) error { return errors.New("boom") }
@@ -465,6 +475,7 @@ func TestFusedFailureMidBatchCommitsEarlierFirings(t *testing.T) {
 // around it (which share its clock reads: one stage's end is the next
 // one's start) get little of it.
 func TestFusedStageBusyTime(t *testing.T) {
+	t.Parallel()
 	g := graph.New("fbusy")
 	src := addSource(g, "src", 16, 16*400)
 	aIn, aOut := addMap(g, "cheap1", 16, func(v int64) int64 { return v + 1 })
@@ -507,6 +518,7 @@ func TestFusedStageBusyTime(t *testing.T) {
 // never fewer than minBatch but the round's last remainder, never growing,
 // and they add up to the round.
 func TestFusedClaimSizes(t *testing.T) {
+	t.Parallel()
 	for _, batch := range []int64{1, 2, 7, 1024} {
 		fz := &fusion{batch: batch, minBatch: max(1, batch/fuseTailDiv)}
 		for _, reps := range []int{1, 2, 3, 16} {
@@ -539,6 +551,7 @@ func TestFusedClaimSizes(t *testing.T) {
 // the firings once each, whole batches and the shrunk claims of the
 // rounds' ends.
 func TestFusedRoundEndsWithSmallBatches(t *testing.T) {
+	t.Parallel()
 	const iters = 100_000
 	run := func(noFuse bool) ([]int64, []uintptr, *Stats) {
 		addr := make([]uintptr, iters)

@@ -38,7 +38,7 @@ func withHistory(a *graph.Actor, fire FireFunc) FireFunc {
 					wins[i] = h.buf[:h.keep]
 				}
 			}
-			attachHistory(f.ctx, a, wins) // checkpoints snapshot and restore them
+			attachHistory(f.run, a, wins) // checkpoints snapshot and restore them
 		}
 		orig := f.ins
 		for i, h := range hs {

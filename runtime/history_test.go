@@ -11,6 +11,7 @@ import (
 // TestHistory: a 3-tap moving sum with history 2 on a rate-4 input sees
 // the two previous tokens before its window (zeros before the start).
 func TestHistory(t *testing.T) {
+	t.Parallel()
 	g := graph.New("hist")
 	src := addSource(g, "src", 4, 40)
 	a := g.AddActor("sum3", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {

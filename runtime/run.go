@@ -107,6 +107,10 @@ type Options struct {
 	// are confined to, or refused (FileAccess); the zero value is
 	// unconfined.
 	Files FileAccess
+
+	// tune turns parts of the runtime off for A/B measurements and tests
+	// (tuning.go); the zero value is every user's run.
+	tune tuning
 }
 
 // Snapshot is the live state of a run passed to Options.Progress.
@@ -127,6 +131,11 @@ type ActorProgress struct {
 	Name string
 	// Firings done so far.
 	Firings int64
+	// Started counts the firings begun so far: those done and those
+	// running now (or claimed by a round in progress), so that an actor
+	// whose firings last seconds shows its progress before the first
+	// ends. It is at least Firings.
+	Started int64
 	// Target is the number of firings the run asks for; -1 when it runs
 	// until end of stream (and for KPN processes).
 	Target int64
@@ -181,6 +190,14 @@ type run struct {
 	traceCap int
 
 	ck *checkpoints // Options.Checkpoint (checkpoint.go)
+
+	// What firings reach through their run (Firing.run), nil when the
+	// run has none: shared variables (shared.go), stream tags (tags.go)
+	// and declared state (state.go).
+	shared *sharedSet
+	tags   tagSet
+	states actorStates
+	handle Handle // the run as its actors see it (handle.go)
 }
 
 // newCtx makes an execution context (one per goroutine that fires actors).
@@ -226,28 +243,25 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 		r.freeFifos()
 		return nil, err
 	}
-	ctx, err := withState(ctx, r.units, opts.StateIn)
-	if err != nil {
+	r.handle.r = r
+	var err error
+	if r.states, err = newStates(r.units, opts.StateIn); err != nil {
 		r.freeFifos()
 		return nil, err
 	}
-	if ctx, err = r.newCheckpoints(ctx); err != nil {
+	if err = r.newCheckpoints(); err != nil {
 		r.freeFifos()
 		return nil, err
 	}
-	ctx, endTags, err := withTags(ctx, g, opts.Tags)
-	if err != nil {
+	if r.tags, err = newTags(g, opts.Tags); err != nil {
 		r.freeFifos()
 		return nil, err
 	}
-	defer endTags()
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	defer r.cancel()
-	var endShared func()
-	r.ctx, endShared = withShared(r.ctx, g)
-	defer endShared()
+	r.shared = newShared(g)
 	if ck := opts.Checkpoint; ck != nil && ck.Resume != nil && !ck.External {
-		if err := restoreShared(r.ctx, g, ck.Resume); err != nil {
+		if err := r.shared.restore(g, ck.Resume); err != nil {
 			r.freeFifos()
 			return nil, err
 		}
@@ -264,11 +278,16 @@ func Run(ctx context.Context, g *graph.Graph, opts Options) (*Stats, error) {
 start:
 	for _, u := range r.units {
 		for _, impl := range u.lifecycle() {
-			if s, ok := impl.(Starter); ok {
-				if err := s.Start(r.ctx); err != nil {
-					startErr = fmt.Errorf("actor %s: start: %w", u.name, err)
-					break start
-				}
+			var err error
+			switch s := impl.(type) {
+			case RunStarter:
+				err = s.StartRun(r.ctx, &r.handle)
+			case Starter:
+				err = s.Start(r.ctx)
+			}
+			if err != nil {
+				startErr = fmt.Errorf("actor %s: start: %w", u.name, err)
+				break start
 			}
 			started = append(started, startedImpl{u, impl})
 		}
@@ -290,10 +309,10 @@ start:
 		}
 	}
 	st := r.stats()
-	st.Shared = sharedStats(r.ctx, g)
+	st.Shared = r.shared.stats(g)
 	st.Checkpoints = r.ck.statistics()
 	var stateErr error
-	st.State, stateErr = finishState(r.ctx, r.units)
+	st.State, stateErr = finishState(r.states, r.units)
 	err = r.err
 	if err == nil {
 		err = stateErr
@@ -430,8 +449,9 @@ func (r *run) supervise() {
 func (r *run) snapshot() Snapshot {
 	s := Snapshot{Elapsed: time.Since(r.start), Actors: make([]ActorProgress, len(r.units))}
 	for i, u := range r.units {
-		s.Actors[i] = ActorProgress{Name: u.name, Firings: u.firings.Load(), Target: u.target, Done: u.state.Load() == stateDone,
-			Busy: time.Duration(u.busyLive.Load()), Blocked: u.liveBlocked()}
+		n := u.firings.Load()
+		s.Actors[i] = ActorProgress{Name: u.name, Firings: n, Started: max(n, u.started.Load()), Target: u.target,
+			Done: u.state.Load() == stateDone, Busy: time.Duration(u.busyLive.Load()), Blocked: u.liveBlocked()}
 	}
 	s.Channels, s.Devices = r.liveChannels(), r.liveDevices()
 	return s

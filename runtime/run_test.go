@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 func id(v int64) int64 { return v }
 
 func TestSDFFiringsEqualRepetitionVector(t *testing.T) {
+	t.Parallel()
 	// src (2) -> (3) a (1) -> (1) sink ; rv: src 3, a 2, sink 2
 	for _, workers := range []int{1, 2, 4} {
 		t.Run(fmt.Sprint("workers=", workers), func(t *testing.T) {
@@ -49,6 +51,7 @@ func TestSDFFiringsEqualRepetitionVector(t *testing.T) {
 }
 
 func TestCSDFFiringsEqualRepetitionVector(t *testing.T) {
+	t.Parallel()
 	// src (1) -> [1,2] c [2,0,1] -> sink(3)
 	// c has 6 phases per cycle (lcm 2,3): consumes 1,2,1,2,1,2 = 9, produces 2,0,1,2,0,1 = 6.
 	g := graph.New("csdf")
@@ -96,6 +99,7 @@ func TestCSDFFiringsEqualRepetitionVector(t *testing.T) {
 }
 
 func TestEndOfStreamDrains(t *testing.T) {
+	t.Parallel()
 	g := graph.New("eos")
 	src := addSource(g, "src", 4, 10000)
 	mi, mo := addMap(g, "double", 2, func(v int64) int64 { return 2 * v })
@@ -116,6 +120,7 @@ func TestEndOfStreamDrains(t *testing.T) {
 }
 
 func TestEndOfStreamPartialLeftover(t *testing.T) {
+	t.Parallel()
 	// 10 tokens into a rate-4 consumer: 2 firings, 2 tokens left over.
 	g := graph.New("leftover")
 	src := addSource(g, "src", 1, 10)
@@ -143,6 +148,7 @@ func rebuildLeftover() *graph.Graph {
 }
 
 func TestBroadcast(t *testing.T) {
+	t.Parallel()
 	g := graph.New("bcast")
 	src := addSource(g, "src", 3, 3000)
 	s1, c1 := addSink(g, "s1", graph.SDF(1))
@@ -157,6 +163,7 @@ func TestBroadcast(t *testing.T) {
 }
 
 func TestInitialTokensCycle(t *testing.T) {
+	t.Parallel()
 	// a -> b -> a with 1 initial token on b->a: an accumulator loop.
 	g := graph.New("loop")
 	src := addSource(g, "src", 1, -1)
@@ -181,6 +188,7 @@ func TestInitialTokensCycle(t *testing.T) {
 }
 
 func TestKPNAndSDFTogether(t *testing.T) {
+	t.Parallel()
 	// src (SDF, rate 4) -> filter (KPN: keeps even values, reads 3 at a time)
 	//   -> scale (SDF rate 2) -> sink (SDF rate 1)
 	g := graph.New("mixed")
@@ -222,6 +230,7 @@ func TestKPNAndSDFTogether(t *testing.T) {
 }
 
 func TestReplicasPreserveOrder(t *testing.T) {
+	t.Parallel()
 	for _, reps := range []int{2, 3, 4} {
 		t.Run(fmt.Sprint("replicas=", reps), func(t *testing.T) {
 			g := graph.New("team")
@@ -282,6 +291,7 @@ func spin(d time.Duration) {
 }
 
 func TestActorErrorNamesActorAndFiring(t *testing.T) {
+	t.Parallel()
 	g := graph.New("err")
 	src := addSource(g, "src", 1, -1)
 	boom := errors.New("boom")
@@ -300,6 +310,7 @@ func TestActorErrorNamesActorAndFiring(t *testing.T) {
 }
 
 func TestPanicNamesActorAndFiring(t *testing.T) {
+	t.Parallel()
 	for _, replicas := range []int{1, 2} {
 		g := graph.New("panic")
 		src := addSource(g, "src", 1, -1)
@@ -322,6 +333,7 @@ func TestPanicNamesActorAndFiring(t *testing.T) {
 }
 
 func TestProcessPanicAndError(t *testing.T) {
+	t.Parallel()
 	g := graph.New("procpanic")
 	src := addSource(g, "src", 1, -1)
 	p := g.AddActor("p", graph.WithFunc(func(p *Process) error {
@@ -339,6 +351,7 @@ func TestProcessPanicAndError(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
+	t.Parallel()
 	g := graph.New("forever")
 	src := addSource(g, "src", 1, -1)
 	mi, mo := addMap(g, "m", 1, id)
@@ -369,6 +382,7 @@ func TestCancellation(t *testing.T) {
 }
 
 func TestWatchdogSDFCycle(t *testing.T) {
+	t.Parallel()
 	// a and b feed each other without initial tokens.
 	g := graph.New("dead")
 	a := g.AddActor("a", graph.WithFunc(func(f *Firing) error { return nil }))
@@ -396,6 +410,7 @@ func TestWatchdogSDFCycle(t *testing.T) {
 }
 
 func TestWatchdogFullAndKPN(t *testing.T) {
+	t.Parallel()
 	// src feeds a and b; the process p reads only a, so b fills up and src
 	// blocks on it while p waits for a.
 	g := graph.New("dead2")
@@ -430,6 +445,7 @@ func TestWatchdogFullAndKPN(t *testing.T) {
 }
 
 func TestWatchdogPooledFull(t *testing.T) {
+	t.Parallel()
 	// j needs 5 tokens on b but src gives one per firing, and a (capacity
 	// 4) fills first: src waits on a full channel, j on a short one.
 	g := graph.New("dead3")
@@ -453,6 +469,7 @@ func TestWatchdogPooledFull(t *testing.T) {
 }
 
 func TestTraceOneEventPerFiring(t *testing.T) {
+	t.Parallel()
 	g := graph.New("trace")
 	src := addSource(g, "src", 2, 2000)
 	mi, mo := addMap(g, "m", 1, id)
@@ -505,6 +522,7 @@ func TestTraceOneEventPerFiring(t *testing.T) {
 }
 
 func TestStatsTableAndProfile(t *testing.T) {
+	t.Parallel()
 	g := graph.New("prof")
 	src := addSource(g, "src", 1, 500)
 	mi, mo := addMap(g, "slow", 1, func(v int64) int64 { spin(20 * time.Microsecond); return v })
@@ -540,6 +558,7 @@ func TestStatsTableAndProfile(t *testing.T) {
 }
 
 func TestMappingErrors(t *testing.T) {
+	t.Parallel()
 	build := func() *graph.Graph {
 		g := graph.New("m")
 		src := addSource(g, "src", 1, 10)
@@ -559,6 +578,7 @@ func TestMappingErrors(t *testing.T) {
 }
 
 func TestIOAffinityPriority(t *testing.T) {
+	t.Parallel()
 	g := graph.New("misc")
 	src := addSource(g, "src", 1, 3000)
 	mi, mo := addMap(g, "io", 1, id, graph.IO())
@@ -586,6 +606,7 @@ func TestIOAffinityPriority(t *testing.T) {
 }
 
 func TestProgressAndComposite(t *testing.T) {
+	t.Parallel()
 	sub := graph.New("inner")
 	ii, io := addMap(sub, "x2", 1, func(v int64) int64 { spin(5 * time.Microsecond); return 2 * v })
 	_, _ = ii, io
@@ -617,6 +638,7 @@ func TestProgressAndComposite(t *testing.T) {
 }
 
 func TestReplicasRunConcurrently(t *testing.T) {
+	t.Parallel()
 	// Firing 0 waits for firing 1 to start: only a team whose two members
 	// fire at once gets past it.
 	g := graph.New("rendezvous")
@@ -654,6 +676,7 @@ func TestReplicasRunConcurrently(t *testing.T) {
 // back. With one worker, holding it would starve the second input's
 // producer forever.
 func TestEndedInputDoesNotHoldWorker(t *testing.T) {
+	t.Parallel()
 	for _, first := range []string{"sum", "mid"} {
 		t.Run(first+" first", func(t *testing.T) {
 			g := graph.New("ended")
@@ -693,6 +716,7 @@ func TestEndedInputDoesNotHoldWorker(t *testing.T) {
 // Live snapshots carry busy and blocked time, channel fills within their
 // capacities, and are race-free while the run goes.
 func TestProgressLiveStatistics(t *testing.T) {
+	t.Parallel()
 	g := graph.New("live")
 	src := addSource(g, "src", 64, -1)
 	mi, mo := addMap(g, "slow", 64, func(v int64) int64 { return v * 3 })
@@ -736,6 +760,7 @@ func TestProgressLiveStatistics(t *testing.T) {
 // of the team): no worker may claim a firing past its round's end, whose
 // windows stop there.
 func TestReplicasRoundsBackToBack(t *testing.T) {
+	t.Parallel()
 	const n = 200_000
 	for _, reps := range []int{3, 8} {
 		g := graph.New("team")
@@ -754,5 +779,63 @@ func TestReplicasRoundsBackToBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkSeq(t, col.values(), n-n%7, func(i int64) int64 { return i })
+	}
+}
+
+// A round of long firings commits each one as it ends: the consumer of a
+// source whose firings each wait for the consumer's progress starts on
+// the first token while the source's round is still going (the run would
+// otherwise deadlock until the source's whole round ended), and the
+// progress callback sees the firings that have started before they end.
+func TestLongFiringsPipelineAndShowStarted(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	var consumed atomic.Int64
+	seenRunning := make(chan struct{})
+	var once sync.Once
+	g := graph.New("long")
+	src := g.AddActor("src", graph.WithFunc(FireFunc(func(f *Firing) error {
+		// Firing i waits until the consumer has taken firing i-1's
+		// token: only a round that commits each firing lets it.
+		deadline := time.Now().Add(10 * time.Second)
+		for consumed.Load() < f.Index() {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("firing %d: the consumer has %d tokens after 10 s: the round held them back", f.Index(), consumed.Load())
+			}
+			time.Sleep(time.Millisecond) // a long firing: polls its condition
+		}
+		spin(300 * time.Microsecond)
+		return nil
+	})))
+	so := graph.AddOutput[int64](src, "out", graph.SDF(1))
+	snk := g.AddActor("snk", graph.Stateful(), graph.WithFunc(FireFunc(func(f *Firing) error {
+		if f.Index() == 0 {
+			select { // the first firing lasts until progress saw it run
+			case <-seenRunning:
+			case <-time.After(10 * time.Second):
+				return fmt.Errorf("progress never showed snk's first firing running")
+			}
+		}
+		consumed.Add(1)
+		return nil
+	})))
+	si := graph.AddInput[int64](snk, "in", graph.SDF(1))
+	graph.Connect(g, so, si)
+	st, err := Run(context.Background(), g, Options{Iterations: n, Workers: 2, ProgressInterval: time.Millisecond,
+		Progress: func(s Snapshot) {
+			for _, a := range s.Actors {
+				if a.Started < a.Firings {
+					t.Errorf("%s: %d started, %d done: expected started ≥ done", a.Name, a.Started, a.Firings)
+				}
+				if a.Name == "snk" && a.Started > a.Firings {
+					once.Do(func() { close(seenRunning) })
+				}
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := st.Actor("snk"); a.Firings != n {
+		t.Fatalf("snk fired %d times, want %d", a.Firings, n)
 	}
 }

@@ -527,7 +527,7 @@ func (c *execCtx) now() int64 { return nanotime() - c.t0 }
 // firingFor prepares the context's Firing for unit u.
 func (c *execCtx) firingFor(u *unit) *Firing {
 	f := &c.firing
-	f.ctx = c.r.ctx
+	f.ctx, f.run = c.r.ctx, c.r
 	f.actor = u.a
 	f.replica = 0
 	f.replicas = u.replicas
@@ -681,7 +681,7 @@ func (r *run) dedicated(c *execCtx, u *unit) {
 func (r *run) process(c *execCtx, u *unit) {
 	defer r.wg.Done()
 	u.state.Store(stateBusy)
-	p := &Process{ctx: r.ctx, actor: u.a}
+	p := &Process{ctx: r.ctx, run: r, actor: u.a}
 	for i := range u.ins {
 		p.ins = append(p.ins, u.ins[i].r)
 	}

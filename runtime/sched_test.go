@@ -18,6 +18,7 @@ import (
 // the injection queue, where that worker looks first: it takes over the
 // long-running unit instead of the producer queued before it.
 func TestPoolYield(t *testing.T) {
+	t.Parallel()
 	p := newPool(2)
 	w0, w1 := p.ws[0], p.ws[1]
 	producer, consumer, yielded := &unit{}, &unit{}, &unit{}
@@ -61,6 +62,7 @@ func TestPoolYield(t *testing.T) {
 // to firstRoundFirings and the later ones to about roundTargetNs, so the
 // consumer's first firing comes within a few milliseconds.
 func TestRoundsLastAboutTheTarget(t *testing.T) {
+	t.Parallel()
 	const n = 6000
 	g := graph.New("rounds")
 	var first, got atomic.Int64

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -12,12 +11,6 @@ import (
 	"github.com/sluicehq/sluice/fifo"
 	"github.com/sluicehq/sluice/graph"
 )
-
-// sharedRuns counts the runs with shared variables in progress: firings
-// look for staged updates only while it is positive.
-var sharedRuns atomic.Int64
-
-type sharedKey struct{}
 
 // sharedSet holds a run's shared variables.
 type sharedSet struct {
@@ -43,11 +36,11 @@ type sharedVar struct {
 	by      atomic.Pointer[graph.Actor] // the actor whose update took effect last
 }
 
-// withShared returns ctx carrying g's shared variables (ctx itself when it
-// has none) and a function to call at the end of the run.
-func withShared(ctx context.Context, g *graph.Graph) (context.Context, func()) {
+// newShared returns g's shared variables, nil when it has none (firings
+// then look for no staged update: see fireOnce).
+func newShared(g *graph.Graph) *sharedSet {
 	if len(g.Shared) == 0 {
-		return ctx, func() {}
+		return nil
 	}
 	s := &sharedSet{vars: map[string]*sharedVar{}, q: map[*graph.Actor]int64{},
 		staged: map[*Firing][]staged{}, async: map[*graph.Actor]map[*sharedVar][]byte{}}
@@ -63,14 +56,13 @@ func withShared(ctx context.Context, g *graph.Graph) (context.Context, func()) {
 			s.q[a] = max(1, rv.Firings[a.Name])
 		}
 	}
-	sharedRuns.Add(1)
-	return context.WithValue(ctx, sharedKey{}, s), func() { sharedRuns.Add(-1) }
+	return s
 }
 
 func sharedOf(f *Firing, name string, size int) (*sharedSet, *sharedVar, error) {
 	var s *sharedSet
-	if f.ctx != nil {
-		s, _ = f.ctx.Value(sharedKey{}).(*sharedSet)
+	if f.run != nil {
+		s = f.run.shared
 	}
 	if s == nil || s.vars[name] == nil {
 		return nil, nil, fmt.Errorf("shared variable %q is not declared in the graph", name)
@@ -123,13 +115,7 @@ func sizeOf[T any]() uintptr {
 // publishShared applies firing f's staged updates after it returned nil:
 // sync ones now, async ones at the end of the actor's iteration.
 func publishShared(f *Firing) {
-	if f.ctx == nil {
-		return
-	}
-	s, _ := f.ctx.Value(sharedKey{}).(*sharedSet)
-	if s == nil {
-		return
-	}
+	s := f.run.shared
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, u := range s.staged[f] {
@@ -155,11 +141,10 @@ func publishShared(f *Firing) {
 
 // dropShared forgets a failed firing's staged updates.
 func dropShared(f *Firing) {
-	if s, _ := f.ctx.Value(sharedKey{}).(*sharedSet); s != nil {
-		s.mu.Lock()
-		delete(s.staged, f)
-		s.mu.Unlock()
-	}
+	s := f.run.shared
+	s.mu.Lock()
+	delete(s.staged, f)
+	s.mu.Unlock()
 }
 
 func (v *sharedVar) set(b []byte) {
@@ -178,8 +163,7 @@ type SharedStats struct {
 }
 
 // sharedStats reads the run's shared variables in declaration order.
-func sharedStats(ctx context.Context, g *graph.Graph) []SharedStats {
-	s, _ := ctx.Value(sharedKey{}).(*sharedSet)
+func (s *sharedSet) stats(g *graph.Graph) []SharedStats {
 	if s == nil {
 		return nil
 	}
@@ -209,11 +193,11 @@ func decodeScalar(b []byte, t graph.TokenType) any {
 }
 
 // endFiringShared publishes firing f's staged updates when it succeeded
-// and drops them when it failed.
+// and drops them when it failed; f's run has shared variables.
 func endFiringShared(f *Firing, err error) {
 	if err == nil {
 		publishShared(f)
-	} else if f.ctx != nil {
+	} else {
 		dropShared(f)
 	}
 }
@@ -221,8 +205,7 @@ func endFiringShared(f *Firing, err error) {
 // sharedOfActor returns the values of the shared variables whose last
 // update that took effect was actor a's (a checkpoint's snapshot of a:
 // the value at a's barrier), or nil.
-func sharedOfActor(ctx context.Context, a *graph.Actor) map[string][]byte {
-	s, _ := ctx.Value(sharedKey{}).(*sharedSet)
+func (s *sharedSet) ofActor(a *graph.Actor) map[string][]byte {
 	if s == nil {
 		return nil
 	}
@@ -241,8 +224,7 @@ func sharedOfActor(ctx context.Context, a *graph.Actor) map[string][]byte {
 // restoreShared sets the shared variables to the values a checkpoint's
 // actors recorded (each variable as its last updater saw it at its
 // barrier).
-func restoreShared(ctx context.Context, g *graph.Graph, cp *Checkpoint) error {
-	s, _ := ctx.Value(sharedKey{}).(*sharedSet)
+func (s *sharedSet) restore(g *graph.Graph, cp *Checkpoint) error {
 	for name, snap := range cp.Actors {
 		for vname, val := range snap.Shared {
 			var v *sharedVar

@@ -43,6 +43,7 @@ func sharedChain(mode graph.SharedMode, sinkRate int) (*graph.Graph, *[]int64, *
 }
 
 func TestSharedSyncVisibleAtFiringBoundary(t *testing.T) {
+	t.Parallel()
 	const n = 2000
 	g, seen, _ := sharedChain(graph.SharedSync, 1)
 	st, err := Run(context.Background(), g, Options{Iterations: n, Workers: 2})
@@ -64,6 +65,7 @@ func TestSharedSyncVisibleAtFiringBoundary(t *testing.T) {
 }
 
 func TestSharedAsyncAtEndOfIteration(t *testing.T) {
+	t.Parallel()
 	const n = 500 // iterations: upd fires 4 times per iteration
 	g, seen, _ := sharedChain(graph.SharedAsync, 4)
 	st, err := Run(context.Background(), g, Options{Iterations: n, Workers: 2})
@@ -81,6 +83,7 @@ func TestSharedAsyncAtEndOfIteration(t *testing.T) {
 }
 
 func TestSharedErrors(t *testing.T) {
+	t.Parallel()
 	g := graph.New("bad")
 	g.AddShared("x", graph.MustTokenType("f32"), nil, graph.SharedSync, "")
 	src := addSource(g, "src", 1, -1)

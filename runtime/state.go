@@ -1,14 +1,11 @@
 package runtime
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/sluicehq/sluice/graph"
 )
-
-type stateKey struct{}
 
 // actorStates maps each actor with declared state to one buffer per
 // replica.
@@ -20,10 +17,10 @@ type StateFinalizer interface {
 	Finalize(replica int, state []byte) error
 }
 
-// withState allocates the state of every unit whose actor declares one,
+// newStates allocates the state of every unit whose actor declares one,
 // per replica, applying initializestate or copyinstate (from in, by actor
-// name); it returns ctx unchanged when no actor has state.
-func withState(ctx context.Context, units []*unit, in map[string][]byte) (context.Context, error) {
+// name); nil when no actor has state.
+func newStates(units []*unit, in map[string][]byte) (actorStates, error) {
 	st := actorStates{}
 	for _, u := range units {
 		d := u.a.StateDecl
@@ -37,10 +34,10 @@ func withState(ctx context.Context, units []*unit, in map[string][]byte) (contex
 		case d.Lifetime&graph.CopyInState != 0:
 			v, ok := in[u.a.Name]
 			if !ok {
-				return ctx, fmt.Errorf("runtime: actor %s has copyinstate but Options.StateIn has no value for it", u.a.Name)
+				return nil, fmt.Errorf("runtime: actor %s has copyinstate but Options.StateIn has no value for it", u.a.Name)
 			}
 			if len(v) != d.Size {
-				return ctx, fmt.Errorf("runtime: actor %s: copied-in state has %d bytes: expected %d", u.a.Name, len(v), d.Size)
+				return nil, fmt.Errorf("runtime: actor %s: copied-in state has %d bytes: expected %d", u.a.Name, len(v), d.Size)
 			}
 			init = v
 		}
@@ -52,20 +49,19 @@ func withState(ctx context.Context, units []*unit, in map[string][]byte) (contex
 		st[u.a] = reps
 	}
 	if len(st) == 0 {
-		return ctx, nil
+		return nil, nil
 	}
-	return context.WithValue(ctx, stateKey{}, st), nil
+	return st, nil
 }
 
 // State returns this replica's state of the actor (graph.Actor.StateDecl),
 // kept by the runtime from one firing to the next; nil when the actor
 // declares none. Only this replica's firings touch it.
 func (f *Firing) State() []byte {
-	if f.ctx == nil {
+	if f.run == nil {
 		return nil
 	}
-	st, _ := f.ctx.Value(stateKey{}).(actorStates)
-	reps := st[f.actor]
+	reps := f.run.states[f.actor]
 	if len(reps) == 0 {
 		return nil
 	}
@@ -74,8 +70,7 @@ func (f *Firing) State() []byte {
 
 // finishState finalizes the states with finalize and returns the values
 // copied out (copyoutstate: replica 0's, the team leader's).
-func finishState(ctx context.Context, units []*unit) (map[string][]byte, error) {
-	st, _ := ctx.Value(stateKey{}).(actorStates)
+func finishState(st actorStates, units []*unit) (map[string][]byte, error) {
 	if st == nil {
 		return nil, nil
 	}

@@ -53,6 +53,7 @@ func stateGraph(lt graph.Lifetime, init []byte) (*graph.Graph, *accActor, *colle
 }
 
 func TestStateLifetimes(t *testing.T) {
+	t.Parallel()
 	const n = 100
 	sum := int64(2*n*(2*n-1)) / 2 // 0 + 1 + … + 2n−1
 	t.Run("initialize+copyout+finalize", func(t *testing.T) {

@@ -48,6 +48,7 @@ func switchSelect(block int, n int64, choose func(int64) uint8) (*graph.Graph, *
 }
 
 func TestSwitchSelectProcesses(t *testing.T) {
+	t.Parallel()
 	const block, n = 8, 500
 	choose := func(i int64) uint8 { return uint8(i * 7 % 5 % 2) }
 	g, col := switchSelect(block, n, choose)
@@ -80,6 +81,7 @@ func TestSwitchSelectProcesses(t *testing.T) {
 }
 
 func TestSwitchBadShapeAndValue(t *testing.T) {
+	t.Parallel()
 	g := graph.New("bad")
 	a := g.AddActor("sw", graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "switch"}))
 	graph.AddInput[float32](a, "ctl", graph.Dynamic())

@@ -1,11 +1,9 @@
 package runtime
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"sync"
-	"sync/atomic"
 
 	"github.com/sluicehq/sluice/graph"
 )
@@ -32,11 +30,6 @@ const (
 	TagsOneToOne TagPolicy = "one-to-one"
 	TagsNone     TagPolicy = "none"
 )
-
-// tagRuns counts runs that track tags: firings look for tags only then.
-var tagRuns atomic.Int64
-
-type tagKey struct{}
 
 // tagStore holds the tags of one channel by absolute token position
 // (initial tokens first).
@@ -83,9 +76,10 @@ type actorTags struct {
 
 type tagSet map[*graph.Actor]*actorTags
 
-// withTags returns ctx tracking g's stream tags when on, or when some
-// actor has a "tags" attribute; else ctx unchanged.
-func withTags(ctx context.Context, g *graph.Graph, on bool) (context.Context, func(), error) {
+// newTags returns the stores of g's stream tags when on, or when some
+// actor has a "tags" attribute; else nil (firings then look for no tag:
+// see fireOnce).
+func newTags(g *graph.Graph, on bool) (tagSet, error) {
 	ts := tagSet{}
 	for _, a := range g.Actors {
 		p := TagPolicy(a.Attrs["tags"])
@@ -95,14 +89,14 @@ func withTags(ctx context.Context, g *graph.Graph, on bool) (context.Context, fu
 		case TagsAll, TagsOneToOne, TagsNone:
 			on = true
 		default:
-			return ctx, nil, fmt.Errorf("runtime: actor %s: tags attribute %q: expected all, one-to-one or none", a.Name, p)
+			return nil, fmt.Errorf("runtime: actor %s: tags attribute %q: expected all, one-to-one or none", a.Name, p)
 		}
 		at := &actorTags{policy: p, ins: make([]*tagStore, len(a.Inputs)),
 			outs: make([][]*tagStore, len(a.Outputs)), outIni: make([][]int64, len(a.Outputs))}
 		ts[a] = at
 	}
 	if !on {
-		return ctx, func() {}, nil
+		return nil, nil
 	}
 	for _, c := range g.Channels {
 		s := &tagStore{}
@@ -122,16 +116,14 @@ func withTags(ctx context.Context, g *graph.Graph, on bool) (context.Context, fu
 			}
 		}
 	}
-	tagRuns.Add(1)
-	return context.WithValue(ctx, tagKey{}, ts), func() { tagRuns.Add(-1) }, nil
+	return ts, nil
 }
 
 func (f *Firing) tags() *actorTags {
-	if tagRuns.Load() == 0 || f.ctx == nil {
+	if f.run == nil || f.run.tags == nil {
 		return nil
 	}
-	ts, _ := f.ctx.Value(tagKey{}).(tagSet)
-	return ts[f.actor]
+	return f.run.tags[f.actor]
 }
 
 // Tags returns the tags on input i's window, offsets relative to its

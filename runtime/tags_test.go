@@ -47,6 +47,7 @@ func tagChain(decPolicy string) (*graph.Graph, map[string][]Tag, *sync.Mutex) {
 }
 
 func TestTagsRateAwarePropagation(t *testing.T) {
+	t.Parallel()
 	const n = 200
 	g, seen, _ := tagChain("")
 	if _, err := Run(context.Background(), g, Options{Iterations: n, Tags: true, Workers: 2}); err != nil {
@@ -69,6 +70,7 @@ func TestTagsRateAwarePropagation(t *testing.T) {
 }
 
 func TestTagsPolicyNoneAndOff(t *testing.T) {
+	t.Parallel()
 	g, seen, _ := tagChain("none")
 	if _, err := Run(context.Background(), g, Options{Iterations: 20}); err != nil {
 		t.Fatal(err)
@@ -93,6 +95,7 @@ func TestTagsPolicyNoneAndOff(t *testing.T) {
 // a2 (kernel actors on a device, joined by a device ring) → a sink that
 // records them, at the same positions as through the Go versions.
 func TestTagsAcrossKernelActors(t *testing.T) {
+	// Not parallel: OpenCL drivers (PoCL) crash on concurrent device discovery.
 	forBackends(t, func(t *testing.T, devs []string) {
 		const n = 40
 		g := graph.New("tags-kernels")

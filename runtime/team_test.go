@@ -90,6 +90,7 @@ func runPrefixSum(t *testing.T, replicas int, log *teamLog) []int64 {
 }
 
 func TestTeamReplicateKeepsStatePerReplica(t *testing.T) {
+	t.Parallel()
 	want := runPrefixSum(t, 1, nil)
 	for _, r := range []int{2, 3} {
 		log := &teamLog{led: map[int64]int{}}
@@ -129,6 +130,7 @@ func init() {
 }
 
 func TestTeamReplicateBuiltinPerReplicaState(t *testing.T) {
+	t.Parallel()
 	// A built-in's factory is called once per replica: test.runningcount
 	// (registered in init) keeps a running count per instance.
 	g := graph.New("team-builtin")
@@ -145,6 +147,7 @@ func TestTeamReplicateBuiltinPerReplicaState(t *testing.T) {
 }
 
 func TestTeamReplicateErrors(t *testing.T) {
+	t.Parallel()
 	g := graph.New("team-bad")
 	src := addSource(g, "src", 1, 10)
 	in, out := addMap(g, "plain", 1, func(x int64) int64 { return x }, graph.Stateful())

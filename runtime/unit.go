@@ -117,6 +117,9 @@ type unit struct {
 	_     [60]byte
 
 	firings atomic.Int64 // committed firings (read by progress and stats)
+	// started counts the firings begun (committed or running), kept when
+	// the run has a Progress callback (see live.go).
+	started atomic.Int64
 	// busyLive and blockedLive mirror the statistics for live snapshots,
 	// updated when the run has a Progress callback (see live.go).
 	busyLive    atomic.Int64
@@ -554,11 +557,12 @@ func (u *unit) runPooled(c *execCtx) {
 				}
 				last = -1
 			} else {
+				base := u.next
 				end, ok := u.fireSeq(c, k, t)
 				if !ok {
 					return
 				}
-				last = end
+				last, k = end, u.next-base // the round may have ended early
 			}
 			if last < 0 {
 				last = c.now()
@@ -631,9 +635,16 @@ func (u *unit) fireSeq(c *execCtx, k, t0 int64) (int64, bool) {
 	start := t0
 	var err error
 	done := k
+	live := u.r.liveStats
+	if live && !each {
+		u.started.Store(base + k)
+	}
 	for j := int64(0); j < k; j++ {
 		idx := base + j
 		u.windows(f, idx, inOff, outOff)
+		if live && each {
+			u.started.Store(idx + 1)
+		}
 		if err = u.call(f); err != nil {
 			done = j
 			break
@@ -642,6 +653,15 @@ func (u *unit) fireSeq(c *execCtx, k, t0 int64) (int64, bool) {
 			t1 := c.now()
 			c.recordIn(&u.acc, u, idx, t0, t1)
 			t0 = t1
+			if t1-start >= roundTargetNs && j+1 < k {
+				// The round has lasted its time: commit what is done,
+				// so that the consumers start on it now rather than
+				// after the round's last firing (a round of k firings
+				// of seconds each would otherwise hold every token
+				// back, and the graph would run serially).
+				done = j + 1
+				break
+			}
 		}
 	}
 	if !each {
@@ -697,6 +717,18 @@ func (p *uport) firingBytes(idx int64) int {
 		return int(p.sum) * p.tsize // the phases' array is not loaded
 	}
 	return p.phases[idx%int64(len(p.phases))] * p.tsize
+}
+
+// noteStarted records, for live snapshots, that the firings before n have
+// begun (on the stages of a fused unit).
+func (u *unit) noteStarted(n int64) {
+	if u.fz == nil {
+		u.started.Store(n)
+		return
+	}
+	for _, s := range u.fz.stages {
+		s.started.Store(n)
+	}
 }
 
 // commit publishes firings [base, base+done): commits outputs, releases
@@ -760,11 +792,13 @@ func callFire(fire FireFunc, f *Firing) (err error) {
 // stream tags), without recovering from a panic: the caller does.
 func fireOnce(fire FireFunc, f *Firing) error {
 	err := fire(f)
-	if sharedRuns.Load() > 0 {
-		endFiringShared(f, err)
-	}
-	if err == nil && tagRuns.Load() > 0 {
-		propagateTags(f)
+	if r := f.run; r != nil {
+		if r.shared != nil {
+			endFiringShared(f, err)
+		}
+		if err == nil && r.tags != nil {
+			propagateTags(f)
+		}
 	}
 	return err
 }
@@ -811,6 +845,9 @@ func (u *unit) startRound(k, helpers int64) uint64 {
 	u.doneN.Store(0)
 	u.roundErr = nil
 	u.errAt = k
+	if u.r.liveStats {
+		u.noteStarted(u.next + k)
+	}
 	u.crowded.Store(len(u.pool.ws) > goruntime.GOMAXPROCS(0))
 	// Workers waiting for this round join it without a task of their own.
 	// Once the round is published one of them may finish it and run the

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
@@ -25,6 +26,10 @@ const (
 	fuseBatchBytes   = 8 << 10
 	fuseRoundBatches = 8
 )
+
+// fuseMaxCost is the runtime's (runtime/fuse.go): an actor whose declared
+// firing cost is this or more is not fused.
+const fuseMaxCost = 200 * time.Microsecond
 
 // FusedChains returns the chains of actors (by name, in chain order, each
 // of at least two) that the CPU runtime would fuse when it runs g with
@@ -82,6 +87,9 @@ func FusedChains(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs 
 func fusableOn(g *graph.Graph, a *graph.Actor, m *graph.Mapping, mach *machine.Machine, costs *Costs) *machine.Processor {
 	if a.Stateful || a.IO || a.StateDecl != nil || a.Pattern != nil || a.Iterations > 1 || a.Dynamic() || a.Phases() != 1 {
 		return nil
+	}
+	if a.Cost >= fuseMaxCost {
+		return nil // the runtime's fuseMaxCost: long firings are not fused
 	}
 	for _, p := range a.Inputs {
 		if p.History > 0 {
@@ -152,18 +160,25 @@ func FusedName(chain []string) string {
 }
 
 // fusedBatch is the runtime's batch of a fused chain: the firings whose
-// largest port window fills fuseBatchBytes, at least one.
+// largest port window fills fuseBatchBytes, at least one, and no more than
+// the stages' declared costs fit in a round's time.
 func fusedBatch(g *graph.Graph, chain []string) int64 {
 	win := 1
+	var cost time.Duration
 	for _, name := range chain {
 		a := g.Actor(name)
+		cost += a.Cost
 		for _, ps := range [][]*graph.Port{a.Inputs, a.Outputs} {
 			for _, p := range ps {
 				win = max(win, p.Rate.Sum()*p.Type.Size)
 			}
 		}
 	}
-	return int64(max(1, fuseBatchBytes/win))
+	batch := int64(max(1, fuseBatchBytes/win))
+	if cost > 0 { // a batch of declared cost lasts about a round (200 µs)
+		batch = min(batch, max(1, int64(fuseMaxCost/cost)))
+	}
+	return batch
 }
 
 // fusedCapacity is the runtime's least capacity of a channel into or out
