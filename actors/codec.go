@@ -91,7 +91,7 @@ func parseElem(b, s []byte, elem string) error {
 		ne.PutUint64(b, math.Float64bits(v))
 	case "u8", "u16", "u32", "u64":
 		var v uint64
-		v, err = strconv.ParseUint(str, 10, 8*elemSizes[elem])
+		v, err = strconv.ParseUint(str, 10, 8*elemSize(elem))
 		switch elem {
 		case "u8":
 			b[0] = byte(v)
@@ -104,7 +104,7 @@ func parseElem(b, s []byte, elem string) error {
 		}
 	default:
 		var v int64
-		v, err = strconv.ParseInt(str, 10, 8*elemSizes[elem])
+		v, err = strconv.ParseInt(str, 10, 8*elemSize(elem))
 		switch elem {
 		case "i8":
 			b[0] = byte(v)

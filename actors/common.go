@@ -23,9 +23,10 @@ type tokenInfo struct {
 	complex bool   // the token is (or is a vector of) complex numbers
 }
 
-var elemSizes = map[string]int{
-	"u8": 1, "i8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4, "u64": 8, "i64": 8,
-	"f32": 4, "f64": 8,
+// elemSize is the bytes of an element type (graph.ScalarSize).
+func elemSize(elem string) int {
+	s, _ := graph.ScalarSize(elem)
+	return s
 }
 
 // parseToken returns the numeric layout of a token type; ok is false for
@@ -50,7 +51,7 @@ func parseToken(t graph.TokenType) (tokenInfo, bool) {
 	case "c128":
 		return tokenInfo{elem: "f64", size: 8, width: 2 * n, complex: true}, true
 	}
-	s, ok := elemSizes[name]
+	s, ok := graph.ScalarSize(name) // c64 and c128 are handled above
 	if !ok {
 		return tokenInfo{}, false
 	}

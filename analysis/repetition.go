@@ -187,6 +187,20 @@ func (m *model) repetitions() (*Repetitions, error) {
 	return rv, nil
 }
 
+// withChannels renders a path of actor steps with the channel of each
+// step and where it is declared: "A→B (over A.o->B.i at g.yaml:7:5)".
+func (m *model) withChannels(path []string, cs []int) []string {
+	out := []string{path[0]}
+	for i, c := range cs {
+		step := path[i+1] + " (over " + m.chans[c].name
+		if ch := m.chans[c].ch; ch != nil && ch.Origin != "" {
+			step += " at " + ch.Origin
+		}
+		out = append(out, step+")")
+	}
+	return out
+}
+
 // inconsistency builds the error for the non-tree channel ci reaching v from
 // u with rate want, while the tree gave r[v].
 func (m *model) inconsistency(r []rat, parent []treeEdge, depth []int, u, v, ci int, want rat) error {
@@ -276,6 +290,9 @@ func (m *model) inconsistency(r []rat, parent []treeEdge, depth []int, u, v, ci 
 	}
 	if e.Cycle {
 		e.PathA, e.RatioA = []string{e.Base}, "1/1"
+	} else if strings.Join(e.PathA, "") == strings.Join(e.PathB, "") {
+		// Parallel channels: the actor names alone read as one path.
+		e.PathA, e.PathB = m.withChannels(e.PathA, chA), m.withChannels(e.PathB, chB)
 	}
 	seen := map[int]bool{}
 	for _, c := range append(append([]int(nil), chA...), chB...) {

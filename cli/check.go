@@ -19,7 +19,7 @@ import (
 
 func newCheck() *cobra.Command {
 	var asJSON bool
-	var mappingFile string
+	var mappingFile, graphFile string
 	var x structureFlags
 	var budget time.Duration
 	cmd := &cobra.Command{
@@ -40,6 +40,12 @@ kind: key, or else what its keys show.`,
 			k, err := driver.Kind(args[0])
 			if err != nil {
 				return err
+			}
+			if k == filekind.Mapping && graphFile != "" {
+				return checkMapping(cmd, args[0], graphFile)
+			}
+			if graphFile != "" {
+				return usageError{fmt.Errorf("--graph %s: checks a mapping against a graph, but %s is %s", graphFile, args[0], k.What())}
 			}
 			if k != filekind.Graph && k != filekind.Unknown {
 				if mappingFile != "" {
@@ -87,7 +93,40 @@ kind: key, or else what its keys show.`,
 	cmd.Flags().IntVar(&x.limit, "limit", analysis.DefaultExpandLimit, "largest single-rate expansion (vertices) --unfold may build")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of the readable report")
 	cmd.Flags().StringVar(&mappingFile, "mapping", "", "also check a mapping file (YAML or ETH XML) against the graph")
+	cmd.Flags().StringVar(&graphFile, "graph", "", "FILE is a mapping: check it against this graph and this host, as sluice run GRAPH --mapping FILE would take it")
 	return cmd
+}
+
+// checkMapping checks a mapping file against its graph as sluice run
+// would take it here: the driver's Load, Prepare and Place (the mapping's
+// machine, its actors and devices against the graph's).
+func checkMapping(cmd *cobra.Command, mappingFile, graphFile string) error {
+	out, ctx := cmd.OutOrStdout(), cmd.Context()
+	fail := func(err error) error {
+		fmt.Fprintf(out, "mapping %s for graph %s\n✗ invalid\n", mappingFile, graphFile)
+		for _, l := range graph.ErrorLines(err) {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
+		return exitError{1}
+	}
+	m, err := loadMapping(mappingFile)
+	if err != nil {
+		return fail(err)
+	}
+	l, err := driver.Load(ctx, graphFile, driver.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	p, err := driver.Prepare(ctx, l, driver.PrepareOptions{NoCheck: true})
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := driver.Place(ctx, p, driver.PlaceOptions{Mapping: m}); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(out, "mapping %s for graph %s: ✓ valid (%d actor(s) placed; sluice run %s --mapping %s takes it on this host)\n",
+		mappingFile, graphFile, len(m.Actors), graphFile, mappingFile)
+	return nil
 }
 
 // checkFile loads and analyses a graph; load errors become an invalid

@@ -37,7 +37,11 @@ func describe(ctx context.Context, path string, k filekind.Kind) (string, error)
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("mapping %s: %d actor(s) placed; check it against its graph with sluice check GRAPH --mapping %s", m.Name, len(m.Actors), path), nil
+		made := ""
+		if m.Machine != "" {
+			made = ", made for machine " + m.Machine
+		}
+		return fmt.Sprintf("mapping %s: %d actor(s) placed%s; read on its own, not checked against a graph: check that it runs with sluice check %s --graph GRAPH", m.Name, len(m.Actors), made, path), nil
 	case filekind.FlowModel:
 		m, err := flowmodel.Load(ctx, path, flowmodel.LoadOptions{})
 		if err != nil {

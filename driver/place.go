@@ -58,12 +58,34 @@ type Placed struct {
 // model than this host's.
 type MachineError struct {
 	File, Machine, Host string
+	// Actor is placed on Device, a processor of Machine and no device here.
+	Actor, Device string
 }
 
 func (e *MachineError) Error() string {
-	return fmt.Sprintf("%s: the mapping was written for machine %s, not this host (%s): map the graph for this host with `sluice map GRAPH -o FILE` (no --machine), "+
+	return fmt.Sprintf("%s: the mapping was written for machine %s, not this host (%s): it places actor %s on %s, a processor of that model; map the graph for this host with `sluice map GRAPH -o FILE` (no --machine), "+
 		"or predict this mapping on its machine with `sluice simulate GRAPH --machine MACHINE --mapping %s`",
-		e.File, e.Machine, e.Host, e.File)
+		e.File, e.Machine, e.Host, e.Actor, e.Device, e.File)
+}
+
+// modelDevice returns the first actor (by name) m places on a processor
+// of a machine model rather than on a device a run knows (the CPU, a
+// device ID such as opencl:0:0 or cuda:0, a backend, a worker), or "".
+func modelDevice(m *graph.Mapping) (actor, dev string) {
+	names := make([]string, 0, len(m.Actors))
+	for n := range m.Actors {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		d := strings.ToLower(m.Actors[n].Device)
+		switch {
+		case d == "" || d == "cpu" || d == "host" || d == "opencl" || d == "cuda" || strings.Contains(d, ":"):
+		default:
+			return n, m.Actors[n].Device
+		}
+	}
+	return "", ""
 }
 
 // Place sets the mapping a prepared graph runs with: the mapping checked
@@ -80,7 +102,9 @@ func Place(ctx context.Context, p *Prepared, o PlaceOptions) (*Placed, error) {
 	g, m := p.Graph, o.Mapping.Clone()
 	if m != nil {
 		if m.Machine != "" && m.Machine != calibrate.ModelName() {
-			return nil, &MachineError{File: mappingFile(m), Machine: m.Machine, Host: calibrate.ModelName()}
+			if a, dev := modelDevice(m); a != "" {
+				return nil, &MachineError{File: mappingFile(m), Machine: m.Machine, Host: calibrate.ModelName(), Actor: a, Device: dev}
+			}
 		}
 		if err := m.Check(g); err != nil {
 			return nil, err

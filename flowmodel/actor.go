@@ -45,8 +45,7 @@ type ActorOptions struct {
 // firing's work-group (the mapping's work-items, I) share the model's
 // work-items, each running the kernel for global ids l, l+I, l+2I, …, so
 // kernels whose work-items cooperate (barriers, local memory, group or
-// local ids, shared memory) are refused, as are Go built-ins and f16
-// streams. Nothing is added to g when the model does not fit.
+// local ids, shared memory) are refused, as are Go built-ins. Nothing is added to g when the model does not fit.
 func (m *Model) Actor(g *graph.Graph, name string, o ActorOptions) (*graph.Actor, error) {
 	plan, err := m.actorPlan(name, o)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluicehq/sluice/graph"
 )
 
 // Model is one flow-model: a kernel with its streams, parameters and
@@ -121,20 +123,16 @@ type SwapPair struct {
 	In  string `yaml:"in" json:"in"`
 }
 
-// typeSizes gives the bytes of each token type a stream may carry.
-var typeSizes = map[string]int{
-	"u8": 1, "i8": 1, "u16": 2, "i16": 2, "f16": 2,
-	"u32": 4, "i32": 4, "f32": 4,
-	"u64": 8, "i64": 8, "f64": 8, "c64": 8, "c128": 16,
+// typeSize returns the size of a stream's token type, a scalar of the
+// graph's table (graph.ScalarSize), or 0 when it is none: a flow-model
+// carries the token types a graph does, no others.
+func typeSize(t string) int {
+	s, _ := graph.ScalarSize(t)
+	return s
 }
-
-// typeSize returns the size of a token type (0 when unknown).
-func typeSize(t string) int { return typeSizes[t] }
 
 // knownTypes lists the token types for messages.
-func knownTypes() string {
-	return "u8, i8, u16, i16, f16, u32, i32, f32, u64, i64, f64, c64, c128"
-}
+func knownTypes() string { return strings.Join(graph.ScalarTypes(), ", ") }
 
 // decodeStrict decodes n into v, refusing unknown fields.
 func decodeStrict(n *yaml.Node, v any) error {

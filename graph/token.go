@@ -34,6 +34,14 @@ var scalarSizes = map[string]int{
 	"f32": 4, "f64": 8, "c64": 8, "c128": 16,
 }
 
+// ScalarSize returns the bytes of the scalar token type name (u8 … c128)
+// and whether name is one: the one table of scalar types every package
+// (actors' element-wise kernels, flow-model streams) reads.
+func ScalarSize(name string) (int, bool) {
+	s, ok := scalarSizes[name]
+	return s, ok
+}
+
 // ScalarTypes lists the scalar token type names that ParseTokenType accepts.
 func ScalarTypes() []string {
 	return []string{"u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f32", "f64", "c64", "c128"}

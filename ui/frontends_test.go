@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/internal/filekind"
 )
 
@@ -147,4 +150,41 @@ func sameRate(a, b float64) bool {
 		return math.IsInf(a, 1) && math.IsInf(b, 1)
 	}
 	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// TestCheckErrorsSameAsCLI: the workbench's check of a file's text gives
+// the lines the command line prints for the file (the driver's), causes
+// first.
+func TestCheckErrorsSameAsCLI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"open.yaml": "kind: graph\nname: x\nactors: [\n",
+		"typo.yaml": "kind: graph\nname: x\nactors:\n  A: {out: {o: {type: f32, rate: 1}}}\n  B: {in: {i: {type: f32, rate: 1}}}\nchanels:\n  - {from: A.o, to: B.i}\n",
+		"bin.yaml":  "kind: graph\nname: \x00\n",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := driver.Load(context.Background(), path, driver.Options{})
+		if err == nil {
+			t.Fatalf("%s: loads", name)
+		}
+		want := graph.ErrorLines(err)
+		ts := httptest.NewServer((&Server{File: path}).Handler())
+		resp, err := http.Post(ts.URL+"/api/check", "application/yaml", strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got errorJSON
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		ts.Close()
+		if strings.Join(got.Errors, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: the workbench says\n%s\nthe command line\n%s", name, strings.Join(got.Errors, "\n"), strings.Join(want, "\n"))
+		}
+	}
 }

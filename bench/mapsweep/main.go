@@ -77,11 +77,11 @@ import (
 	"github.com/sluicehq/sluice/device"
 	_ "github.com/sluicehq/sluice/device/cuda"
 	_ "github.com/sluicehq/sluice/device/opencl"
+	"github.com/sluicehq/sluice/driver"
 	_ "github.com/sluicehq/sluice/examples/imagepipe" // the image pipeline's Go actors
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/mapping"
-	"github.com/sluicehq/sluice/spec"
 )
 
 func main() {
@@ -144,7 +144,7 @@ func main() {
 		}
 	}
 	if *def != "" {
-		if cfg.Default, err = spec.LoadMapping(*def); err != nil {
+		if cfg.Default, err = driver.LoadMapping(*def); err != nil {
 			fail(err)
 		}
 	}

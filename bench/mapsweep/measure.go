@@ -13,13 +13,12 @@ import (
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/sim"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // load reads the graph file afresh (a run consumes its graph) and gives
 // actors without an implementation a synthetic one.
 func load(file string) (*graph.Graph, error) {
-	g, err := spec.Load(file)
+	g, err := loadGraph(file)
 	if err != nil {
 		return nil, err
 	}

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/mapping"
 	"github.com/sluicehq/sluice/sim"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // Save writes a sweep into dir so that Replay can predict it again with
@@ -113,7 +113,7 @@ func Replay(ctx context.Context, dir string, mach *machine.Machine, cfg Config, 
 			continue
 		}
 		byMapping[c.Mapping] = max(byMapping[c.Mapping], c.Measured)
-		m, err := spec.LoadMapping(filepath.Join(dir, c.Name+".mapping.yaml"))
+		m, err := driver.LoadMapping(filepath.Join(dir, c.Name+".mapping.yaml"))
 		if err != nil {
 			r.Err = err.Error()
 			out = append(out, r)

@@ -34,10 +34,10 @@ import (
 	"github.com/sluicehq/sluice/device"
 	_ "github.com/sluicehq/sluice/device/cuda"
 	_ "github.com/sluicehq/sluice/device/opencl"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/examples/motion"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // Seed 002's Fig. 12a frame rates (platform A: Core i7-2600K, GTX 670).
@@ -134,7 +134,7 @@ func run(ctx context.Context, dir, backend, input string, frames, warm int64, re
 	if dir == "" {
 		dir = exampleDir()
 	}
-	gr, err := spec.Load(filepath.Join(dir, "motion.yaml"))
+	gr, err := loadGraph(filepath.Join(dir, "motion.yaml"))
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func run(ctx context.Context, dir, backend, input string, frames, warm int64, re
 	case "cpu":
 		m = &graph.Mapping{Name: "cpu", Actors: map[string]*graph.Placement{}}
 		if reps == 0 {
-			if m, err = spec.LoadMapping(filepath.Join(dir, "cpu.yaml")); err != nil {
+			if m, err = driver.LoadMapping(filepath.Join(dir, "cpu.yaml")); err != nil {
 				return nil, err
 			}
 		}
@@ -161,7 +161,7 @@ func run(ctx context.Context, dir, backend, input string, frames, warm int64, re
 		if ok, why := available(backend); !ok {
 			return nil, fmt.Errorf("no %s device: %s", backend, why)
 		}
-		if m, err = spec.LoadMapping(filepath.Join(dir, backend+".yaml")); err != nil {
+		if m, err = driver.LoadMapping(filepath.Join(dir, backend+".yaml")); err != nil {
 			return nil, err
 		}
 		for name, p := range m.Actors {

@@ -12,11 +12,11 @@ import (
 	"github.com/sluicehq/sluice/calibrate"
 	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/sim"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // The -cluster mode: a graph spread over this process (the client) and
@@ -197,11 +197,11 @@ func CompareCluster(ctx context.Context, cfg ClusterConfig) (*ClusterResult, err
 
 // clusterRun runs the graph file across the cluster for iters iterations.
 func clusterRun(ctx context.Context, cfg ClusterConfig, ex runtime.RemoteExecutor, iters int64) (*graph.Graph, *runtime.Stats, error) {
-	g, err := spec.Load(cfg.Graph)
+	g, err := loadGraph(cfg.Graph)
 	if err != nil {
 		return nil, nil, err
 	}
-	mp, err := spec.LoadMapping(cfg.Mapping)
+	mp, err := driver.LoadMapping(cfg.Mapping)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,7 +234,7 @@ func compareClusterOnce(ctx context.Context, cfg ClusterConfig, m *machine.Machi
 	if err != nil {
 		return c, err
 	}
-	mp, err := spec.LoadMapping(cfg.Mapping)
+	mp, err := driver.LoadMapping(cfg.Mapping)
 	if err != nil {
 		return c, err
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/sim"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // TestFusedChainsMatchRuntime runs every example graph that runs on the
@@ -40,7 +39,7 @@ func TestFusedChainsMatchRuntime(t *testing.T) {
 		if !ran {
 			continue
 		}
-		g, err := spec.Load(f)
+		g, err := loadGraph(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +95,7 @@ func exampleGraphs(dir string) ([]string, error) {
 // → stages in graph order, which is chain order for the runtime's
 // chains); ran is false when the graph does not run here.
 func runtimeChains(t *testing.T, file string) (map[string][]string, bool) {
-	g, err := spec.Load(file)
+	g, err := loadGraph(file)
 	if err != nil {
 		t.Logf("%s: skipped: %v", file, err)
 		return nil, false

@@ -53,7 +53,6 @@ import (
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/sim"
-	"github.com/sluicehq/sluice/spec"
 )
 
 // Config is what one invocation compares.
@@ -367,7 +366,7 @@ type comparison struct {
 // (as `sluice run` does for design-only graphs such as cd2dat). It returns
 // the graph and the names of those actors.
 func Load(file string) (*graph.Graph, []string, error) {
-	g, err := spec.Load(file)
+	g, err := loadGraph(file)
 	if err != nil {
 		return nil, nil, err
 	}

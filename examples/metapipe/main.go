@@ -16,9 +16,9 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/metapipe"
 	"github.com/sluicehq/sluice/runtime"
-	"github.com/sluicehq/sluice/spec"
 )
 
 func init() {
@@ -72,9 +72,13 @@ func fig15Path() string {
 // token, each (re-)initialisation of the loop 100·(r+1), where r counts
 // the initialisations. It returns the exit's blocks.
 func run(ctx context.Context, path string, n int) ([][]float32, error) {
-	pl, err := spec.LoadPipeline(path)
+	l, err := driver.Load(ctx, path, driver.Options{})
 	if err != nil {
 		return nil, err
+	}
+	pl := l.Pipeline
+	if pl == nil {
+		return nil, fmt.Errorf("%s: expected a pipeline-model (a graph with a pipeline: section), found a graph without one", path)
 	}
 	p, err := metapipe.Start(ctx, pl, metapipe.Options{})
 	if err != nil {

@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/calibrate"
+	"github.com/sluicehq/sluice/driver"
+	"github.com/sluicehq/sluice/internal/filekind"
+)
+
+// closedExamples lists the example graphs sluice run runs here without
+// building a program: closed, consistent, deadlock-free, with no Go
+// actors from another package (paths relative to the repository root).
+func closedExamples(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	_ = filepath.WalkDir("../examples", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		if k, _ := driver.Kind(path); k != filekind.Graph || strings.Contains(path, "/eth/") {
+			return nil
+		}
+		l, err := driver.Load(context.Background(), path, driver.Options{})
+		if err != nil {
+			return nil
+		}
+		if _, err := driver.Prepare(context.Background(), l, driver.PrepareOptions{Run: true}); err != nil {
+			return nil
+		}
+		out = append(out, strings.TrimPrefix(path, "../"))
+		return nil
+	})
+	return out
+}
+
+// TestMapEveryExample maps every closed example graph with sluice map, on
+// examples/machines/two-cpus.yaml and on this host's model, and runs each
+// mapping written for this host: a failure to map is explained (never
+// "<nil>"), a mapping onto the hand-written model is refused by run with
+// the machine it was made for, and a mapping for this host runs.
+func TestMapEveryExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("maps and runs every example")
+	}
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	model, err := os.ReadFile("../examples/machines/host2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := calibrate.CachePath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, model, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := closedExamples(t)
+	ran := 0
+	for i, f := range files {
+		two := filepath.Join(dir, "two"+string(rune('a'+i%26))+".yaml")
+		_, errs, code := sluice(t, "", "map", f, "--machine", "examples/machines/two-cpus.yaml", "--evaluations", "20", "-o", two)
+		if code != 0 {
+			if strings.Contains(errs, "<nil>") || strings.TrimSpace(errs) == "" {
+				t.Errorf("%s: sluice map on two-cpus failed without a reason: %q", f, errs)
+			}
+		} else if _, errs, code := sluice(t, "", "run", f, "--mapping", two, "-n", "2", "--progress", "off"); code == 0 || !strings.Contains(errs, "written for machine two-cpus") {
+			t.Errorf("%s: run with a mapping for two-cpus: exit %d, %q: expected a refusal naming the machine", f, code, errs)
+		}
+		host := filepath.Join(dir, "host"+string(rune('a'+i%26))+".yaml")
+		_, errs, code = sluice(t, "", "map", f, "--evaluations", "20", "-o", host)
+		if code != 0 {
+			if strings.Contains(errs, "<nil>") || strings.TrimSpace(errs) == "" {
+				t.Errorf("%s: sluice map on this host failed without a reason: %q", f, errs)
+			}
+			t.Logf("%s: not mapped here: %s", f, strings.TrimSpace(errs))
+			continue
+		}
+		if _, errs, code := sluice(t, "", "run", f, "--mapping", host, "-n", "2", "--progress", "off"); code != 0 {
+			b, _ := os.ReadFile(host)
+			t.Errorf("%s: sluice run with the mapping sluice map wrote for this host: exit %d: %s\n%s", f, code, errs, b)
+			continue
+		}
+		ran++
+	}
+	if ran < 8 {
+		t.Fatalf("ran %d of %d closed examples with their mapping for this host: expected most", ran, len(files))
+	}
+	t.Logf("%d of %d closed examples mapped and run", ran, len(files))
+}
+
+// TestErrorFormatSameEverywhere: for a malformed file, a binary file, a
+// misspelt key, a directory and a missing file, check, run and simulate
+// print the same file:line:col lines, causes first.
+func TestErrorFormatSameEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if err := os.Mkdir(filepath.Join(dir, "dir.yaml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file string
+		want []string
+	}{
+		{write("open.yaml", []byte("kind: graph\nname: x\nactors: [\n")), []string{"open.yaml:4:1: malformed YAML: did not find expected node content (the file ends inside a block or flow collection that is not closed)"}},
+		{write("bin.yaml", []byte("kind: graph\n\x00\x01\xff")), []string{"bin.yaml:2:1: binary data (not UTF-8 text): expected a YAML text file"}},
+		{write("typo.yaml", []byte("kind: graph\nname: x\nactors:\n  A: {out: {o: {type: f32, rate: 1}}}\n  B: {in: {i: {type: f32, rate: 1}}}\nchanels:\n  - {from: A.o, to: B.i}\n")), []string{
+			`typo.yaml:6:1: graph: unknown key "chanels" (did you mean "channels"?)`,
+			"typo.yaml:4:13: output port A.o is not connected",
+			"typo.yaml:5:12: input port B.i is not connected"}},
+		{filepath.Join(dir, "dir.yaml"), []string{"dir.yaml: is a directory: expected a graph of actors and channels"}},
+		{filepath.Join(dir, "none.yaml"), []string{"none.yaml: no such file: expected a graph of actors and channels"}},
+		{"examples/machines/cell.yaml", []string{"examples/machines/cell.yaml: a machine model, not a graph of actors and channels: use it with --machine with sluice simulate or map"}},
+	} {
+		outs := map[string]string{}
+		cmds := [][]string{{"check", c.file}, {"run", c.file, "-n", "1"}, {"simulate", c.file, "--machine", "examples/machines/two-cpus.yaml"}}
+		if strings.HasPrefix(c.file, "examples/") { // a file of another kind: check validates it; map refuses it as run does
+			cmds[0] = []string{"map", c.file, "--machine", "examples/machines/two-cpus.yaml"}
+		}
+		for _, cmd := range cmds {
+			out, errs, code := sluice(t, "", cmd...)
+			if code == 0 {
+				t.Errorf("%s %s: exit 0, want a refusal", cmd[0], c.file)
+			}
+			var lines []string
+			for _, l := range strings.Split(out+errs, "\n") {
+				l = strings.TrimPrefix(strings.TrimSpace(l), "sluice: ")
+				if strings.HasPrefix(l, filepath.Dir(c.file)) || strings.HasPrefix(l, c.file) {
+					lines = append(lines, strings.TrimPrefix(strings.TrimPrefix(l, dir), "/"))
+				}
+			}
+			if len(lines) != len(c.want) {
+				t.Errorf("%s %s: lines %q, want %d like %q", cmd[0], c.file, lines, len(c.want), c.want)
+				continue
+			}
+			for i, w := range c.want {
+				if !strings.HasPrefix(lines[i], w) {
+					t.Errorf("%s %s: line %d %q, want %q", cmd[0], c.file, i, lines[i], w)
+				}
+			}
+			outs[cmd[0]] = strings.Join(lines, "\n")
+		}
+		first := outs[cmds[0][0]]
+		if first != outs["run"] || outs["run"] != outs["simulate"] {
+			t.Errorf("%s: %s, run and simulate differ:\n%s\n--\n%s\n--\n%s", c.file, cmds[0][0], first, outs["run"], outs["simulate"])
+		}
+	}
+}
