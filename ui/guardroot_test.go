@@ -157,6 +157,12 @@ func TestPathsConfinedToRoot(t *testing.T) {
 				t.Fatalf("inside the root (%s): run start expected 202, found %d %v", f.inside, code, m["errors"])
 			}
 			waitRun(t, s)
+			// The run's actors reach their files inside the root
+			// (runtime.FileAccess): whatever else a fixture lacks, no path
+			// of it is refused.
+			if st := s.ctl.state(); strings.Contains(st.Error, "file root") {
+				t.Fatalf("inside the root (%s): the run refused the path: %s", f.inside, st.Error)
+			}
 			for _, p := range escapes(outside) {
 				g := strings.ReplaceAll(f.graph, "@PATH@", p)
 				s, req := rootServer(t, root, g)

@@ -94,7 +94,9 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer cancel()
 		var trace bytes.Buffer
-		opts := runtime.Options{Iterations: n, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond}
+		// The page's runs open files only inside the server's root.
+		opts := runtime.Options{Iterations: n, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond,
+			Files: runtime.FileAccess{Root: s.root.At(s.cwd)}}
 		stats, err := driver.Run(ctx, pl, opts)
 		if stats != nil {
 			live.set(finalRun(stats))

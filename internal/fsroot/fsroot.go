@@ -25,8 +25,9 @@ import (
 // A Root is a directory tree that paths must stay inside. The zero of
 // *Root (nil) is unconfined.
 type Root struct {
-	dir string // absolute, cleaned
-	r   *os.Root
+	dir  string // absolute, cleaned
+	base string // where names given without a base resolve from ("": dir)
+	r    *os.Root
 }
 
 // Open returns a Root for the directory dir, which must exist.
@@ -49,6 +50,24 @@ func Open(dir string) (*Root, error) {
 	return &Root{dir: abs, r: r}, nil
 }
 
+// At returns the root r with names given without a base (base "")
+// resolved from dir rather than from the root's own directory, still
+// confined to the root: the workbench's runs open actors' paths from the
+// working directory, as `sluice run` does. It shares r's directory handle
+// (close r, not the copy). At of a nil root is nil.
+func (r *Root) At(dir string) *Root {
+	if r == nil {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return r
+	}
+	c := *r
+	c.base = abs
+	return &c
+}
+
 // Dir is the root's directory (absolute), or "" for an unconfined root.
 func (r *Root) Dir() string {
 	if r == nil {
@@ -67,7 +86,7 @@ func (r *Root) Close() error {
 
 // The rules an EscapeError names.
 const (
-	RuleAbsolute = "absolute paths are refused under a file root; name the file relative to the graph"
+	RuleAbsolute = "an absolute path must lie inside the file root; name the file relative to it"
 	RuleDotDot   = `".." may not climb above the file root`
 	RuleSymlink  = "a symbolic link may not lead outside the file root"
 )
@@ -87,8 +106,8 @@ func (e *EscapeError) Error() string {
 
 // Rel resolves name, as written in a file whose directory is base, to a
 // path relative to the root, or refuses it. base may be absolute or
-// relative to the working directory; name may not be absolute and may not
-// climb out of the root. For a nil root Rel returns the host path
+// relative to the working directory; name may be absolute only inside the
+// root and may not climb out of it. For a nil root Rel returns the host path
 // (name joined to base unless name is absolute).
 func (r *Root) Rel(base, name string) (string, error) {
 	if name == "" {
@@ -101,9 +120,16 @@ func (r *Root) Rel(base, name string) (string, error) {
 		return filepath.Join(base, name), nil
 	}
 	if filepath.IsAbs(name) || strings.HasPrefix(name, "/") || filepath.VolumeName(name) != "" {
-		return "", &EscapeError{Path: name, Root: r.dir, Rule: RuleAbsolute}
+		rel, err := filepath.Rel(r.dir, filepath.Clean(name))
+		if err != nil || !filepath.IsAbs(name) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", &EscapeError{Path: name, Root: r.dir, Rule: RuleAbsolute}
+		}
+		return rel, nil
 	}
 	absBase := r.dir
+	if r.base != "" {
+		absBase = r.base
+	}
 	if base != "" {
 		b, err := filepath.Abs(base)
 		if err != nil {

@@ -35,7 +35,7 @@ func TestRoot(t *testing.T) {
 	}
 	defer r.Close()
 
-	for _, name := range []string{"in.txt", "in-link", "./in.txt", "../sub/in.txt"} {
+	for _, name := range []string{"in.txt", "in-link", "./in.txt", "../sub/in.txt", filepath.Join(sub, "in.txt")} {
 		b, err := r.ReadFile(sub, name)
 		if err != nil || string(b) != "hello" {
 			t.Errorf("ReadFile(sub, %q) = %q, %v; want hello", name, b, err)
@@ -90,5 +90,36 @@ func TestNilRootIsUnconfined(t *testing.T) {
 	}
 	if r.Dir() != "" {
 		t.Fatal("nil root has a directory")
+	}
+}
+
+func TestAt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "f"), []byte("y"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// Names without a base start from dir (above the root) yet stay inside it.
+	at := r.At(dir)
+	if b, err := at.ReadFile("", "sub/f"); err != nil || string(b) != "y" {
+		t.Fatalf("At(dir).ReadFile(sub/f) = %q, %v", b, err)
+	}
+	var esc *EscapeError
+	if _, err := at.ReadFile("", "f"); err == nil {
+		t.Fatal("a name outside the root was read")
+	} else if _, err := at.Rel("", "../x"); !errors.As(err, &esc) {
+		t.Fatalf("At(dir).Rel(../x) = %v, want an EscapeError", err)
+	}
+	if (*Root)(nil).At(dir) != nil {
+		t.Fatal("At of a nil root is not nil")
 	}
 }
