@@ -53,10 +53,11 @@ kind: key, or else what its keys show.`,
 				}
 				return checkOther(cmd.Context(), cmd.OutOrStdout(), args[0], k)
 			}
-			rep, order := checkFile(args[0], mappingFile, analysis.CheckOptions{ThroughputBudget: budget})
+			lo := loadOptions(cmd)
+			rep, order := checkFile(args[0], mappingFile, lo, analysis.CheckOptions{ThroughputBudget: budget})
 			out := cmd.OutOrStdout()
 			if rep.Valid && rep.Consistent && (x.unfold > 0 || x.peast != "") {
-				s, err := structure(args[0], x)
+				s, err := structure(args[0], lo, x)
 				if err != nil {
 					return err
 				}
@@ -78,7 +79,7 @@ kind: key, or else what its keys show.`,
 			} else {
 				writeReport(out, args[0], rep, order)
 				writePipeline(out, rep.Pipeline)
-				if g, err := loadGraph(args[0]); err == nil {
+				if g, err := loadGraph(args[0], lo); err == nil {
 					if why := driver.Open(g); why != "" {
 						fmt.Fprintf(out, "• %s\n", why)
 					}
@@ -113,7 +114,7 @@ func checkMapping(cmd *cobra.Command, mappingFile, graphFile string) error {
 	if err != nil {
 		return fail(err)
 	}
-	l, err := driver.Load(ctx, graphFile, driver.Options{})
+	l, err := driver.Load(ctx, graphFile, loadOptions(cmd))
 	if err != nil {
 		return fail(err)
 	}
@@ -131,8 +132,8 @@ func checkMapping(cmd *cobra.Command, mappingFile, graphFile string) error {
 
 // checkFile loads and analyses a graph; load errors become an invalid
 // report. It also returns the actors' names in declaration order.
-func checkFile(path, mappingFile string, opts analysis.CheckOptions) (*analysis.Report, []string) {
-	l, err := driver.Load(context.Background(), path, driver.Options{})
+func checkFile(path, mappingFile string, lo driver.Options, opts analysis.CheckOptions) (*analysis.Report, []string) {
+	l, err := driver.Load(context.Background(), path, lo)
 	if err != nil {
 		return &analysis.Report{Graph: path, Valid: false, Errors: graph.ErrorLines(err),
 			Repetitions: map[string]int64{}, Buffers: map[string]int{}}, nil
@@ -322,8 +323,8 @@ type structureReport struct {
 	PEAST        *analysis.StageMatrix `json:"peast,omitempty"`
 }
 
-func structure(path string, x structureFlags) (*structureReport, error) {
-	g, err := loadGraph(path)
+func structure(path string, lo driver.Options, x structureFlags) (*structureReport, error) {
+	g, err := loadGraph(path, lo)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/spec"
 )
 
 func newRoot() *cobra.Command {
@@ -42,6 +44,7 @@ command or flag, a wrong number of arguments).`,
 	root.AddCommand(newSh())
 	root.AddCommand(newUI(), newGen())
 	root.AddCommand(newCalibrate(), newVersion())
+	root.PersistentFlags().Duration(timeUnitFlag, spec.DefaultSDF3TimeUnit, "the duration of one time unit of an SDF3 graph's execution times (e.g. 1ns for times in nanoseconds)")
 	root.Version = buildVersion().Version
 	root.SetVersionTemplate(versionTemplate(buildVersion()))
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

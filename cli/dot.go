@@ -23,7 +23,7 @@ dashed; channels that need initial tokens are bold red with the number to add.
 With --svg it renders SVG through Graphviz's dot program.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := loadGraph(args[0])
+			g, err := loadGraph(args[0], loadOptions(cmd))
 			if err != nil {
 				return err
 			}

@@ -23,9 +23,9 @@ func expectKind(path string, want filekind.Kind) error {
 	return err
 }
 
-// loadGraph reads a graph file (YAML or ETH XML) through the driver.
-func loadGraph(path string) (*graph.Graph, error) {
-	l, err := driver.Load(context.Background(), path, driver.Options{})
+// loadGraph reads a graph file (YAML, SDF3 or ETH XML) through the driver.
+func loadGraph(path string, o driver.Options) (*graph.Graph, error) {
+	l, err := driver.Load(context.Background(), path, o)
 	if err != nil {
 		return nil, err
 	}

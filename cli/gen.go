@@ -27,7 +27,7 @@ any implementation fire a placeholder that keeps a core busy for their cost.
 The program goes to standard output, or to -o FILE.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			g, err := loadGraph(args[0])
+			g, err := loadGraph(args[0], loadOptions(cmd))
 			if err != nil {
 				return err
 			}

@@ -109,7 +109,7 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		return err
 	}
 	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
-	l, err := driver.Load(ctx, path, driver.Options{})
+	l, err := driver.Load(ctx, path, loadOptions(cmd))
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ type simInputs struct {
 // one.
 func loadSimInputs(cmd *cobra.Command, verb, graphFile, machineFile, mapFile, costsFile string, profileFiles []string) (*simInputs, error) {
 	ctx := cmd.Context()
-	l, err := driver.Load(ctx, graphFile, driver.Options{})
+	l, err := driver.Load(ctx, graphFile, loadOptions(cmd))
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/flowmodel"
@@ -35,6 +36,9 @@ type Options struct {
 	// FlowModels(Root, nil), which reads files (through Root) and fetches
 	// http(s) URLs.
 	FlowModels spec.FlowModelResolver
+	// TimeUnit is the duration of one time unit of an SDF3 graph's
+	// execution times (0: spec.DefaultSDF3TimeUnit).
+	TimeUnit time.Duration
 }
 
 func (o Options) spec() spec.Options {
@@ -88,7 +92,8 @@ func (l *Loaded) Analysed() *graph.Graph {
 	return l.Graph
 }
 
-// Load reads a graph file: YAML (.yaml, .yml) or ETH XML (.xml). A file
+// Load reads a graph file: YAML (.yaml, .yml), SDF3's XML (.xml with an
+// <sdf3> root, its times in units of o.TimeUnit) or ETH XML (.xml). A file
 // that cannot be read, is a directory, is binary or is of another kind
 // (a mapping, a machine model, ...) is refused with one sentence at the
 // file; problems in the graph come as a spec.ErrorList, each at its
@@ -99,7 +104,12 @@ func Load(ctx context.Context, path string, o Options) (*Loaded, error) {
 		return nil, err
 	}
 	if strings.EqualFold(filepath.Ext(path), ".xml") {
-		g, err := spec.ImportETHGraph(path, data)
+		var g *graph.Graph
+		if spec.IsSDF3(data) {
+			g, err = spec.ImportSDF3Graph(path, data, o.TimeUnit)
+		} else {
+			g, err = spec.ImportETHGraph(path, data)
+		}
 		if err != nil {
 			return nil, err
 		}
