@@ -5,6 +5,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestCLIDocCurrent fails when docs/cli.md's synopses and flag tables
@@ -46,4 +49,25 @@ func TestCLIDocCurrent(t *testing.T) {
 		}
 	}
 	t.Fatalf("docs/cli.md drifted from the commands (rewrite it with: SLUICE_UPDATE_DOCS=1 go test ./cli -run TestCLIDocCurrent)")
+}
+
+// TestFlagValueNames checks that no flag's usage string has backticked text
+// that pflag would take as the value's name (a name with a space reads as
+// "--run-stats sluice run --stats-json" in the help).
+func TestFlagValueNames(t *testing.T) {
+	t.Parallel()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(f); strings.ContainsAny(name, " \t") {
+				t.Errorf("%s --%s: value name %q (backticks in the usage string): quote the text another way", c.CommandPath(), f.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot())
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -81,6 +82,8 @@ type pkgInfo struct {
 // lives in the user's cache directory and enters the packages' module
 // through a build overlay, so nothing is written into the module; the Go
 // toolchain's own cache makes a rebuild of unchanged sources quick.
+// A first build (no program built yet) is announced on log, with its
+// duration when it ends.
 func buildRunner(ctx context.Context, pkgs []string, log io.Writer) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -122,11 +125,20 @@ func buildRunner(ctx context.Context, pkgs []string, log io.Writer) (string, err
 		return "", err
 	}
 	bin := filepath.Join(dir, "sluice-run")
+	_, statErr := os.Stat(bin)
+	first := statErr != nil
+	if first { // a first build compiles sluice with the actors: many seconds
+		fmt.Fprintln(log, "building Go actors (first time)…")
+	}
+	start := time.Now()
 	build := exec.CommandContext(ctx, goBin, "build", "-overlay", overlayFile, "-o", bin, "./sluicerun_"+key)
 	build.Dir = mod.Dir
 	out, err := build.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("building the program for the graph's Go packages (%s) failed:\n%s", strings.Join(pkgs, ", "), strings.TrimSpace(string(out)))
+	}
+	if first {
+		fmt.Fprintf(log, "built Go actors in %s\n", time.Since(start).Round(100*time.Millisecond))
 	}
 	return bin, nil
 }

@@ -362,14 +362,15 @@ func isTerminal(f any) bool {
 // progressDisplay shows one bar per actor: firings done (of the target when
 // the run has one) and the average firing rate.
 type progressDisplay struct {
-	p    *mpb.Progress
-	bars map[string]*mpb.Bar
-	out  io.Writer
+	p     *mpb.Progress
+	bars  map[string]*mpb.Bar
+	out   io.Writer
+	rates rateText
 }
 
 func newBars(w io.Writer) *progressDisplay {
 	return &progressDisplay{
-		p:    mpb.New(mpb.WithOutput(w), mpb.WithRefreshRate(150*time.Millisecond), mpb.WithWidth(40)),
+		p:    barsContainer(w), // progress.go
 		bars: map[string]*mpb.Bar{},
 		out:  w,
 	}
@@ -394,10 +395,11 @@ func (d *progressDisplay) update(s runtime.Snapshot) {
 				mpb.PrependDecorators(decor.Name(a.Name, decor.WC{W: width + 1, C: decor.DindentRight})),
 				mpb.AppendDecorators(
 					decor.CurrentNoUnit(" %d firings", decor.WCSyncSpace),
-					decor.AverageSpeed(nil, " %.0f/s", decor.WCSyncSpace),
-				))
+					d.rates.decorator(a.Name),
+				), mpb.BarWidth(barWidth))
 			d.bars[a.Name] = b
 		}
+		d.rates.set(a.Name, a.Firings, s.Elapsed)
 		b.SetCurrent(a.Firings)
 		if a.Done {
 			completeBar(b)
@@ -424,6 +426,7 @@ func (d *progressDisplay) finish(stats *runtime.Stats) {
 	if stats != nil {
 		for _, a := range stats.Actors {
 			if b, ok := d.bars[a.Name]; ok {
+				d.rates.set(a.Name, a.Firings, stats.Elapsed)
 				b.SetCurrent(a.Firings)
 			}
 		}

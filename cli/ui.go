@@ -101,8 +101,8 @@ from the page) must lie inside the file root: FILE's directory, or --root DIR.`,
 	cmd.Flags().StringVar(&rootDir, "root", "", "directory every path a graph names must lie in (default: FILE's directory, or the working directory)")
 	cmd.Flags().StringSliceVar(&allowHosts, "allow-host", nil, "a host name the workbench may be opened by (besides 127.0.0.1, localhost, [::1] and the listening address)")
 	cmd.Flags().StringVar(&mapping, "mapping", "", "mapping file placing the actors: shown on the graph, used by runs from the page")
-	cmd.Flags().StringVar(&runStats, "run-stats", "", "show this run's statistics (written by `sluice run --stats-json`) as the last run")
-	cmd.Flags().StringVar(&runTrace, "run-trace", "", "with --run-stats: the run's trace (written by `sluice run --trace`), shown as its timeline")
+	cmd.Flags().StringVar(&runStats, "run-stats", "", "show the run statistics in `FILE` (written by sluice run --stats-json) as the last run")
+	cmd.Flags().StringVar(&runTrace, "run-trace", "", "with --run-stats: the run's trace in `FILE` (written by sluice run --trace), shown as its timeline")
 	cmd.Flags().StringVar(&broker, "broker", "", "broker URL (nats://host:port): serve its tree, workers and devices on GET /api/cluster")
 	addBrokerCreds(cmd.Flags(), &cred)
 	return cmd

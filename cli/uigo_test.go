@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -27,6 +28,13 @@ func TestUIRunsGoActors(t *testing.T) {
 	bin := doccmd.Sluice(t, root)
 	c := exec.Command(filepath.Join(bin, "sluice"), "ui", "examples/conditional/conditional.yaml", "--listen", "127.0.0.1:0")
 	c.Dir = root
+	// A cache of its own makes the graph's program a first build (announced
+	// on stderr), over the shared Go build cache (so that it stays quick).
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir(), "GOCACHE="+strings.TrimSpace(string(gocache)))
 	out, err := c.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -37,9 +45,13 @@ func TestUIRunsGoActors(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	url := make(chan string, 1)
+	building := make(chan string, 2)
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "buil") {
+				building <- sc.Text()
+			}
 			if m := regexp.MustCompile(`serving (http://\S+)/\?token=(\w+)`).FindStringSubmatch(sc.Text()); m != nil {
 				url <- m[1] + "\x00" + m[2]
 			}
@@ -50,6 +62,16 @@ func TestUIRunsGoActors(t *testing.T) {
 	case base = <-url:
 	case <-time.After(5 * time.Minute):
 		t.Fatal("sluice ui did not start serving within 5 minutes")
+	}
+	for _, want := range []string{"building Go actors (first time)…", "built Go actors in "} {
+		select {
+		case line := <-building:
+			if !strings.HasPrefix(line, want) {
+				t.Errorf("sluice ui said %q, want a line starting %q", line, want)
+			}
+		default:
+			t.Errorf("sluice ui did not say %q before serving", want)
+		}
 	}
 	base, token, _ := strings.Cut(base, "\x00")
 	resp, err := http.Post(base+"/api/run/start?iterations=20&token="+token, "", nil)

@@ -357,11 +357,12 @@ func (s *Stats) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(tw, head)
 	for _, a := range s.Actors {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%v\t%v\t%d\t%d\t%d\t%d\t%d\t", a.Name, a.Kind, a.Firings,
+		replicas, fusedCell := replicaCells(a)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\t%v\t%v\t%d\t%d\t%d\t%d\t%s\t", a.Name, a.Kind, a.Firings,
 			a.Mean, a.Busy.Round(time.Microsecond), a.BlockedIn.Round(time.Microsecond), a.BlockedOut.Round(time.Microsecond),
-			a.TokensIn, a.TokensOut, a.BytesIn, a.BytesOut, a.Replicas)
+			a.TokensIn, a.TokensOut, a.BytesIn, a.BytesOut, replicas)
 		if fused {
-			fmt.Fprintf(tw, "%s\t", a.Fused)
+			fmt.Fprintf(tw, "%s\t", fusedCell)
 		}
 		fmt.Fprintln(tw)
 	}
@@ -387,6 +388,20 @@ func (s *Stats) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "elapsed\t%v\t\n", s.Elapsed.Round(time.Microsecond))
 	return tw.Flush()
+}
+
+// replicaCells is an actor's replicas and fused cells in the table: an
+// actor in a fused chain is not replicated on its own, the chain is, so
+// its replicas are told in the fused cell ("fused(a..b) ×2 replicas of
+// the chain") and its replicas cell is empty.
+func replicaCells(a ActorStats) (replicas, fused string) {
+	if a.Fused == "" {
+		return strconv.Itoa(a.Replicas), ""
+	}
+	if a.Replicas > 1 {
+		return "", fmt.Sprintf("%s ×%d replicas of the chain", a.Fused, a.Replicas)
+	}
+	return "", a.Fused
 }
 
 // WriteProfile writes the measured firing times as a YAML profile for the
