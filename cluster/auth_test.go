@@ -505,11 +505,11 @@ func TestTLSAuto(t *testing.T) {
 }
 
 // TestDocumentedAuthFiles loads every auth file docs/cluster.md and
-// docs/security-cluster-auth.md show (```yaml blocks with users:).
+// docs/security.md show (```yaml blocks with users:).
 func TestDocumentedAuthFiles(t *testing.T) {
 	t.Parallel()
 	n := 0
-	for _, doc := range []string{"../docs/cluster.md", "../docs/security-cluster-auth.md"} {
+	for _, doc := range []string{"../docs/cluster.md", "../docs/security.md"} {
 		md, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)

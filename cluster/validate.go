@@ -12,7 +12,7 @@ import (
 )
 
 // A worker checks every request it handles against its RequestLimits
-// before it acts on it (docs/security-cluster-requests.md): a request
+// before it acts on it (docs/security.md): a request
 // outside them is answered with ok: false and one sentence naming the
 // field, what was expected and what was found. Nothing a client sends
 // reaches a NATS subject, an allocation or the runtime unchecked.
