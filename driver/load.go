@@ -278,3 +278,13 @@ func Kind(path string) (filekind.Kind, error) {
 	}
 	return filekind.Detect(path, data)
 }
+
+// LoadGraph is Load for callers that need only the graph (a benchmark
+// program, a test).
+func LoadGraph(ctx context.Context, path string, o Options) (*graph.Graph, error) {
+	l, err := Load(ctx, path, o)
+	if err != nil {
+		return nil, err
+	}
+	return l.Graph, nil
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/actors"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/runtime"
@@ -18,7 +19,7 @@ import (
 // load reads the graph file afresh (a run consumes its graph) and gives
 // actors without an implementation a synthetic one.
 func load(file string) (*graph.Graph, error) {
-	g, err := loadGraph(file)
+	g, err := driver.LoadGraph(context.Background(), file, driver.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -134,7 +134,7 @@ func run(ctx context.Context, dir, backend, input string, frames, warm int64, re
 	if dir == "" {
 		dir = exampleDir()
 	}
-	gr, err := loadGraph(filepath.Join(dir, "motion.yaml"))
+	gr, err := driver.LoadGraph(context.Background(), filepath.Join(dir, "motion.yaml"), driver.Options{})
 	if err != nil {
 		return nil, err
 	}

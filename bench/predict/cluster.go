@@ -197,7 +197,7 @@ func CompareCluster(ctx context.Context, cfg ClusterConfig) (*ClusterResult, err
 
 // clusterRun runs the graph file across the cluster for iters iterations.
 func clusterRun(ctx context.Context, cfg ClusterConfig, ex runtime.RemoteExecutor, iters int64) (*graph.Graph, *runtime.Stats, error) {
-	g, err := loadGraph(cfg.Graph)
+	g, err := driver.LoadGraph(context.Background(), cfg.Graph, driver.Options{})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/actors"
+	"github.com/sluicehq/sluice/driver"
 	_ "github.com/sluicehq/sluice/examples/imagepipe" // the image pipeline's Go actors
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/runtime"
@@ -39,7 +40,7 @@ func TestFusedChainsMatchRuntime(t *testing.T) {
 		if !ran {
 			continue
 		}
-		g, err := loadGraph(f)
+		g, err := driver.LoadGraph(context.Background(), f, driver.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +96,7 @@ func exampleGraphs(dir string) ([]string, error) {
 // → stages in graph order, which is chain order for the runtime's
 // chains); ran is false when the graph does not run here.
 func runtimeChains(t *testing.T, file string) (map[string][]string, bool) {
-	g, err := loadGraph(file)
+	g, err := driver.LoadGraph(context.Background(), file, driver.Options{})
 	if err != nil {
 		t.Logf("%s: skipped: %v", file, err)
 		return nil, false

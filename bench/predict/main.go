@@ -49,6 +49,7 @@ import (
 	"github.com/sluicehq/sluice/actors" // built-in actors, and Synthesize
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/calibrate"
+	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/machine"
 	"github.com/sluicehq/sluice/runtime"
@@ -366,7 +367,7 @@ type comparison struct {
 // (as `sluice run` does for design-only graphs such as cd2dat). It returns
 // the graph and the names of those actors.
 func Load(file string) (*graph.Graph, []string, error) {
-	g, err := loadGraph(file)
+	g, err := driver.LoadGraph(context.Background(), file, driver.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
