@@ -286,7 +286,7 @@ func TestRemoteRefusesParts(t *testing.T) {
 	}
 	defer in.Release(ctx)
 	for _, tc := range []struct{ off, total, want string }{
-		{"0", "4000000000000", "message of 4000000000000 bytes: expected 0 to 1073741824"},
+		{"0", "4000000000000", "a stream of 4000000000000 bytes: expected at most 1073741824"},
 		{"8", "4", "expected it within the message's 4 bytes"},
 		{"x", "4", `offset "x" and total "4": expected byte counts`},
 		{"4", "8", "expected the part at offset 0"},

@@ -10,12 +10,13 @@ import (
 )
 
 // TestFusedChain: A → B → C → D on a 2-unit pool, D stateful: A..C fuse
-// into one task of two replicas costing 1 + 2 + 5 s, the channels inside
-// are gone, and D stays alone. The two units share 8 + 1 s of work per
-// iteration: period 4.5 s (unfused, C alone would take 5 s a firing).
+// into one task of two replicas costing 1 + 2 + 5 µs, the channels inside
+// are gone, and D stays alone. The two units share 8 + 1 µs of work per
+// iteration: period 4.5 µs (unfused, C alone would take 5 µs a firing).
+// (Actors of 200 µs or more a firing are not fused: the runtime's rule.)
 func TestFusedChain(t *testing.T) {
-	g := chain(t, stage{name: "A", cost: 1, out: 1}, stage{name: "B", cost: 2, in: 1, out: 1},
-		stage{name: "C", cost: 5, in: 1, out: 1}, stage{name: "D", cost: 1, in: 1})
+	g := chain(t, stage{name: "A", cost: 1e-6, out: 1}, stage{name: "B", cost: 2e-6, in: 1, out: 1},
+		stage{name: "C", cost: 5e-6, in: 1, out: 1}, stage{name: "D", cost: 1e-6, in: 1})
 	g.Actor("D").Stateful = true
 	mach := runtimePool(2, 0, 0, 0, 0, 0)
 	mach.Processors[0].ClockHz = 1
@@ -30,15 +31,15 @@ func TestFusedChain(t *testing.T) {
 		t.Fatalf("%d tasks and %d streams, want 2 and 1 (C.out->D.in)", len(p.Tasks), len(p.Streams))
 	}
 	ft := p.Tasks[0]
-	if ft.Name != "fused(A..C)" || ft.Replicas != 2 || !near(ft.Subtasks[0].Time, 8) {
-		t.Errorf("fused task %s, %d replicas, %g s a firing: want fused(A..C), 2, 8", ft.Name, ft.Replicas, ft.Subtasks[0].Time)
+	if ft.Name != "fused(A..C)" || ft.Replicas != 2 || !near(ft.Subtasks[0].Time, 8e-6) {
+		t.Errorf("fused task %s, %d replicas, %g s a firing: want fused(A..C), 2, 8e-6", ft.Name, ft.Replicas, ft.Subtasks[0].Time)
 	}
 	r, err := Run(p, Config{Iterations: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !near(r.Period, 4.5) || r.Firings["B"] != 64 {
-		t.Errorf("period %g, B fired %d: want 4.5 and 64", r.Period, r.Firings["B"])
+	if !near(r.Period, 4.5e-6) || r.Firings["B"] != 64 {
+		t.Errorf("period %g, B fired %d: want 4.5e-6 and 64", r.Period, r.Firings["B"])
 	}
 	if FusedChains(g, nil, mach, nil, true) != nil {
 		t.Error("NoFuseCPU: want no chain")
@@ -49,8 +50,8 @@ func TestFusedChain(t *testing.T) {
 // a broadcast end a chain where the runtime's rule does.
 func TestFusedChainBreaks(t *testing.T) {
 	mk := func() *graph.Graph {
-		g := chain(t, stage{name: "A", cost: 1, out: 1}, stage{name: "B", cost: 1, in: 1, out: 1},
-			stage{name: "C", cost: 1, in: 1, out: 1}, stage{name: "D", cost: 1, in: 1})
+		g := chain(t, stage{name: "A", cost: 1e-6, out: 1}, stage{name: "B", cost: 1e-6, in: 1, out: 1},
+			stage{name: "C", cost: 1e-6, in: 1, out: 1}, stage{name: "D", cost: 1e-6, in: 1})
 		g.Actor("D").Stateful = true
 		return g
 	}
