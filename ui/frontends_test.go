@@ -172,8 +172,12 @@ func TestCheckErrorsSameAsCLI(t *testing.T) {
 			t.Fatalf("%s: loads", name)
 		}
 		want := graph.ErrorLines(err)
-		ts := httptest.NewServer((&Server{File: path}).Handler())
-		resp, err := http.Post(ts.URL+"/api/check", "application/yaml", strings.NewReader(text))
+		srv := &Server{File: path, Token: "frontends-test-token"}
+		ts := httptest.NewServer(srv.Handler())
+		req, _ := http.NewRequest("POST", ts.URL+"/api/check", strings.NewReader(text))
+		req.Header.Set("Content-Type", "application/yaml")
+		req.Header.Set("Authorization", "Bearer "+srv.Token)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,10 @@
 package ui
 
 import (
+	"context"
 	"testing"
 
-	"github.com/sluicehq/sluice/spec"
+	"github.com/sluicehq/sluice/driver"
 )
 
 // TestActorKinds checks the kind the page badges each actor with: a
@@ -15,7 +16,7 @@ func TestActorKinds(t *testing.T) {
 		"../examples/flowmodel/graph-inline.yaml": {"axpy": "kernel"},
 		"../examples/cd2dat.yaml":                 {"A": "synthetic"},
 	} {
-		g, err := spec.Load(file)
+		g, err := driver.LoadGraph(context.Background(), file, driver.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

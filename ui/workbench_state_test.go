@@ -76,18 +76,24 @@ func TestEditWithoutOpsChecks(t *testing.T) {
 func TestRunEventsEndWithRun(t *testing.T) {
 	t.Parallel()
 	file := tempExample(t)
-	s := &Server{File: file}
+	s := &Server{File: file, Token: "events-test-token"}
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	want := GraphID(mustLoad(t, file))
-	resp, err := http.Post(ts.URL+"/api/run/start?iterations=50", "text/plain", nil)
+	start, _ := http.NewRequest("POST", ts.URL+"/api/run/start?iterations=50", nil)
+	start.Header.Set("Authorization", "Bearer "+s.Token)
+	resp, err := http.DefaultClient.Do(start)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("run start: expected 202, found %d", resp.StatusCode)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/run/events", nil)
+	req.Header.Set("Authorization", "Bearer "+s.Token)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
