@@ -511,9 +511,9 @@ function findings(report) {
   for (const [c, n] of Object.entries(report.initialize || {})) out.push({ cls: "warn", channel: c, text: "give " + c + " " + n + " initial token" + (n > 1 ? "s" : ""), pick: pickChannel(c) });
   for (const [c, n] of Object.entries(report.enlarge || {})) out.push({ cls: "warn", channel: c, text: "enlarge " + c + " to capacity " + n, pick: pickChannel(c) });
   if (report.critical && report.critical.length) {
-    // The analysis's bound (unlimited cores), not the run's prediction:
-    // that is the Tables' "predicted", from GET /api/run/compare.
-    const bound = report.iterations_per_second ? " — at most " + rate(report.iterations_per_second) + "iterations/s (analysis bound, unlimited cores)" : "";
+    // The server's report carries the driver's prediction on the
+    // workbench's machine model: the number the Tables' "predicted" shows.
+    const bound = report.iterations_per_second ? " — predicted " + rate(report.iterations_per_second) + "iterations/s on the workbench's machine model (the Tables' prediction)" : "";
     const whole = report.critical.length >= Object.keys(report.repetitions || {}).length;
     const who = whole && report.critical.length > 8 ? "the whole graph (" + report.critical.length + " actors)" : nameList(report.critical, 8);
     out.push({ cls: "warn", actor: report.critical[0], text: "bottleneck (analysis): " + who + bound, pick: () => { select({ kind: "actor", path: report.critical[0] }); zoomTo(report.critical); } });
