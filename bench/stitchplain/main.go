@@ -16,15 +16,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	goruntime "runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,7 +80,7 @@ func run(ctx context.Context, workers, rows int, small bool) error {
 	el := time.Since(start)
 	res.Report(os.Stderr)
 	out := result{Program: "stitchplain", Grid: fmt.Sprintf("%dx%d", c.Rows, c.Cols), Tile: fmt.Sprintf("%dx%d", c.Width, c.Height),
-		Workers: workers, Seconds: el.Seconds(), TilesPerSec: float64(c.Tiles()) / el.Seconds(), PeakRSSMiB: peakRSS(),
+		Workers: workers, Seconds: el.Seconds(), TilesPerSec: float64(c.Tiles()) / el.Seconds(), PeakRSSMiB: stitch.PeakRSS(),
 		Mismatches: res.Mismatches, Tiles: c.Tiles(), GPUSpectra: e.PeakHandles()}
 	if used, err := e.MemUsed(); err == nil {
 		out.GPUUsedMiB = float64(used) / (1 << 20)
@@ -169,22 +166,4 @@ func align(ctx context.Context, c stitch.Config, e *stitch.GPU, scene *stitch.Sc
 		return nil, nil, err
 	}
 	return west, north, nil
-}
-
-// peakRSS is the process's peak resident set (VmHWM) in MiB, 0 where
-// /proc is missing.
-func peakRSS() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }

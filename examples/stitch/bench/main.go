@@ -16,7 +16,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -24,8 +23,6 @@ import (
 	"os"
 	goruntime "runtime"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/device"
@@ -220,7 +217,7 @@ func run(path, mode string, workers, replicas, gpuReps int, ocl string, groups, 
 	out.Seconds = el.Seconds()
 	out.TilesPerSec = float64(cfg.Tiles()) / el.Seconds()
 	out.Mismatches = res.Mismatches
-	out.PeakRSSMiB = peakRSS()
+	out.PeakRSSMiB = stitch.PeakRSS()
 	if fft == "cufft" {
 		e, _ := stitch.CUFFTFor(cfg.Width, cfg.Height)
 		if used, err := e.MemUsed(); err == nil {
@@ -234,22 +231,4 @@ func run(path, mode string, workers, replicas, gpuReps int, ocl string, groups, 
 		out.GPUSpectra = gpu.PeakHandles()
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
-}
-
-// peakRSS is the process's peak resident set (VmHWM) in MiB, 0 where
-// /proc is missing.
-func peakRSS() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }
