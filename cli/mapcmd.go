@@ -66,9 +66,15 @@ G the search chose (--work-groups) and the work-items of --mapping (else
 				fmt.Fprintf(errw, "%-7s predicted throughput %.6g iterations/s, period %.6g s (%d simulation(s))\n",
 					f.Strategy, f.Throughput, f.Period, f.Evaluations)
 			}
+			for _, a := range res.Assumptions {
+				fmt.Fprintf(errw, "assumed: %s\n", a)
+			}
 			best := res.Best
 			doc := fmt.Sprintf("found by sluice map --strategy %s on machine %s: %s, predicted period %.6g s (%.6g iterations/s)",
 				strategy, in.machine.Name, best.Strategy, best.Period, best.Throughput)
+			if len(res.Assumptions) > 0 {
+				doc += "; assumed: " + strings.Join(res.Assumptions, "; ")
+			}
 			if len(best.Capacity) > 0 {
 				names := make([]string, 0, len(best.Capacity))
 				for n := range best.Capacity {

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
+
+	"github.com/sluicehq/sluice/internal/registry"
 )
 
 // Backend is a family of devices (the CPU, OpenCL, CUDA). Backends call
@@ -21,40 +22,22 @@ type Backend interface {
 	Open(ctx context.Context, id string) (Device, error)
 }
 
-var registry struct {
-	sync.Mutex
-	backends []Backend
-}
+// backends holds the registered backends by name (internal/registry's
+// rule: a name is registered once; a second registration panics naming
+// both places).
+var backends = registry.New[Backend]("device backend", 1)
 
-// Register adds a backend. It panics when the name is taken, as two
-// backends answering to one name is a programming error.
-func Register(b Backend) {
-	registry.Lock()
-	defer registry.Unlock()
-	for _, o := range registry.backends {
-		if o.Name() == b.Name() {
-			panic("device: backend " + b.Name() + " registered twice")
-		}
-	}
-	registry.backends = append(registry.backends, b)
-	sort.SliceStable(registry.backends, func(i, j int) bool {
-		return rank(registry.backends[i].Name()) < rank(registry.backends[j].Name())
-	})
-}
+// Register adds a backend under its name. It panics when the name is
+// taken, naming both registrations, as two backends answering to one name
+// is a programming error.
+func Register(b Backend) { backends.Register(b.Name(), b) }
 
-// rank orders the CPU first, then the rest by registration.
-func rank(name string) int {
-	if name == "cpu" {
-		return 0
-	}
-	return 1
-}
-
-// Backends returns the registered backends, the CPU first.
+// Backends returns the registered backends: the CPU first, then the
+// others by name.
 func Backends() []Backend {
-	registry.Lock()
-	defer registry.Unlock()
-	return append([]Backend(nil), registry.backends...)
+	all := backends.Values()
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Name() == "cpu" && all[j].Name() != "cpu" })
+	return all
 }
 
 // Report is what one backend says at discovery: its devices, or why it has

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sort"
-	"sync"
+
+	"github.com/sluicehq/sluice/internal/registry"
 )
 
 // BuiltinFunc is a Go built-in kernel: one firing reads the input streams'
@@ -13,39 +13,19 @@ import (
 // with the constant parameters by name.
 type BuiltinFunc func(params map[string]float64, in, out [][]byte) error
 
-var builtins = struct {
-	sync.RWMutex
-	m map[string]BuiltinFunc
-}{m: map[string]BuiltinFunc{}}
+// builtins holds the Go kernels (internal/registry's rule: a name is
+// registered once; a second registration panics naming both places).
+var builtins = registry.New[BuiltinFunc]("flow-model Go built-in", 1)
 
 // RegisterBuiltin makes fn available to flow-models as kernel builtin:
-// name. It panics when the name is taken.
-func RegisterBuiltin(name string, fn BuiltinFunc) {
-	builtins.Lock()
-	defer builtins.Unlock()
-	if _, ok := builtins.m[name]; ok {
-		panic("flowmodel: built-in " + name + " registered twice")
-	}
-	builtins.m[name] = fn
-}
+// name. It panics when the name is taken, naming both registrations.
+func RegisterBuiltin(name string, fn BuiltinFunc) { builtins.Register(name, fn) }
 
-func builtin(name string) (BuiltinFunc, bool) {
-	builtins.RLock()
-	defer builtins.RUnlock()
-	fn, ok := builtins.m[name]
-	return fn, ok
-}
+// builtin returns the Go kernel registered under name.
+func builtin(name string) (BuiltinFunc, bool) { return builtins.Lookup(name) }
 
-func builtinNames() []string {
-	builtins.RLock()
-	defer builtins.RUnlock()
-	var n []string
-	for k := range builtins.m {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+// builtinNames lists the registered Go kernels, sorted.
+func builtinNames() []string { return builtins.Names() }
 
 func init() {
 	RegisterBuiltin("saxpy_f32", saxpy)

@@ -14,6 +14,8 @@ package graph
 import (
 	"fmt"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/suggest"
 )
 
 // Direction says whether a port consumes (In) or produces (Out) tokens.
@@ -391,7 +393,7 @@ func (g *Graph) lookup(ref string, dir Direction, origin string) *Port {
 	}
 	a := g.Actor(an)
 	if a == nil {
-		g.problem(origin, "unknown actor %q in %q%s", an, ref, suggest(an, g.actorNames()))
+		g.problem(origin, "unknown actor %q in %q%s", an, ref, suggest.Suggest(an, g.actorNames()))
 		return nil
 	}
 	p := a.Port(pn)
@@ -400,7 +402,7 @@ func (g *Graph) lookup(ref string, dir Direction, origin string) *Port {
 		for _, q := range a.Ports() {
 			names = append(names, q.Name)
 		}
-		g.problem(origin, "unknown port %q on actor %q%s", pn, an, suggest(pn, names))
+		g.problem(origin, "unknown port %q on actor %q%s", pn, an, suggest.Suggest(pn, names))
 		return nil
 	}
 	if p.Dir != dir {

@@ -1,5 +1,7 @@
 package graph
 
+import "github.com/sluicehq/sluice/internal/suggest"
+
 // Distribution says how an output's blocks are spread over the work-items of
 // a work-group: Consecutive gives each work-item a run of neighbouring
 // blocks; Strided deals blocks out round-robin (neighbouring work-items touch
@@ -104,7 +106,7 @@ func (m *Mapping) Check(g *Graph) error {
 		}
 		a := g.resolve(name)
 		if a == nil {
-			ps = append(ps, Problem{w, "mapping names unknown actor " + quote(name) + suggest(name, g.flatNames(""))})
+			ps = append(ps, Problem{w, "mapping names unknown actor " + quote(name) + suggest.Suggest(name, g.flatNames(""))})
 			continue
 		}
 		for port, d := range pl.Distribution {

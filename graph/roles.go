@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"sort"
+
+	"github.com/sluicehq/sluice/internal/suggest"
 )
 
 // Role is the part a port plays in a pipeline-model (Caravela's
@@ -181,7 +183,7 @@ func (p *Pipeline) checkRole(name string, pr PortRole, add func(string, string, 
 	}
 	a := p.Graph.Actor(an)
 	if a == nil {
-		add(w, "pipeline port %q: unknown actor %q%s", name, an, suggest(an, p.Graph.actorNames()))
+		add(w, "pipeline port %q: unknown actor %q%s", name, an, suggest.Suggest(an, p.Graph.actorNames()))
 		return
 	}
 	port := a.Port(pn)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/suggest"
 )
 
 // Problem is one thing wrong with a graph: where it is and what is wrong.
@@ -84,7 +86,7 @@ func (g *Graph) validate(prefix string, ps *[]Problem) {
 			seen[b.Name] = true
 			a := g.Actor(b.Actor)
 			if a == nil {
-				add(w, "graph %s %q is bound to unknown actor %q%s", kind, b.Name, b.Actor, suggest(b.Actor, g.actorNames()))
+				add(w, "graph %s %q is bound to unknown actor %q%s", kind, b.Name, b.Actor, suggest.Suggest(b.Actor, g.actorNames()))
 				continue
 			}
 			p := a.Port(b.Port)
@@ -244,45 +246,6 @@ func (g *Graph) validateComposite(a *Actor, add func(string, string, ...any)) {
 	for _, p := range inner {
 		add(p.Where, "in composite %s: %s", a.Name, p.Msg)
 	}
-}
-
-// suggest returns ` (did you mean "x"?)` when a close name exists.
-func suggest(name string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := editDistance(name, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" {
-		if len(names) > 0 && len(names) <= 8 {
-			s := append([]string(nil), names...)
-			sort.Strings(s)
-			return " (known: " + strings.Join(s, ", ") + ")"
-		}
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func sortProblems(ps []Problem) {

@@ -111,7 +111,7 @@ func prepare(in Input) (*prepared, error) {
 			}
 		}
 		if len(ok) == 0 {
-			return nil, fmt.Errorf("mapping: actor %s can run on no processor of machine %s (implementations, I/O, or costs marked never)", a.Name, in.Machine.Name)
+			return nil, nowhere(a, in.Machine, in.Costs)
 		}
 		pr.allowed = append(pr.allowed, ok)
 	}

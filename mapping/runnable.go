@@ -139,6 +139,10 @@ type Mapped struct {
 	Best *Found
 	// Runnable is Best's mapping made runnable (ForRuntime).
 	Runnable *graph.Mapping
+	// Assumptions say, one sentence each, what the predictions assumed
+	// beyond the graph (StaticEstimate's rates for dynamic ports); empty
+	// when nothing was.
+	Assumptions []string
 }
 
 // Map runs the strategies as sluice map does — HEFT (its kernel actors
@@ -146,13 +150,20 @@ type Mapped struct {
 // over placements, replicas, opt.WorkGroups and, with opt.Capacities,
 // capacities, or both —
 // keeps the mapping with the shortest predicted period and makes it
-// runnable.
+// runnable. A graph with dynamic (KPN) ports is mapped and simulated
+// through StaticEstimate, whose sentences are the result's Assumptions.
 func Map(ctx context.Context, in Input, opt MapOptions) (*Mapped, error) {
 	switch opt.Strategy {
 	case "heft", "search", "all":
 	default:
 		return nil, fmt.Errorf("mapping: strategy %q: expected heft, search or all", opt.Strategy)
 	}
+	orig := in.Graph
+	est, assumed, err := StaticEstimate(in.Graph)
+	if err != nil {
+		return nil, err
+	}
+	in.Graph = est
 	g := 0
 	for _, v := range opt.WorkGroups {
 		g = max(g, v)
@@ -165,7 +176,7 @@ func Map(ctx context.Context, in Input, opt MapOptions) (*Mapped, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Mapped{}
+	out := &Mapped{Assumptions: assumed}
 	if opt.Strategy != "search" {
 		out.Found = append(out.Found, heft)
 	}
@@ -183,7 +194,7 @@ func Map(ctx context.Context, in Input, opt MapOptions) (*Mapped, error) {
 			out.Best = f
 		}
 	}
-	out.Runnable, err = ForRuntime(in.Graph, in.Machine, out.Best.Mapping, RunnableOptions{Pinned: pin, WorkGroups: g, WorkItems: opt.WorkItems})
+	out.Runnable, err = ForRuntime(orig, in.Machine, out.Best.Mapping, RunnableOptions{Pinned: pin, WorkGroups: g, WorkItems: opt.WorkItems})
 	return out, err
 }
 

@@ -5,9 +5,10 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/registry"
+	"github.com/sluicehq/sluice/internal/suggest"
 )
 
 // Factory builds the Go implementation of a built-in actor from the actor's
@@ -27,50 +28,41 @@ type BuiltinInfo struct {
 	factory Factory
 }
 
+// The two registries (internal/registry's rule: a name is registered
+// once; a second registration panics naming both places).
 var (
-	regMu    sync.RWMutex
-	builtins = map[string]BuiltinInfo{}
-	funcs    = map[string]any{}
+	builtins = registry.New[BuiltinInfo]("built-in actor", 1)
+	funcs    = registry.New[any]("Go function", 1)
 )
 
 // RegisterBuiltin registers a built-in actor under name. It panics if the
-// name is taken (registration happens in init functions).
+// name is taken, naming both registrations (registration happens in init
+// functions).
 func RegisterBuiltin(name, doc string, f Factory) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := builtins[name]; dup {
-		panic("runtime: built-in actor " + name + " registered twice")
-	}
-	builtins[name] = BuiltinInfo{Name: name, Doc: doc, factory: f}
+	builtins.Register(name, BuiltinInfo{Name: name, Doc: doc, factory: f})
 }
 
 // Builtins lists the registered built-in actors, sorted by name.
-func Builtins() []BuiltinInfo {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	out := make([]BuiltinInfo, 0, len(builtins))
-	for _, b := range builtins {
-		out = append(out, b)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func Builtins() []BuiltinInfo { return builtins.Values() }
 
 // RegisterFunc registers a Go implementation (FireFunc, ProcessFunc, Actor,
 // or a func with one of their signatures) under a name that spec files
-// reference with `kernel: {go: name}`.
+// reference with `kernel: {go: name}`. It panics if the name is taken,
+// naming both registrations, or if impl is none of those types (both are
+// mistakes of the program, found at init rather than at the first run).
 func RegisterFunc(name string, impl any) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	funcs[name] = impl
+	n, ok := normalizeImpl(impl)
+	if !ok {
+		panic(fmt.Sprintf("runtime: Go function %q has type %T: expected runtime.FireFunc, runtime.ProcessFunc, runtime.Actor or a func with the signature of one of them", name, impl))
+	}
+	funcs.Register(name, n)
 }
 
 // Registered reports whether a Go implementation is registered under name
 // (RegisterFunc).
 func Registered(name string) bool {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	return funcs[name] != nil
+	_, ok := funcs.Lookup(name)
+	return ok
 }
 
 // Resolve returns the Go implementation of an actor: a Func attached in code,
@@ -89,20 +81,16 @@ func resolve(a *graph.Actor, files FileAccess) (any, error) {
 		case graph.ImplGo:
 			impl := im.Func
 			if impl == nil {
-				regMu.RLock()
-				impl = funcs[im.Source]
-				regMu.RUnlock()
+				impl, _ = funcs.Lookup(im.Source)
 				if impl == nil {
 					return nil, fmt.Errorf("actor %s: Go implementation %q is not registered in this program (expected a package calling runtime.RegisterFunc(%q, ...) in its init, imported by the program; a graph file names that package with a top-level go: key, e.g. go: [.], and sluice run builds a program that imports it)", a.Name, im.Source, im.Source)
 				}
 			}
 			return normalize(a, impl)
 		case graph.ImplBuiltin:
-			regMu.RLock()
-			b, ok := builtins[im.Source]
-			regMu.RUnlock()
+			b, ok := builtins.Lookup(im.Source)
 			if !ok {
-				return nil, fmt.Errorf("actor %s: unknown built-in actor %q (known: %s)", a.Name, im.Source, strings.Join(builtinNames(), ", "))
+				return nil, fmt.Errorf("actor %s: unknown built-in actor %q%s", a.Name, im.Source, unknownBuiltinHint(im.Source))
 			}
 			impl, err := b.factory(a, Params{actor: a.Name, m: im.Params, files: files})
 			if err != nil {
@@ -119,26 +107,34 @@ func resolve(a *graph.Actor, files FileAccess) (any, error) {
 }
 
 func normalize(a *graph.Actor, impl any) (any, error) {
-	switch f := impl.(type) {
-	case FireFunc, ProcessFunc, Actor:
-		return f, nil
-	case func(*Firing) error:
-		return FireFunc(f), nil
-	case func(*Process) error:
-		return ProcessFunc(f), nil
+	if n, ok := normalizeImpl(impl); ok {
+		return n, nil
 	}
 	return nil, fmt.Errorf("actor %s: Go implementation has type %T: expected runtime.FireFunc, runtime.ProcessFunc or runtime.Actor", a.Name, impl)
 }
 
-func builtinNames() []string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	names := make([]string, 0, len(builtins))
-	for n := range builtins {
-		names = append(names, n)
+// normalizeImpl returns impl as a FireFunc, a ProcessFunc or an Actor, and
+// whether it is one of them (or a func with the signature of one).
+func normalizeImpl(impl any) (any, bool) {
+	switch f := impl.(type) {
+	case FireFunc, ProcessFunc, Actor:
+		return f, true
+	case func(*Firing) error:
+		return FireFunc(f), true
+	case func(*Process) error:
+		return ProcessFunc(f), true
 	}
-	sort.Strings(names)
-	return names
+	return nil, false
+}
+
+// unknownBuiltinHint is what follows an unknown built-in's name: the
+// close name (internal/suggest's rule), else every known name.
+func unknownBuiltinHint(name string) string {
+	names := builtins.Names()
+	if s := suggest.DidYouMean(name, names); s != "" {
+		return s
+	}
+	return " (known: " + strings.Join(names, ", ") + ")"
 }
 
 // Params are a built-in actor's parameters (the spec's "with:"), with typed

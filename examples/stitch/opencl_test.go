@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/device"
 	_ "github.com/sluicehq/sluice/device/opencl" // registers the OpenCL backend
 	"github.com/sluicehq/sluice/examples/stitch"
+	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/spec"
 )
@@ -58,7 +59,7 @@ func TestOpenCLTransformMatchesGo(t *testing.T) {
 		var mu sync.Mutex
 		var worst float64
 		checked := 0
-		runtime.RegisterFunc("stitch-test.check", runtime.FireFunc(func(f *runtime.Firing) error {
+		check := runtime.FireFunc(func(f *runtime.Firing) error {
 			tile := runtime.Input[uint16](f, 0)
 			got, got2 := runtime.Input[complex64](f, 1), runtime.Input[complex64](f, 2)
 			want := make([]complex64, n*n)
@@ -77,14 +78,18 @@ func TestOpenCLTransformMatchesGo(t *testing.T) {
 			checked++
 			mu.Unlock()
 			return nil
-		}))
-		runtime.RegisterFunc("stitch-test.drop", runtime.FireFunc(func(*runtime.Firing) error { return nil }))
+		})
+		drop := runtime.FireFunc(func(*runtime.Firing) error { return nil })
 		r := n * n
 		src := sprintf(transformGraph, sprintf("%dx%d", n, n), r, r, r, r, r, r, r, r, r, r, r, r, r)
 		g, err := spec.ParseGraph("fft-check.yaml", []byte(src))
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The Go actors are attached in code (each n has its own check),
+		// not registered: a name is registered once per program.
+		attachGo(t, g, "check", check)
+		attachGo(t, g, "drop", drop)
 		m, err := spec.ParseMapping("map.yaml", []byte("name: m\nkind: mapping\nmapping:\n  fft: {device: opencl, impl: opencl, work-groups: 2, work-items: 64}\n"))
 		if err != nil {
 			t.Fatal(err)
@@ -101,6 +106,22 @@ func TestOpenCLTransformMatchesGo(t *testing.T) {
 		}
 		t.Logf("%d×%d: largest difference %.3g of the peak magnitude", n, n, worst)
 	}
+}
+
+// attachGo gives actor name of g its Go implementation f in code.
+func attachGo(t *testing.T, g *graph.Graph, name string, f runtime.FireFunc) {
+	t.Helper()
+	a := g.Actor(name)
+	if a == nil {
+		t.Fatalf("no actor %s", name)
+	}
+	for i := range a.Impls {
+		if a.Impls[i].Kind == graph.ImplGo {
+			a.Impls[i].Func = f
+			return
+		}
+	}
+	t.Fatalf("actor %s has no Go implementation to attach", name)
 }
 
 // TestOpenCLGraph runs stitch.yaml with opencl.yaml and checks the
