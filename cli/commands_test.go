@@ -203,9 +203,13 @@ func runDocCommand(t *testing.T, work, bin string, c docCommand, file string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", line)
+	doccmd.KillGroup(cmd)
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
+	t.Logf("ran %s (%.2fs): %s", c.where, time.Since(start).Seconds(), c.line)
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

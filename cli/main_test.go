@@ -16,6 +16,14 @@ import (
 // standard output, standard error and exit status.
 func sluice(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
+	return sluiceCtx(t, context.Background(), stdin, args...)
+}
+
+// sluiceCtx is sluice with a context: the command is cancelled when ctx
+// ends, and sluiceCtx returns only when it has (the working directory is
+// the repository root until then).
+func sluiceCtx(t *testing.T, ctx context.Context, stdin string, args ...string) (string, string, int) {
+	t.Helper()
 	wd, _ := os.Getwd()
 	if err := os.Chdir(".."); err != nil {
 		t.Fatal(err)
@@ -27,7 +35,7 @@ func sluice(t *testing.T, stdin string, args ...string) (string, string, int) {
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	root.SetIn(strings.NewReader(stdin))
-	err := root.ExecuteContext(context.Background())
+	err := root.ExecuteContext(ctx)
 	code := 0
 	if err != nil {
 		var ee exitError
@@ -202,18 +210,18 @@ func TestRunProgressBarsEnd(t *testing.T) {
 		{"run", "examples/predict/pipeline.yaml", "-n", "20000", "--progress", "bars"},
 		{"run", "examples/predict/pipeline.yaml", "--progress", "bars", "-n", "1"},
 	} {
-		done := make(chan int, 1)
-		go func() {
-			_, _, code := sluice(t, "", args...)
-			done <- code
-		}()
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Fatalf("%v: exit %d", args, code)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%v: still running after 30 s (progress display stuck?)", args)
+		// A stuck display is cancelled after two minutes (a few seconds'
+		// work on a quiet machine), and the command is waited for: it
+		// runs in the repository root, which later tests must not inherit.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		_, errs, code := sluiceCtx(t, ctx, "", args...)
+		stuck := ctx.Err() != nil
+		cancel()
+		if stuck {
+			t.Fatalf("%v: still running after 2 minutes (progress display stuck?): %s", args, errs)
+		}
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
 		}
 	}
 }

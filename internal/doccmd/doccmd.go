@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // ShellBlockLines returns the non-empty, non-comment lines of the ```sh
@@ -71,11 +72,31 @@ func Sluice(tb testing.TB, root string) string {
 	return buildDir
 }
 
+// goCache is the go command's build cache as the test process sees it,
+// or "" when the go command cannot say.
+var goCache = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+})
+
 // Run runs line with sh -c in dir, binDir first on PATH and env added to
-// the environment, and returns its combined output.
+// the environment, and returns its combined output. The go command's build
+// cache is named explicitly, so that a command whose env moves
+// XDG_CACHE_HOME (sluice's own cache) still reuses the compiled packages
+// when it builds a graph's Go actors, instead of compiling the standard
+// library and every dependency again.
 func Run(ctx context.Context, dir, binDir, line string, env ...string) ([]byte, error) {
 	c := exec.CommandContext(ctx, "sh", "-c", line)
+	KillGroup(c)
+	c.WaitDelay = 5 * time.Second // a grandchild holding the output open
 	c.Dir = dir
-	c.Env = append(append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH")), env...)
+	c.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if gc := goCache(); os.Getenv("GOCACHE") == "" && gc != "" {
+		c.Env = append(c.Env, "GOCACHE="+gc)
+	}
+	c.Env = append(c.Env, env...)
 	return c.CombinedOutput()
 }
