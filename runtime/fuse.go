@@ -128,7 +128,7 @@ func (s *fusedStage) stats(u *unit, as *ActorStats, _, _ time.Duration) {
 // replicas or firing cap, and no KPN process next to it.
 func (r *run) fusable(u *unit, byActor map[*graph.Actor]*unit) bool {
 	a := u.a
-	if _, ok := u.mode.(sequential); !ok || u.fire == nil || u.replicas > 1 || len(u.affinity) > 0 {
+	if _, ok := u.mode.(*sequential); !ok || u.fire == nil || u.replicas > 1 || len(u.affinity) > 0 {
 		return false
 	}
 	if a.Stateful || a.IO || a.StateDecl != nil || a.Pattern != nil || a.Iterations > 1 || hasHistory(a) || a.Dynamic() || a.Phases() != 1 {

@@ -9,12 +9,12 @@ import (
 // keeps; the unit itself (unit.go) holds what every way shares: ports,
 // pool, scheduling state, counters. Each mode lives in one file:
 //
-//	sequential    unit.go        the pools fire it, one round at a time
+//	*sequential   unit.go        the pools fire it, one round at a time
 //	*splitTeam    teamround.go   the pools fire it, replicas sharing a round's firings
 //	*replicaTeam  team.go        the pools fire it, every replica every firing (replicated state)
 //	*fusion       fuse.go        the pools fire a fused chain of actors, as a team
 //	*fusedStage   fuse.go        an actor inside a fused chain: its chain fires it
-//	dedicated     own.go         an SDF actor on a goroutine of its own
+//	*dedicated    own.go         an SDF actor on a goroutine of its own
 //	*kpnProcess   own.go         a KPN process on a goroutine of its own
 //	*devUnit      devexec.go     a kernel actor: its device's runtime-manager runs it
 //	*remoteUnit   executor.go    an actor on a remote worker
@@ -62,10 +62,10 @@ type mode interface {
 // onPool gives the answers that the modes of pooled units share.
 type onPool struct{}
 
-func (onPool) pooled() bool { return true }
+func (*onPool) pooled() bool { return true }
 
 // wake queues the unit when it is idle and may fire.
-func (onPool) wake(u *unit, from *worker) {
+func (*onPool) wake(u *unit, from *worker) {
 	if u.state.Load() != stateIdle || !u.mayFire() {
 		return
 	}
@@ -75,15 +75,15 @@ func (onPool) wake(u *unit, from *worker) {
 }
 
 // join: a unit without team rounds has no helper tasks.
-func (onPool) join(*unit, *execCtx, uint64) bool { return false }
+func (*onPool) join(*unit, *execCtx, uint64) bool { return false }
 
-func (onPool) executor(*unit) launcher { return nil }
+func (*onPool) executor(*unit) launcher { return nil }
 
-func (onPool) quiet(*unit) bool { return true }
+func (*onPool) quiet(*unit) bool { return true }
 
 // blockedOn names the inputs short of tokens and the outputs short of
 // room for the unit's next firing.
-func (onPool) blockedOn(u *unit) ([]string, bool) {
+func (*onPool) blockedOn(u *unit) ([]string, bool) {
 	var why []string
 	next := u.firings.Load()
 	for i := range u.ins {
@@ -116,35 +116,35 @@ func (onPool) blockedOn(u *unit) ([]string, bool) {
 
 // stats: a pooled unit measures its own blocked time (its runner's wait
 // for input or room), its FIFOs never block it.
-func (onPool) stats(u *unit, as *ActorStats, _, _ time.Duration) {
+func (*onPool) stats(u *unit, as *ActorStats, _, _ time.Duration) {
 	as.BlockedIn = time.Duration(u.blockedIn)
 	as.BlockedOut = time.Duration(u.blockedOu)
 }
 
-func (onPool) checkpointable(_ *checkpoints, u *unit) string { return u.implCheckpointable() }
+func (*onPool) checkpointable(_ *checkpoints, u *unit) string { return u.implCheckpointable() }
 
 // ahead: a pooled unit reserves its rounds before it starts them.
-func (onPool) ahead(*unit) (int64, bool) { return 0, true }
+func (*onPool) ahead(*unit) (int64, bool) { return 0, true }
 
 // offPool gives the answers that the modes of units the pools do not run
 // share: nothing to queue, FIFOs that block.
 type offPool struct{}
 
-func (offPool) pooled() bool { return false }
+func (*offPool) pooled() bool { return false }
 
-func (offPool) wake(*unit, *worker) {}
+func (*offPool) wake(*unit, *worker) {}
 
 // round: the pools never run the unit.
-func (offPool) round(*unit, *execCtx, int64, int64) (int64, int64, bool) { return -1, 0, false }
+func (*offPool) round(*unit, *execCtx, int64, int64) (int64, int64, bool) { return -1, 0, false }
 
-func (offPool) join(*unit, *execCtx, uint64) bool { return false }
+func (*offPool) join(*unit, *execCtx, uint64) bool { return false }
 
-func (offPool) executor(*unit) launcher { return nil }
+func (*offPool) executor(*unit) launcher { return nil }
 
-func (offPool) quiet(u *unit) bool { return u.fifoBlocked() }
+func (*offPool) quiet(u *unit) bool { return u.fifoBlocked() }
 
 // blockedOn names the FIFOs the unit's goroutine waits in.
-func (offPool) blockedOn(u *unit) ([]string, bool) {
+func (*offPool) blockedOn(u *unit) ([]string, bool) {
 	var why []string
 	for i := range u.ins {
 		p := &u.ins[i]
@@ -167,10 +167,10 @@ func (offPool) blockedOn(u *unit) ([]string, bool) {
 	return why, true
 }
 
-func (offPool) stats(_ *unit, as *ActorStats, fifoIn, fifoOut time.Duration) {
+func (*offPool) stats(_ *unit, as *ActorStats, fifoIn, fifoOut time.Duration) {
 	as.BlockedIn, as.BlockedOut = fifoIn, fifoOut
 }
 
-func (offPool) checkpointable(_ *checkpoints, u *unit) string { return u.implCheckpointable() }
+func (*offPool) checkpointable(_ *checkpoints, u *unit) string { return u.implCheckpointable() }
 
-func (offPool) ahead(*unit) (int64, bool) { return 0, false }
+func (*offPool) ahead(*unit) (int64, bool) { return 0, false }

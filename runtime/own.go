@@ -32,13 +32,13 @@ func (o ownGoroutine) launch(r *run) {
 // one replica.
 type dedicated struct{ offPool }
 
-func (dedicated) executor(u *unit) launcher {
-	return ownGoroutine{u: u, what: "actor", run: dedicated{}.run}
+func (m *dedicated) executor(u *unit) launcher {
+	return ownGoroutine{u: u, what: "actor", run: m.run}
 }
 
 // ahead: the actor may have checked its barrier or cap and begun one
 // firing more.
-func (dedicated) ahead(*unit) (int64, bool) { return 1, true }
+func (*dedicated) ahead(*unit) (int64, bool) { return 1, true }
 
 // dedicate runs u on a goroutine of its own (assignModes): one replica,
 // which fires in order. A team with replicated state cannot: it runs on
@@ -47,7 +47,7 @@ func (u *unit) dedicate() error {
 	if _, ok := u.mode.(*replicaTeam); ok {
 		return fmt.Errorf("runtime: actor %s: a team with replicated state runs on the worker pool, but the actor runs on its own goroutine (next to a KPN process, or pinned to CPUs)", u.name)
 	}
-	u.mode = dedicated{}
+	u.mode = &dedicated{}
 	u.replicas = 1
 	return nil
 }
@@ -82,7 +82,7 @@ func (*kpnProcess) checkpointable(*checkpoints, *unit) string {
 
 // run fires the actor on its own goroutine with blocking FIFO accesses
 // (HDPC style).
-func (dedicated) run(r *run, c *execCtx, u *unit) {
+func (*dedicated) run(r *run, c *execCtx, u *unit) {
 	defer r.wg.Done()
 	u.state.Store(stateBusy)
 	if len(u.affinity) > 0 {

@@ -325,7 +325,7 @@ func (u *unit) setupHost(pl *graph.Placement) error {
 	if u.replicas > 1 {
 		u.mode = &splitTeam{}
 	} else {
-		u.mode = sequential{}
+		u.mode = &sequential{}
 	}
 	return nil
 }

@@ -552,7 +552,7 @@ type sequential struct{ onPool }
 
 // round fires the round's firings in order (fireSeq); the round may end
 // early, after roundTargetNs.
-func (sequential) round(u *unit, c *execCtx, k, t int64) (int64, int64, bool) {
+func (*sequential) round(u *unit, c *execCtx, k, t int64) (int64, int64, bool) {
 	base := u.next
 	end, ok := u.fireSeq(c, k, t)
 	return end, u.next - base, ok
