@@ -192,17 +192,12 @@ type checkpoints struct {
 }
 
 // checkpointable reports why the unit cannot be checkpointed, or "".
-func (c *checkpoints) checkpointable(u *unit) string {
-	switch u.mode {
-	case modeRemote:
-		return c.remoteCheckpointable(u)
-	case modePooled:
-	case modeDedicated:
-	case modeProcess:
-		return "is a KPN process (it reads and writes its streams itself, so the runtime cannot stop it at a barrier): run it as an SDF actor, or run without checkpoints"
-	case modeDevice:
-		return c.deviceCheckpointable(u)
-	}
+func (c *checkpoints) checkpointable(u *unit) string { return u.mode.checkpointable(c, u) }
+
+// implCheckpointable reports why the unit's implementation cannot be
+// checkpointed, or "": a stateful one must take snapshots, unless the
+// runtime keeps its state (declared state, history windows).
+func (u *unit) implCheckpointable() string {
 	if _, ok := u.lifecycle()[0].(Checkpointer); ok {
 		return ""
 	}
@@ -215,13 +210,8 @@ func (c *checkpoints) checkpointable(u *unit) string {
 // remoteCheckpointable reports why a remote unit cannot be checkpointed,
 // or "": its executor must take part, and its inputs, fed from this host
 // and capped at each barrier, must bound its firings.
-func (c *checkpoints) remoteCheckpointable(u *unit) string {
-	var job RemoteJob
-	for _, ru := range c.r.remotes {
-		if ru.u == u {
-			job = ru.job
-		}
-	}
+func (c *checkpoints) remoteCheckpointable(ru *remoteUnit) string {
+	u, job := ru.u, ru.job
 	rc, ok := job.(RemoteCheckpointer)
 	if !ok {
 		return fmt.Sprintf("runs on a remote worker whose executor (%T) takes no snapshots", job)
@@ -373,8 +363,8 @@ func (c *checkpoints) round(u *unit, k int64) int64 {
 	if c.hold.Load() {
 		return 0
 	}
-	if u.fz != nil {
-		return c.fusedRound(u, k)
+	if fz := u.fused(); fz != nil {
+		return c.fusedRound(u, fz, k)
 	}
 	n, b, at := c.toBarrier(u, u, k)
 	if !at {
@@ -419,8 +409,8 @@ func (c *checkpoints) waits(u *unit) bool {
 	if c.hold.Load() {
 		return true
 	}
-	if u.fz != nil {
-		u = u.fz.stages[0] // its stages fire together: the head's count
+	if fz := u.fused(); fz != nil {
+		u = fz.stages[0] // its stages fire together: the head's count
 	}
 	b := c.barrier.Load()
 	pos := c.base[u.idx] + u.firings.Load()
@@ -441,8 +431,8 @@ const (
 // round (which limited end) and this store, which the trigger chose from
 // the old reach, is seen here: the round is then limited again.
 func (c *checkpoints) reserve(u *unit, end int64) int {
-	if u.fz != nil {
-		u = u.fz.stages[0]
+	if fz := u.fused(); fz != nil {
+		u = fz.stages[0]
 	}
 	c.reach[u.idx].Store(end)
 	if c.external {
@@ -463,8 +453,8 @@ func (c *checkpoints) reserve(u *unit, end int64) int {
 // fusedRound is round for fused unit u: its stages are stateless and
 // fire together, so at the barrier each stage's snapshot is its position,
 // plus the head's inputs with initial tokens.
-func (c *checkpoints) fusedRound(u *unit, k int64) int64 {
-	h := u.fz.stages[0]
+func (c *checkpoints) fusedRound(u *unit, fz *fusion, k int64) int64 {
+	h := fz.stages[0]
 	n, b, at := c.toBarrier(u, h, k)
 	if !at {
 		return n
@@ -472,7 +462,7 @@ func (c *checkpoints) fusedRound(u *unit, k int64) int64 {
 	if !c.producersAt(h, b) {
 		return 0
 	}
-	for _, st := range u.fz.stages {
+	for _, st := range fz.stages {
 		s, toks, err := c.take(st, u.next)
 		if err != nil {
 			c.fail(fmt.Errorf("runtime: checkpoint at iteration %d: %w", b, err))
@@ -494,8 +484,8 @@ func (c *checkpoints) producersAt(u *unit, b int64) bool {
 		} else {
 			p = u.ins[i].ch.fr.producer
 		}
-		if p.fz != nil {
-			p = p.fz.stages[0] // a fused chain's stages fire together
+		if fz := p.fused(); fz != nil {
+			p = fz.stages[0] // a fused chain's stages fire together
 		}
 		if c.base[p.idx]+p.firings.Load() < b*c.q[p.idx] {
 			return false
@@ -708,13 +698,8 @@ func (c *checkpoints) trigger() bool {
 	}
 	for _, u := range r.units {
 		q := c.q[u.idx]
-		pos := max(c.base[u.idx]+u.firings.Load(), c.reach[u.idx].Load())
-		if u.mode == modeDevice {
-			// enqueued but not completed: at most depth invocations
-			pos = c.base[u.idx] + u.firings.Load() + int64(u.drv.depth)*u.du.G
-		} else if u.mode == modeDedicated || u.mode == modeRemote {
-			pos++ // one firing may be under way
-		}
+		ahead, _ := u.mode.ahead(u) // begun but not committed nor reserved
+		pos := max(c.base[u.idx]+u.firings.Load(), c.reach[u.idx].Load()) + ahead
 		b = max(b, (pos+q-1)/q)
 	}
 	c.mu.Lock()
@@ -772,7 +757,7 @@ func (r *run) externalCheckpoints(o *CheckpointOptions) error {
 			if !ok {
 				continue
 			}
-			if u.mode == modeProcess {
+			if isProcess(u) {
 				return fmt.Errorf("runtime: resume: actor %s is a KPN process, whose position the runtime cannot restore", u.name)
 			}
 			if cr, ok := u.impl.(Checkpointer); ok {
@@ -858,8 +843,9 @@ func (h *Handle) SnapshotActor(ctx context.Context, actor string, firing int64) 
 // which must be one.
 func restoreFused(r *run) error {
 	for _, fu := range r.fused {
-		h := fu.fz.stages[0]
-		for _, st := range fu.fz.stages[1:] {
+		fz := fu.fused()
+		h := fz.stages[0]
+		for _, st := range fz.stages[1:] {
 			if st.next != h.next {
 				return fmt.Errorf("the stages of fused chain %s are at firings %d (%s) and %d (%s): expected one (run with --no-fuse-cpu as the checkpoint's run did?)", fu.name, h.next, h.name, st.next, st.name)
 			}

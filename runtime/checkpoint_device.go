@@ -24,7 +24,7 @@ import (
 // checkpointed, or "".
 func (c *checkpoints) deviceCheckpointable(u *unit) string {
 	for i := range u.ins {
-		if u.ins[i].ch.c.Initial > 0 && u.du.ins[i].peer != nil {
+		if u.ins[i].ch.c.Initial > 0 && u.kernel().ins[i].peer != nil {
 			return fmt.Sprintf("is a kernel actor whose input %s has initial tokens on a channel between two devices (copying them out is not supported): map both ends to one device", u.ins[i].p.Name)
 		}
 	}
@@ -67,7 +67,7 @@ func (d *devRunner) deviceSnapshots() (progressed bool) {
 	b := c.barrier.Load()
 	for _, u := range d.units {
 		if c.taken[u.idx] >= b || len(c.delay[u.idx]) == 0 || u.next != b*c.q[u.idx] ||
-			u.du.inflight > 0 || !c.producersAt(u, b) {
+			u.kernel().inflight > 0 || !c.producersAt(u, b) {
 			continue
 		}
 		toks := map[string][]byte{}
@@ -89,7 +89,7 @@ func (d *devRunner) deviceSnapshots() (progressed bool) {
 // delayTokens copies out the initial-token window of kernel actor u's
 // input i at the barrier: from its device ring, or from its host FIFO.
 func (d *devRunner) delayTokens(u *unit, i int) ([]byte, error) {
-	p := &u.du.ins[i]
+	p := &u.kernel().ins[i]
 	name := u.ins[i].ch.c.Name
 	n := int64(u.ins[i].ch.c.Initial)
 	g := p.ring
@@ -137,11 +137,11 @@ func (d *devRunner) readRing(g *devRing, at int64, dst []byte) error {
 // a device ring with initial tokens, where the fresh ring holds its
 // initial tokens.
 func restoreRing(u *unit, i int, toks []byte) error {
-	g := u.du.ins[i].ring
+	g := u.kernel().ins[i].ring
 	if int64(len(toks)) != int64(u.ins[i].ch.c.Initial)*g.tsize {
 		return fmt.Errorf("channel %s has %d bytes in the checkpoint: expected %d", u.ins[i].ch.c.Name, len(toks), int64(u.ins[i].ch.c.Initial)*g.tsize)
 	}
-	ev, err := u.drv.q.Write(g.buf, 0, toks)
+	ev, err := u.kernel().drv.q.Write(g.buf, 0, toks)
 	if err != nil {
 		return err
 	}

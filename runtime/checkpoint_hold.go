@@ -61,8 +61,8 @@ func (c *checkpoints) holdSources() (map[int]int64, error) {
 // capped returns how many of the k firings u may start under its cap (a
 // run with External checkpoints).
 func (c *checkpoints) capped(u *unit, k int64) int64 {
-	if u.fz != nil {
-		u = u.fz.stages[0]
+	if fz := u.fused(); fz != nil {
+		u = fz.stages[0]
 	}
 	switch capAt := c.capAt[u.idx].Load(); {
 	case capAt == capFree:
@@ -91,7 +91,8 @@ func (h *Handle) HoldActor(actor string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if u.mode != modePooled && u.mode != modeDedicated {
+	ahead, holdable := u.mode.ahead(u)
+	if !holdable {
 		return 0, fmt.Errorf("runtime: HoldActor: actor %s is not run by the CPU pools or on its own goroutine: it cannot be held", actor)
 	}
 	if !c.capAt[u.idx].CompareAndSwap(capFree, capPausing) {
@@ -99,10 +100,9 @@ func (h *Handle) HoldActor(actor string) (int64, error) {
 	}
 	// A runner stores its round's end (reserve) before it loads the cap:
 	// it saw capPausing, or its end is in reach now.
-	pos := max(c.base[u.idx]+u.firings.Load(), c.reach[u.idx].Load())
-	if u.mode == modeDedicated {
-		pos++ // it may have checked its cap and begun one more firing
-	}
+	// An actor on its own goroutine may have checked its cap and begun
+	// one more firing (ahead).
+	pos := max(c.base[u.idx]+u.firings.Load(), c.reach[u.idx].Load()) + ahead
 	c.capAt[u.idx].Store(pos)
 	u.schedule() // a round refused while pausing may run up to pos
 	return pos, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/fifo"
@@ -72,9 +73,6 @@ func ParseSwapMode(s string) (SwapMode, error) {
 	return "", fmt.Errorf("swap mode %q: expected swap, copy-device or copy-host", s)
 }
 
-// modeDevice: a kernel actor run by its device's runtime-manager.
-const modeDevice = 3
-
 // devPort is a kernel actor's port: on a device ring, or on a host FIFO
 // staged through device memory.
 type devPort struct {
@@ -91,20 +89,23 @@ type devPort struct {
 	tsize   int64
 }
 
-// devUnit is the device side of a kernel actor.
+// devUnit is the device side of a kernel actor, and its unit's mode: its
+// device's runtime-manager (drv) enqueues its invocations.
 type devUnit struct {
-	ak       device.ActorKernel
-	G        int64
-	ins      []devPort
-	outs     []devPort
-	ws       []device.Window
-	inflight int
-	seq      int64
-	stopped  bool
-	round    int64 // the manager's round that enqueued this unit last
-	inRound  int   // invocations of the unit in that round
-	perRound int   // the most it may have in one round (devRunner.perRound)
-	lane     int   // its stream in a round (laneUnits)
+	offPool
+	drv       *devRunner
+	ak        device.ActorKernel
+	G         int64
+	ins       []devPort
+	outs      []devPort
+	ws        []device.Window
+	inflight  int
+	seq       int64
+	stopped   bool
+	lastRound int64 // the manager's round that enqueued this unit last
+	inRound   int   // invocations of the unit in that round
+	perRound  int   // the most it may have in one round (devRunner.perRound)
+	lane      int   // its stream in a round (laneUnits)
 	// its last invocation in the open round: the batch's launch number
 	// and the lane (spreading orders a stateful unit's invocations)
 	lastLaunch, lastLane int
@@ -114,6 +115,32 @@ type devUnit struct {
 	host                 [][]byte           // copy-host: per pair, a host buffer
 	scratch              device.Buffer      // for ports that move nothing
 }
+
+// kernel returns the unit's device side when it is a kernel actor, else
+// nil.
+func (u *unit) kernel() *devUnit {
+	du, _ := u.mode.(*devUnit)
+	return du
+}
+
+// wake wakes the device's manager: a neighbour moved one of the unit's
+// streams.
+func (du *devUnit) wake(*unit, *worker) { du.drv.wake() }
+
+// quiet: the manager is idle (it waits for no completion).
+func (du *devUnit) quiet(*unit) bool { return du.drv.idle.Load() }
+
+func (du *devUnit) stats(u *unit, as *ActorStats, fifoIn, fifoOut time.Duration) {
+	as.Kind = "kernel"
+	as.Device, as.WorkGroups, as.DeviceMode = du.drv.id, du.G, u.r.deviceMode()
+	as.BlockedIn, as.BlockedOut = fifoIn, fifoOut
+}
+
+func (*devUnit) checkpointable(c *checkpoints, u *unit) string { return c.deviceCheckpointable(u) }
+
+// ahead: invocations enqueued but not completed, at most the device's
+// depth.
+func (du *devUnit) ahead(*unit) (int64, bool) { return int64(du.drv.depth) * du.G, false }
 
 // invocation is G or fewer firings of one kernel actor in flight.
 type invocation struct {
@@ -343,7 +370,7 @@ func (r *run) setupDevice(ctx context.Context, u *unit, pl *graph.Placement) err
 	if err != nil {
 		return fmt.Errorf("runtime: %w", err)
 	}
-	du := &devUnit{ak: ak, G: int64(ak.Groups()), iters: max(1, a.Iterations)}
+	du := &devUnit{drv: d, ak: ak, G: int64(ak.Groups()), iters: max(1, a.Iterations)}
 	if r.opts.DeviceDepth <= 0 && r.opts.DeviceMode != Callback {
 		slot := int64(0)
 		for _, ps := range [][]*graph.Port{a.Inputs, a.Outputs} {
@@ -353,9 +380,7 @@ func (r *run) setupDevice(ctx context.Context, u *unit, pl *graph.Placement) err
 		}
 		d.depth = min(d.depth, autoDepth(slot, d.maySpread()))
 	}
-	u.mode = modeDevice
-	u.drv = d
-	u.du = du
+	u.mode = du
 	u.impl = nil
 	d.units = append(d.units, u)
 	return nil
@@ -364,7 +389,8 @@ func (r *run) setupDevice(ctx context.Context, u *unit, pl *graph.Placement) err
 // placeDevice allocates a kernel actor's device memory once its channels
 // are known: staging slots for host ports, swap buffers.
 func (r *run) placeDevice(u *unit) error {
-	du, d := u.du, u.drv
+	du := u.kernel()
+	d := du.drv
 	du.ins, du.outs = devPorts(u)
 	alloc := func(what string, n int64) (device.Buffer, error) {
 		b, err := d.dev.Alloc(max(n, 1), device.ReadWrite)
@@ -423,7 +449,8 @@ func devPorts(u *unit) (ins, outs []devPort) {
 // else in device memory (with pinned bounce slots when the FIFO itself
 // could not be pinned).
 func (r *run) stagePort(u *unit, p *devPort, alloc func(string, int64) (device.Buffer, error)) error {
-	d, G := u.drv, u.du.G
+	du := u.kernel()
+	d, G := du.drv, du.G
 	if p.ring != nil || p.rate == 0 || (p.up.r == nil && p.up.w == nil) {
 		return nil
 	}
@@ -475,7 +502,7 @@ func (r *run) stagePort(u *unit, p *devPort, alloc func(string, int64) (device.B
 // swapBuffers allocates an iterated kernel actor's swap pairs: two device
 // buffers of G firings' tokens per pair, and a host buffer for copy-host.
 func swapBuffers(u *unit, alloc func(string, int64) (device.Buffer, error)) error {
-	du, a := u.du, u.a
+	du, a := u.kernel(), u.a
 	for o, in := range a.Swap {
 		oi, ii := -1, -1
 		for i, p := range a.Outputs {
@@ -506,7 +533,7 @@ func swapBuffers(u *unit, alloc func(string, int64) (device.Buffer, error)) erro
 // writeRingInitials writes the initial tokens of u's outputs on device
 // rings.
 func writeRingInitials(u *unit) error {
-	d := u.drv
+	d := u.kernel().drv
 	for i := range u.outs {
 		g := u.outs[i].ring
 		if g == nil || g.wpos == 0 {
@@ -543,8 +570,8 @@ func (r *run) freeDevices() {
 	}
 	r.hostBufs = nil
 	for _, u := range r.units {
-		if u.du != nil && u.du.ak != nil {
-			_ = u.du.ak.Release()
+		if du := u.kernel(); du != nil && du.ak != nil {
+			_ = du.ak.Release()
 		}
 	}
 	for _, b := range r.devBufs {

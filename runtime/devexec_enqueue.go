@@ -11,7 +11,7 @@ import (
 // into staging slots, the FIRE launch(es) on the windows, host outputs'
 // reads out of staging slots. It reports whether it enqueued anything.
 func (d *devRunner) enqueue(u *unit) (bool, error) {
-	du := u.du
+	du := u.kernel()
 	if du.stopped {
 		return false, nil
 	}

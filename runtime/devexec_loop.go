@@ -109,9 +109,9 @@ func (d *devRunner) enqueueRounds() (progressed, ok bool) {
 			d.pass = pass
 			moved := false
 			for _, u := range d.units {
-				du := u.du
-				if du.round != d.roundNo {
-					du.round, du.inRound = d.roundNo, 0
+				du := u.kernel()
+				if du.lastRound != d.roundNo {
+					du.lastRound, du.inRound = d.roundNo, 0
 				}
 				if u.state.Load() == stateDone || du.inRound >= du.perRound {
 					continue
@@ -159,7 +159,7 @@ func (d *devRunner) enqueueEach(live *int) (progressed, ok bool) {
 			}
 			progressed = true
 		}
-		if u.state.Load() != stateDone && u.du.stopped && u.du.inflight == 0 {
+		if du := u.kernel(); u.state.Load() != stateDone && du.stopped && du.inflight == 0 {
 			d.finish(u)
 			*live--
 			progressed = true
@@ -261,7 +261,7 @@ func (d *devRunner) drain() {
 // plan returns how many firings u can enqueue now (0 when none) and
 // whether it will never fire again.
 func (d *devRunner) plan(u *unit) (int64, bool) {
-	du := u.du
+	du := u.kernel()
 	k := du.G
 	if u.target >= 0 {
 		rem := u.target - u.next
@@ -384,7 +384,7 @@ func (d *devRunner) releaseCopied() (progressed bool) {
 // releaseInputs releases the tokens of inv's inputs copied from host
 // FIFOs (copiedIn) and drops inv.inEv; the caller wakes the neighbours.
 func (d *devRunner) releaseInputs(inv *invocation) {
-	du := inv.u.du
+	du := inv.u.kernel()
 	for i := range du.ins {
 		if p := &du.ins[i]; copiedIn(p) {
 			n := int(inv.k * p.rate)
@@ -399,7 +399,7 @@ func (d *devRunner) releaseInputs(inv *invocation) {
 // retire accounts a completed invocation: host inputs release their
 // tokens, host outputs commit theirs, and the neighbours wake.
 func (d *devRunner) retire(inv *invocation) {
-	u, du := inv.u, inv.u.du
+	u, du := inv.u, inv.u.kernel()
 	if d.r.tags != nil {
 		// Tags travel host-side beside the data: those of the
 		// invocation's input windows go to its outputs' before the
@@ -452,7 +452,7 @@ func (d *devRunner) finish(u *unit) {
 	if u.state.Swap(stateDone) == stateDone {
 		return
 	}
-	du := u.du
+	du := u.kernel()
 	for i := range du.outs {
 		if g := du.outs[i].ring; g != nil {
 			g.closed = true

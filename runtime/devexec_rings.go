@@ -68,17 +68,18 @@ type peerRing struct {
 // consumer a kernel actor of another device of the same backend, and the
 // producer's device copying to it (device.PeerCopier).
 func peerable(u *unit, op *uport, cs []*graph.Channel, initial int, by map[*graph.Actor]*unit) *unit {
-	if u.r.opts.tune.noPeer || len(cs) != 1 || initial != 0 || u.mode != modeDevice || u.drv == nil {
+	du := u.kernel()
+	if u.r.opts.tune.noPeer || len(cs) != 1 || initial != 0 || du == nil {
 		return nil
 	}
 	cu := by[cs[0].To.Actor]
-	if cu == nil || cu.mode != modeDevice || cu.drv == nil || cu.drv == u.drv {
+	if cu == nil || cu.kernel() == nil || cu.kernel().drv == du.drv {
 		return nil
 	}
-	if u.drv.dev.Info().Backend != cu.drv.dev.Info().Backend {
+	if du.drv.dev.Info().Backend != cu.kernel().drv.dev.Info().Backend {
 		return nil
 	}
-	if _, ok := u.drv.cq.(device.PeerCopier); !ok {
+	if _, ok := du.drv.cq.(device.PeerCopier); !ok {
 		return nil
 	}
 	return cu
@@ -94,15 +95,16 @@ func (r *run) newPeerRing(u, cu *unit, op *uport, c *graph.Channel, f *fifo.FIFO
 		return nil, nil
 	}
 	direct := false
-	if pe, ok := u.drv.dev.(device.PeerEnabler); ok {
+	to := cu.kernel().drv
+	if pe, ok := u.kernel().drv.dev.(device.PeerEnabler); ok {
 		var err error
-		if direct, err = pe.EnablePeer(cu.drv.dev); err != nil {
+		if direct, err = pe.EnablePeer(to.dev); err != nil {
 			return nil, fmt.Errorf("runtime: channel %s: %w", c.Name, err)
 		}
 	}
-	b, err := cu.drv.dev.Alloc(tok*int64(f.TokenSize()), device.ReadWrite)
+	b, err := to.dev.Alloc(tok*int64(f.TokenSize()), device.ReadWrite)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: channel %s: ring on %s: %w", c.Name, cu.drv.id, err)
+		return nil, fmt.Errorf("runtime: channel %s: ring on %s: %w", c.Name, to.id, err)
 	}
 	r.devBufs = append(r.devBufs, b)
 	return &peerRing{buf: b, tok: tok, direct: direct}, nil
@@ -128,12 +130,13 @@ func (r *run) newRing(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Act
 	// room for two invocations, or for a round spread over lanes (one
 	// more than its passes, so that its writes need not wait for its reads)
 	m := int64(2)
-	if u.drv.maySpread() {
-		m = max(m, int64(u.drv.depth/2+1))
+	du := u.kernel()
+	if du.drv.maySpread() {
+		m = max(m, int64(du.drv.depth/2+1))
 	}
-	need := int64(cs[0].Initial) + m*u.du.G*int64(op.sum)
+	need := int64(cs[0].Initial) + m*du.G*int64(op.sum)
 	for _, c := range cs {
-		need = max(need, int64(cs[0].Initial)+m*by[c.To.Actor].du.G*int64(c.To.Rate.Sum()))
+		need = max(need, int64(cs[0].Initial)+m*by[c.To.Actor].kernel().G*int64(c.To.Rate.Sum()))
 	}
 	n := int64(capTok)
 	if cs[0].Capacity <= 0 {
@@ -142,9 +145,9 @@ func (r *run) newRing(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Act
 	n = (n + l - 1) / l * l
 	g := &devRing{cap: n, tsize: int64(op.tsize), wpos: int64(cs[0].Initial), prod: u,
 		rpos: make([]int64, len(cs)), done: make([]bool, len(cs)), peak: int64(cs[0].Initial)}
-	b, err := u.drv.dev.Alloc(n*g.tsize, device.ReadWrite)
+	b, err := du.drv.dev.Alloc(n*g.tsize, device.ReadWrite)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: channel %s (ring of %d tokens on %s): %w", cs[0].Name, n, u.drv.id, err)
+		return nil, fmt.Errorf("runtime: channel %s (ring of %d tokens on %s): %w", cs[0].Name, n, du.drv.id, err)
 	}
 	g.buf = b
 	r.devBufs = append(r.devBufs, b)
@@ -168,12 +171,13 @@ func lcm64(a, b int64) int64 {
 // onDevice reports whether every consumer of an output of kernel actor u
 // runs on u's device, so the channel can be a device ring.
 func ringable(u *unit, op *uport, cs []*graph.Channel, by map[*graph.Actor]*unit) bool {
-	if u.mode != modeDevice || op.sum == 0 || cs[0].Initial%int(op.sum) != 0 {
+	du := u.kernel()
+	if du == nil || op.sum == 0 || cs[0].Initial%int(op.sum) != 0 {
 		return false
 	}
 	for _, c := range cs {
-		cu := by[c.To.Actor]
-		if cu.mode != modeDevice || cu.drv != u.drv || c.Initial != cs[0].Initial {
+		cu := by[c.To.Actor].kernel()
+		if cu == nil || cu.drv != du.drv || c.Initial != cs[0].Initial {
 			return false
 		}
 	}
@@ -201,22 +205,23 @@ func (r *run) fifoMemory(u *unit, op *uport, cs []*graph.Channel, by map[*graph.
 		if x == cu {
 			rate = int64(cs[0].To.Rate.Sum())
 		}
-		if x.mode != modeDevice || x.drv == nil {
+		xd := x.kernel()
+		if xd == nil {
 			l = lcm64(l, max(rate, 1))
 			continue
 		}
-		l = lcm64(l, max(rate*x.du.G, 1))
+		l = lcm64(l, max(rate*xd.G, 1))
 		if d != nil {
 			continue
 		}
-		in := x.drv.dev.Info()
-		if _, ok := x.drv.dev.(device.HostPinner); ok && !forceFIFOMemory {
+		in := xd.drv.dev.Info()
+		if _, ok := xd.drv.dev.(device.HostPinner); ok && !forceFIFOMemory {
 			continue
 		}
 		if !forceFIFOMemory && (in.Kind == device.CPU || in.HostUnified) {
 			continue
 		}
-		d = x.drv
+		d = xd.drv
 	}
 	if d == nil {
 		return nil
@@ -246,18 +251,19 @@ const pinMin = 64 << 10
 func fifoPinners(u *unit, cs []*graph.Channel, by map[*graph.Actor]*unit) []*devRunner {
 	var ds []*devRunner
 	add := func(x *unit) {
-		if x == nil || x.mode != modeDevice || x.drv == nil {
+		if x == nil || x.kernel() == nil {
 			return
 		}
-		if _, ok := x.drv.dev.(device.HostPinner); !ok {
+		xd := x.kernel().drv
+		if _, ok := xd.dev.(device.HostPinner); !ok {
 			return
 		}
 		for _, d := range ds {
-			if d == x.drv {
+			if d == xd {
 				return
 			}
 		}
-		ds = append(ds, x.drv)
+		ds = append(ds, xd)
 	}
 	add(u)
 	for _, c := range cs {

@@ -36,8 +36,9 @@ func (d *devRunner) perRound(u *unit) int {
 		return min(n, d.depth)
 	}
 	if _, graphs := d.q.(interface{ Graphs() int }); !graphs || !d.replay {
-		for i := range u.du.ins {
-			if p := &u.du.ins[i]; p.ring == nil && p.rate > 0 {
+		du := u.kernel()
+		for i := range du.ins {
+			if p := &du.ins[i]; p.ring == nil && p.rate > 0 {
 				return 1
 			}
 		}
@@ -54,7 +55,8 @@ func (d *devRunner) perRound(u *unit) int {
 // and the host's actors need a turn before the slots are free again.
 func (d *devRunner) hostCopies() bool {
 	for _, u := range d.units {
-		for _, ps := range [][]devPort{u.du.ins, u.du.outs} {
+		du := u.kernel()
+		for _, ps := range [][]devPort{du.ins, du.outs} {
 			for i := range ps {
 				if p := &ps[i]; p.ring == nil && p.peer == nil && p.rate > 0 && p.stage != nil && !p.mapped {
 					return true
@@ -88,7 +90,7 @@ func (d *devRunner) setupRounds() {
 		return
 	}
 	for _, u := range d.units {
-		if u.du.iters > 1 && d.r.opts.SwapMode != Swap && d.r.opts.SwapMode != "" {
+		if u.kernel().iters > 1 && d.r.opts.SwapMode != Swap && d.r.opts.SwapMode != "" {
 			return
 		}
 	}
@@ -98,8 +100,9 @@ func (d *devRunner) setupRounds() {
 	}
 	d.laneUnits()
 	for _, u := range d.units {
-		u.du.perRound = d.perRound(u)
-		d.passes = max(d.passes, u.du.perRound)
+		du := u.kernel()
+		du.perRound = d.perRound(u)
+		d.passes = max(d.passes, du.perRound)
 	}
 	d.setupSpread()
 	indeg := map[*unit]int{}
@@ -109,8 +112,9 @@ func (d *devRunner) setupRounds() {
 		on[u] = true
 	}
 	for _, u := range d.units {
-		for i := range u.du.ins {
-			if g := u.du.ins[i].ring; g != nil && on[g.prod] && g.prod != u && g.wpos == 0 {
+		du := u.kernel()
+		for i := range du.ins {
+			if g := du.ins[i].ring; g != nil && on[g.prod] && g.prod != u && g.wpos == 0 {
 				indeg[u]++
 				next[g.prod] = append(next[g.prod], u)
 			}
@@ -164,8 +168,9 @@ func (d *devRunner) laneUnits() {
 		root[u] = u
 	}
 	for _, u := range d.units {
-		for i := range u.du.ins {
-			if g := u.du.ins[i].ring; g != nil && root[g.prod] != nil {
+		du := u.kernel()
+		for i := range du.ins {
+			if g := du.ins[i].ring; g != nil && root[g.prod] != nil {
 				root[find(u)] = find(g.prod)
 			}
 		}
@@ -176,7 +181,7 @@ func (d *devRunner) laneUnits() {
 		if _, ok := lane[r]; !ok {
 			lane[r] = len(lane) % n
 		}
-		u.du.lane = lane[r]
+		u.kernel().lane = lane[r]
 	}
 	d.lanes = len(lane) > 1
 }

@@ -101,7 +101,7 @@ func (d *devRunner) spreadDeps(op *enqOp, lane int) {
 		after(d.log(w.g).rd, w.s-w.g.cap, w.e-w.g.cap)
 	}
 	du := op.du
-	if (op.u.a.Stateful || du.iters > 1) && du.round == d.roundNo && du.inRound > 0 && du.lastLane != lane {
+	if (op.u.a.Stateful || du.iters > 1) && du.lastRound == d.roundNo && du.inRound > 0 && du.lastLane != lane {
 		d.lb.After(du.lastLaunch)
 	}
 }
@@ -135,7 +135,7 @@ func (d *devRunner) roundReady() bool {
 		return true
 	}
 	for _, u := range d.units {
-		du := u.du
+		du := u.kernel()
 		if du.stopped || u.state.Load() == stateDone {
 			continue
 		}

@@ -16,22 +16,22 @@ func (fakeLaner) Lanes() int { return 8 }
 // get lanes of their own, round-robin; one group uses no lanes.
 func TestLaneUnits(t *testing.T) {
 	t.Parallel()
-	mk := func(name string) *unit { return &unit{name: name, du: &devUnit{}} }
+	mk := func(name string) *unit { return &unit{name: name, mode: &devUnit{}} }
 	ring := func(from, to *unit) {
-		to.du.ins = append(to.du.ins, devPort{ring: &devRing{prod: from}})
+		to.kernel().ins = append(to.kernel().ins, devPort{ring: &devRing{prod: from}})
 	}
 	a, b, c, d, e, f, g, h := mk("a"), mk("b"), mk("c"), mk("d"), mk("e"), mk("f"), mk("g"), mk("h")
 	ring(a, b)
 	ring(d, e)
 	ring(e, f)
 	// h reads a ring whose producer is on another device: no join
-	h.du.ins = append(h.du.ins, devPort{ring: &devRing{prod: mk("elsewhere")}})
+	h.kernel().ins = append(h.kernel().ins, devPort{ring: &devRing{prod: mk("elsewhere")}})
 	dr := &devRunner{units: []*unit{a, b, c, d, e, f, g, h}, lb: fakeLaner{}}
 	dr.laneUnits()
 	if !dr.lanes {
 		t.Fatal("five groups: lanes off")
 	}
-	lane := func(u *unit) int { return u.du.lane }
+	lane := func(u *unit) int { return u.kernel().lane }
 	if lane(a) != lane(b) || lane(d) != lane(e) || lane(e) != lane(f) {
 		t.Fatalf("joined actors on different lanes: a %d b %d, d %d e %d f %d", lane(a), lane(b), lane(d), lane(e), lane(f))
 	}
@@ -64,9 +64,9 @@ func (graphQueue) Graphs() int { return 0 }
 // it an actor fed by a host FIFO takes one, the others still half the depth.
 func TestPerRound(t *testing.T) {
 	t.Parallel()
-	hostFed := &unit{du: &devUnit{ins: []devPort{{rate: 4}}}}
-	ringFed := &unit{du: &devUnit{ins: []devPort{{rate: 4, ring: &devRing{}}}}}
-	source := &unit{du: &devUnit{}}
+	hostFed := &unit{mode: &devUnit{ins: []devPort{{rate: 4}}}}
+	ringFed := &unit{mode: &devUnit{ins: []devPort{{rate: 4, ring: &devRing{}}}}}
+	source := &unit{mode: &devUnit{}}
 	for _, c := range []struct {
 		q      device.Queue
 		replay bool
@@ -81,7 +81,7 @@ func TestPerRound(t *testing.T) {
 	} {
 		d := &devRunner{q: c.q, replay: c.replay, depth: 16}
 		if got := d.perRound(c.u); got != c.want {
-			t.Errorf("%T replay %v, inputs %+v: %d per round, want %d", c.q, c.replay, c.u.du.ins, got, c.want)
+			t.Errorf("%T replay %v, inputs %+v: %d per round, want %d", c.q, c.replay, c.u.kernel().ins, got, c.want)
 		}
 	}
 	if got := (&devRunner{q: graphQueue{}, replay: true, depth: 1}).perRound(source); got != 1 {
@@ -105,8 +105,8 @@ func TestSpreadDeps(t *testing.T) {
 	rec := &recLaner{}
 	d := &devRunner{lb: rec, spread: true, nLanes: 2, roundNo: 1}
 	g := &devRing{cap: 10}
-	u := &unit{a: &graph.Actor{Name: "k"}, du: &devUnit{iters: 1}}
-	op := &enqOp{u: u, du: u.du}
+	u := &unit{a: &graph.Actor{Name: "k"}, mode: &devUnit{iters: 1}}
+	op := &enqOp{u: u, du: u.kernel()}
 	step := func(lane, launch int, rin, rout []ringWin) []int {
 		rec.after = nil
 		op.rin, op.rout = rin, rout
@@ -128,11 +128,11 @@ func TestSpreadDeps(t *testing.T) {
 	eq("overwrite from lane 1", step(1, 4, nil, []ringWin{{g, 10, 13}}), 2)
 	eq("overwrite from lane 0", step(0, 5, nil, []ringWin{{g, 12, 14}}), 1)
 	u.a.Stateful = true
-	u.du.round, u.du.inRound = 1, 1
+	u.kernel().lastRound, u.kernel().inRound = 1, 1
 	eq("stateful unit on another lane", step(1, 6, nil, nil), 5)
 	eq("stateful unit on its lane", step(1, 7, nil, nil))
-	d.roundNo, u.du.inRound = 2, 0
-	u.du.round = 2
+	d.roundNo, u.kernel().inRound = 2, 0
+	u.kernel().lastRound = 2
 	eq("new round", step(1, 0, []ringWin{{g, 2, 6}}, []ringWin{{g, 10, 13}}))
 }
 
@@ -168,14 +168,14 @@ func TestKernelFIFO(t *testing.T) {
 	x := g.AddActor("k").AddPort("x", graph.In, u8, graph.SDF(76800), "")
 	c := g.Join(y, x)
 	goEnd := &unit{replicas: 14}
-	kEnd := &unit{du: &devUnit{G: 64}, drv: &devRunner{depth: 16}}
+	kEnd := &unit{mode: &devUnit{G: 64, drv: &devRunner{depth: 16}}}
 	if got, want := kernelFIFO(c, goEnd, kEnd, 76800, 76800), 76800*(64*8+2*14); got != want {
 		t.Errorf("4.9 MB invocations into a kernel actor: %d tokens, want %d", got, want)
 	}
 	if got, want := kernelFIFO(c, kEnd, goEnd, 76800, 76800), 76800*(64*16+64*4+2*14); got != want {
 		t.Errorf("4.9 MB invocations out of a kernel actor: %d tokens, want %d", got, want)
 	}
-	kEnd.du.G = 8 // 614 kB invocations: twice the larger end
+	kEnd.kernel().G = 8 // 614 kB invocations: twice the larger end
 	if got, want := kernelFIFO(c, goEnd, kEnd, 76800, 76800), 2*76800*8*16; got != want {
 		t.Errorf("614 kB invocations: %d tokens, want %d", got, want)
 	}
@@ -183,8 +183,8 @@ func TestKernelFIFO(t *testing.T) {
 	if got, want := kernelFIFO(c, goEnd, kEnd, 76800, 76800), 2*76800*200; got != want {
 		t.Errorf("200 replicas: %d tokens, want %d", got, want)
 	}
-	kEnd.du.G = 64 // a device ring of 4.9 MB invocations: twice the larger end
-	k2 := &unit{du: &devUnit{G: 64}, drv: &devRunner{depth: 24}}
+	kEnd.kernel().G = 64 // a device ring of 4.9 MB invocations: twice the larger end
+	k2 := &unit{mode: &devUnit{G: 64, drv: &devRunner{depth: 24}}}
 	if got, want := kernelFIFO(c, kEnd, k2, 76800, 76800), 2*76800*64*24; got != want {
 		t.Errorf("device ring: %d tokens, want %d", got, want)
 	}

@@ -11,22 +11,31 @@
 //
 // # The model
 //
-// Units. Each actor of the (flattened) graph is a unit (unit.go). How it
-// runs is its mode, chosen in setup.go (assignModes) and in the files
-// named below:
+// Units. Each actor of the (flattened) graph is a unit (unit.go): a core
+// that every way of running shares — ports, pool, scheduling state,
+// counters, laid out on cache lines by who reads and writes them — and a
+// mode (mode.go), the small interface behind which sits how the unit runs
+// and the state only that way keeps. The runner asks the mode for a round
+// (mode.round) and a helper task joins a team's round through it
+// (mode.join); notifiers wake a unit through it, and the watchdog,
+// statistics, checkpoints and executors ask it what differs. Setup
+// (setup.go) picks each unit's mode; each mode is one file:
 //
-//   - pooled: an SDF/CSDF actor that the CPU pool (or the I/O pool, for
-//     actors marked IO) fires when it is ready: a worker takes it from a
-//     run queue, fires a round of firings and commits them (unit.go,
-//     sched.go);
-//   - dedicated: an SDF/CSDF actor on its own goroutine, blocking on its
-//     FIFOs: next to a KPN process, or pinned to CPUs (sched.go);
-//   - process: a KPN process (a ProcessFunc) on its own goroutine
-//     (sched.go);
-//   - device: a kernel actor, run by its device's manager (devexec*.go);
-//   - remote: an actor run by a RemoteExecutor on another machine
-//     (executor.go; package cluster provides one);
-//   - fused: a stage of a fused chain, fired by the chain's unit (fuse.go).
+//   - sequential (unit.go): an SDF/CSDF actor that the CPU pool (or the
+//     I/O pool, for actors marked IO) fires when it is ready: a worker
+//     takes it from a run queue (sched.go), fires a round of firings and
+//     commits them;
+//   - splitTeam (teamround.go), replicaTeam (team.go): pooled actors of
+//     several replicas (see Teams); teamRound holds their rounds'
+//     counters;
+//   - fusion, fusedStage (fuse.go): a fused chain's unit, and the actors
+//     it fires (see Fused chains);
+//   - dedicated, kpnProcess (own.go): an SDF/CSDF actor on its own
+//     goroutine, blocking on its FIFOs (next to a KPN process, or pinned
+//     to CPUs), and a KPN process (a ProcessFunc);
+//   - devUnit (devexec.go): a kernel actor, run by its device's manager;
+//   - remoteUnit (executor.go): an actor run by a RemoteExecutor on
+//     another machine (package cluster provides one).
 //
 // Rounds. A pooled unit fires in rounds: prepare (unit.go) finds how many
 // firings its inputs and room allow, acquires their windows in one piece
@@ -40,7 +49,7 @@
 //
 // Teams. A stateless actor mapped with several replicas is a team: a
 // round's firings are claimed by the pool's workers and committed in
-// firing order (unit.go: teamRound, claimLoop). A stateful one with
+// firing order (teamround.go: splitTeam, teamRound). A stateful one with
 // graph.TeamReplicate keeps one state per replica and every replica runs
 // every firing (team.go).
 //
@@ -82,9 +91,10 @@
 //     cancellation, progress, watchdog).
 //   - setup.go: units from actors, FIFOs and their capacities, modes,
 //     pools; fuse.go plans fused chains before the channels are made.
-//   - unit.go: the unit and its round (prepare, fireSeq, commit), team
-//     rounds; sched.go: pools, workers, run queues, execution contexts,
-//     dedicated goroutines and processes.
+//   - unit.go: the unit's core and its round (prepare, runPooled,
+//     fireSeq, commit); mode.go: the mode interface and the answers the
+//     pooled modes (onPool) and the others (offPool) share; sched.go:
+//     pools, workers, run queues, execution contexts.
 //   - firing.go: what an actor sees (Firing, Process, FireFunc, Actor,
 //     Starter, Stopper); registry.go: built-in actors.
 //   - state.go, shared.go, tags.go, history.go, iterate.go,

@@ -138,10 +138,6 @@ type Span struct {
 	Start, Dur time.Duration
 }
 
-// modeRemote: an actor run by a RemoteExecutor on another host; on this
-// host it is a goroutine moving its ports' tokens.
-const modeRemote = 4
-
 // IsRemotePlacement reports whether a placement names a remote worker
 // ("worker:NAME/DEVICE") or asks for any device by requirements.
 func IsRemotePlacement(pl *graph.Placement) bool {
@@ -177,34 +173,30 @@ func (d *devRunner) launch(r *run) {
 	go d.loop()
 }
 
-// ownGoroutine is the executor of the actors on their own goroutine: SDF
-// actors next to a KPN process or pinned to CPUs, and KPN processes. It is
-// part of the CPU world.
-type ownGoroutine struct{ u *unit }
-
-func (o ownGoroutine) Name() string       { return "cpu (" + o.u.name + ")" }
-func (o ownGoroutine) Kind() ExecutorKind { return KindCPU }
-func (o ownGoroutine) launch(r *run) {
-	u := o.u
-	switch u.mode {
-	case modeDedicated:
-		c := r.newCtx("actor " + u.name)
-		r.wg.Add(1)
-		go r.dedicated(c, u)
-	case modeProcess:
-		c := r.newCtx("process " + u.name)
-		r.wg.Add(1)
-		go r.process(c, u)
-	}
-}
-
-// remoteUnit is a remote actor's local side: a prepared job and the unit
-// whose FIFOs it moves.
+// remoteUnit is a remote actor's local side, and its unit's mode: a
+// prepared job and the unit whose FIFOs it moves. The run launches it
+// with the remote executors (r.remotes).
 type remoteUnit struct {
+	offPool
 	u   *unit
 	ex  RemoteExecutor
 	job RemoteJob
 }
+
+// quiet: the worker and the heartbeats watch a remote actor.
+func (*remoteUnit) quiet(*unit) bool { return false }
+
+func (*remoteUnit) stats(_ *unit, as *ActorStats, fifoIn, fifoOut time.Duration) {
+	as.Kind = "remote"
+	as.BlockedIn, as.BlockedOut = fifoIn, fifoOut
+}
+
+func (ru *remoteUnit) checkpointable(c *checkpoints, _ *unit) string {
+	return c.remoteCheckpointable(ru)
+}
+
+// ahead: the worker may have begun a firing past those it reported.
+func (*remoteUnit) ahead(*unit) (int64, bool) { return 1, false }
 
 func (ru *remoteUnit) Name() string       { return ru.job.Where() }
 func (ru *remoteUnit) Kind() ExecutorKind { return KindRemote }
@@ -248,8 +240,9 @@ func (r *run) setupRemote(u *unit, pl *graph.Placement) error {
 	if ex == nil || !ex.Claims(pl) {
 		return fmt.Errorf("runtime: actor %s is placed on %s: a remote placement needs a remote executor (sluice run --broker URL, Options.Remote), found none that claims it", u.name, placementName(pl))
 	}
-	u.mode = modeRemote
-	r.remotes = append(r.remotes, &remoteUnit{u: u, ex: ex})
+	ru := &remoteUnit{u: u, ex: ex}
+	u.mode = ru
+	r.remotes = append(r.remotes, ru)
 	return nil
 }
 
@@ -316,8 +309,8 @@ func (r *run) executors() []launcher {
 		ls = append(ls, d)
 	}
 	for _, u := range r.units {
-		if u.mode == modeDedicated || u.mode == modeProcess {
-			ls = append(ls, ownGoroutine{u})
+		if l := u.mode.executor(u); l != nil {
+			ls = append(ls, l)
 		}
 	}
 	for _, ru := range r.remotes {

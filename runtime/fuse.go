@@ -7,10 +7,6 @@ import (
 	"github.com/sluicehq/sluice/graph"
 )
 
-// modeFused: an SDF actor that runs inside a fused chain (see fusion): it
-// is never queued itself; its fused unit fires it.
-const modeFused = 5
-
 // fuseBatchBytes is the most bytes of one port's window that a worker's
 // claimed batch of a fused chain moves (at least one firing): a batch's
 // input, output and two intermediate windows (32 KiB) then stay in a
@@ -49,13 +45,15 @@ const (
 // unfused, and pipeline across the workers as the simulator assumes.
 const fuseMaxCost = roundTargetNs * time.Nanosecond
 
-// fusion is a chain of stateless CPU actors run as one scheduling unit:
-// a worker claims a batch of firings and runs it through every stage back
-// to back, the windows between stages in the worker's scratch buffer, and
-// the unit is a team of one replica per worker, so the chain runs data
-// parallel with its outputs committed in firing order (the team's ordered
-// merge).
+// fusion is the mode of a fused unit: a chain of stateless CPU actors
+// run as one scheduling unit. A worker claims a batch of firings and runs
+// it through every stage back to back, the windows between stages in the
+// worker's scratch buffer, and the unit is a team of one replica per
+// worker, so the chain runs data parallel with its outputs committed in
+// firing order (the team's ordered merge).
 type fusion struct {
+	onPool
+	teamRound
 	name   string
 	stages []*unit
 	// batch is the firings one claim takes (minBatch the fewest, at a
@@ -69,13 +67,68 @@ type fusion struct {
 	inner []*chanRec
 }
 
+// fusedStage is the mode of an actor inside a fused chain: it is never
+// queued itself; its fused unit (by) fires it.
+type fusedStage struct {
+	offPool
+	by *unit
+}
+
+// fused returns the unit's fused chain when it is a fused unit, else nil.
+func (u *unit) fused() *fusion {
+	fz, _ := u.mode.(*fusion)
+	return fz
+}
+
+// fusedBy returns the fused unit that runs the unit when it is a stage of
+// a fused chain, else nil.
+func (u *unit) fusedBy() *unit {
+	if s, ok := u.mode.(*fusedStage); ok {
+		return s.by
+	}
+	return nil
+}
+
+// quiet: the fused unit's runner fires the stage.
+func (*fusedStage) quiet(*unit) bool { return true }
+
+// blockedOn: the fused unit speaks for its stages.
+func (*fusedStage) blockedOn(*unit) ([]string, bool) { return nil, false }
+
+// stats corrects a stage's statistics: its tokens are its firings' (the
+// channels inside the chain move none), the chain's blocked time is its
+// head's (input) and its tail's (output), and Fused names the unit.
+func (s *fusedStage) stats(u *unit, as *ActorStats, _, _ time.Duration) {
+	fu := s.by
+	fz := fu.fused()
+	as.Fused = fu.name
+	as.TokensIn, as.BytesIn, as.TokensOut, as.BytesOut = 0, 0, 0, 0
+	for i := range u.ins {
+		t := as.Firings * u.ins[i].sum
+		as.TokensIn += t
+		as.BytesIn += t * int64(u.ins[i].tsize)
+	}
+	for i := range u.outs {
+		t := as.Firings * u.outs[i].sum
+		as.TokensOut += t
+		as.BytesOut += t * int64(u.outs[i].tsize)
+	}
+	as.BlockedIn, as.BlockedOut = 0, 0
+	if u == fz.stages[0] {
+		as.BlockedIn = time.Duration(fu.blockedIn)
+	}
+	if u == fz.stages[len(fz.stages)-1] {
+		as.BlockedOut = time.Duration(fu.blockedOu)
+	}
+}
+
 // fusable reports whether u may be a stage of a fused chain: a pooled,
 // stateless, single-phase CPU actor with a firing function, no state,
 // history, iteration, conditional pattern, I/O mark, affinity, mapped
 // replicas or firing cap, and no KPN process next to it.
 func (r *run) fusable(u *unit, byActor map[*graph.Actor]*unit) bool {
 	a := u.a
-	if u.mode != modePooled || u.fire == nil || u.team || u.replicas > 1 || len(u.affinity) > 0 {
+	if _, ok := u.mode.(*sequential); !ok || u.fire == nil || u.replicas > 1 || len(u.affinity) > 0 {
 		return false
 	}
 	if a.Stateful || a.IO || a.StateDecl != nil || a.Pattern != nil || a.Iterations > 1 || hasHistory(a) || a.Dynamic() || a.Phases() != 1 {
@@ -94,7 +147,7 @@ func (r *run) fusable(u *unit, byActor map[*graph.Actor]*unit) bool {
 		for _, p := range ps {
 			for _, c := range r.g.ChannelsOf(p) {
 				for _, n := range []*unit{byActor[c.From.Actor], byActor[c.To.Actor]} {
-					if n == nil || n.mode == modeProcess {
+					if n == nil || isProcess(n) {
 						return false
 					}
 				}
@@ -207,9 +260,9 @@ func (r *run) newFusion(stages []*unit, workers int) {
 	}
 	fz.minBatch = max(1, fz.batch/fuseTailDiv)
 	fz.scratch = int(fz.batch) * inner
-	fu := &unit{r: r, idx: -1, a: head.a, name: fz.name, replicas: workers, target: head.target, phases: 1, fz: fz}
+	fu := &unit{mode: fz, r: r, idx: -1, a: head.a, name: fz.name, replicas: workers, target: head.target, phases: 1}
 	for _, s := range stages {
-		s.fusedBy = fu
+		s.mode = &fusedStage{by: fu}
 		fu.prio = max(fu.prio, s.prio)
 	}
 	r.fused = append(r.fused, fu)
@@ -222,15 +275,16 @@ func (r *run) newFusion(stages []*unit, workers int) {
 func fusedCapacity(c *graph.Channel, pu, cu *unit) int {
 	var fu *unit
 	rate := 0
+	pf, cf := pu.fusedBy(), cu.fusedBy()
 	switch {
-	case cu.fusedBy != nil && cu.fusedBy != pu.fusedBy && cu == cu.fusedBy.fz.stages[0]:
-		fu, rate = cu.fusedBy, c.To.Rate.Max()
-	case pu.fusedBy != nil && pu.fusedBy != cu.fusedBy:
-		fu, rate = pu.fusedBy, c.From.Rate.Max()
+	case cf != nil && cf != pf && cu == cf.fused().stages[0]:
+		fu, rate = cf, c.To.Rate.Max()
+	case pf != nil && pf != cf:
+		fu, rate = pf, c.From.Rate.Max()
 	default:
 		return 0
 	}
-	return c.Initial + 2*fuseRoundBatches*int(fu.fz.batch)*fu.replicas*rate
+	return c.Initial + 2*fuseRoundBatches*int(fu.fused().batch)*fu.replicas*rate
 }
 
 // attachFusion gives each fused unit its head's inputs and its tail's
@@ -244,7 +298,7 @@ func (r *run) attachFusion() {
 	}
 	stageOf := map[*unit]*unit{}
 	for _, fu := range r.fused {
-		fz := fu.fz
+		fz := fu.fused()
 		head, tail := fz.stages[0], fz.stages[len(fz.stages)-1]
 		fu.ins = append([]uport(nil), head.ins...)
 		fu.outs = append([]uport(nil), tail.outs...)
@@ -258,7 +312,6 @@ func (r *run) attachFusion() {
 		}
 		for i, s := range fz.stages {
 			stageOf[s] = fu
-			s.mode = modeFused
 			s.replicas = fu.replicas
 			if i > 0 {
 				ch := s.ins[0].ch
@@ -268,7 +321,7 @@ func (r *run) attachFusion() {
 		}
 	}
 	for _, fu := range r.fused {
-		for _, s := range fu.fz.stages {
+		for _, s := range fu.fused().stages {
 			for _, n := range s.neigh {
 				if stageOf[n] != fu {
 					fu.addNeighbour(n)
@@ -277,7 +330,7 @@ func (r *run) attachFusion() {
 		}
 	}
 	for _, u := range append(r.units[:len(r.units):len(r.units)], r.fused...) {
-		if u.mode == modeFused {
+		if u.fusedBy() != nil {
 			continue
 		}
 		neigh := u.neigh[:0:0]
@@ -325,14 +378,13 @@ func (e *fusedError) Error() string {
 
 func (e *fusedError) Unwrap() error { return e.err }
 
-// fusedRound runs k firings of fused unit u from its next firing, the
-// first batch starting at t0: on this worker alone when the pool has one
-// worker or k is one batch, else as a team round whose replicas claim
-// batches. It reports whether this worker goes on running the unit, and
-// when its last batch ended (-1 after a team round: the time was not
-// read).
-func (u *unit) fusedRound(c *execCtx, k, t0 int64) (int64, bool) {
-	b := u.fz.batch
+// round runs k firings of fused unit u from its next firing, the first
+// batch starting at t0: on this worker alone when the pool has one worker
+// or k is one batch, else as a team round whose replicas claim batches.
+// It reports when its last batch ended (-1 after a team round: the time
+// was not read), k, and whether this worker goes on running the unit.
+func (fz *fusion) round(u *unit, c *execCtx, k, t0 int64) (int64, int64, bool) {
+	b := fz.batch
 	if u.replicas <= 1 || k <= b {
 		base := u.next
 		if u.r.liveStats {
@@ -343,7 +395,7 @@ func (u *unit) fusedRound(c *execCtx, k, t0 int64) (int64, bool) {
 		start := t0
 		for done < k && err == nil {
 			var n int64
-			n, t0, err = u.runFusedBatch(c, base, done, min(b, k-done), t0)
+			n, t0, err = fz.runBatch(u, c, base, done, min(b, k-done), t0)
 			done += n
 			if t0-start >= roundTargetNs {
 				break // the round has lasted its time: commit what is done
@@ -352,9 +404,9 @@ func (u *unit) fusedRound(c *execCtx, k, t0 int64) (int64, bool) {
 		u.commit(base, done)
 		if err != nil {
 			u.stopWith(base+done, err)
-			return t0, false
+			return t0, k, false
 		}
-		return t0, true
+		return t0, k, true
 	}
 	helpers := min(int64(u.replicas), (k+b-1)/b) - 1
 	// Work that waits on this worker (most often the chain's producer or
@@ -366,56 +418,56 @@ func (u *unit) fusedRound(c *execCtx, k, t0 int64) (int64, bool) {
 	if leave {
 		helpers++
 	}
-	id := u.startRound(k, helpers)
+	id := fz.startRound(u, k, helpers)
 	if leave {
-		return -1, false
+		return -1, k, false
 	}
-	return -1, u.fusedClaimLoop(c, id)
+	return -1, k, fz.join(u, c, id)
 }
 
-// fusedClaimLoop claims and runs batches of round id of fused unit u
-// (smaller ones at the round's end: see claimSize) until none is left, as
-// claimLoop does firings; whoever completes the round commits it and
+// join claims and runs batches of round id of fused unit u (smaller ones
+// at the round's end: see claimSize) until none is left, as
+// splitTeam.claimLoop does firings; whoever completes the round commits it and
 // reports true. Batches that follow each other share a clock read: one's
 // end is the next one's start. The context's lastTeamNs is a whole
 // batch's time (a smaller claim's scaled up): awaitRound's wait is about
 // the batches that other replicas may still be running.
-func (u *unit) fusedClaimLoop(c *execCtx, id uint64) bool {
+func (fz *fusion) join(u *unit, c *execCtx, id uint64) bool {
 	const mask = 1<<claimBits - 1
 	t := int64(-1) // the last batch's end, while batches follow each other
 	for {
-		v := u.claim.Load()
+		v := fz.claim.Load()
 		if v>>claimBits != id {
 			return false
 		}
-		k := u.roundK.Load()
+		k := fz.roundK.Load()
 		j := int64(v & mask)
 		if j >= k {
-			nid, ok := u.awaitRound(c, id, false)
+			nid, ok := fz.awaitRound(u, c, id, false)
 			if !ok {
 				return false
 			}
 			id, t = nid, -1
 			continue
 		}
-		n := u.fz.claimSize(k-j, u.replicas)
-		if !u.claim.CompareAndSwap(v, v+uint64(n)) {
+		n := fz.claimSize(k-j, u.replicas)
+		if !fz.claim.CompareAndSwap(v, v+uint64(n)) {
 			continue
 		}
-		if j < u.stopAt.Load() {
+		if j < fz.stopAt.Load() {
 			if t < 0 {
 				t = c.now()
 			}
 			t0 := t
-			done, t1, err := u.runFusedBatch(c, u.roundBase.Load(), j, n, t0)
+			done, t1, err := fz.runBatch(u, c, fz.roundBase.Load(), j, n, t0)
 			if err != nil {
-				u.failRound(j+done, err)
+				fz.failRound(j+done, err)
 			}
-			c.lastTeamNs, t = (t1-t0)*u.fz.batch/n, t1
+			c.lastTeamNs, t = (t1-t0)*fz.batch/n, t1
 		}
-		if u.doneN.Add(n) == k {
+		if fz.doneN.Add(n) == k {
 			u.cur = c.wk
-			u.endRound()
+			fz.endRound(u)
 			return u.state.Load() != stateDone
 		}
 	}
@@ -444,6 +496,7 @@ func (c *execCtx) fuseScratch(n int) []byte {
 // the stages: where it stands, kept where the recovery from a panic in a
 // firing finds it.
 type fusedBatch struct {
+	fz     *fusion  // the fused chain
 	u, st  *unit    // the fused unit; the stage running
 	c      *execCtx // the context running the batch
 	f      *Firing  // the context's Firing, set up for st
@@ -456,7 +509,7 @@ type fusedBatch struct {
 	err    error    // the first failure (a *fusedError)
 }
 
-// runFusedBatch runs firings [base+j, base+j+n) of fused unit u through
+// runBatch runs firings [base+j, base+j+n) of fused unit u through
 // every stage, stage after stage, on the round's windows (offset j) and
 // the context's scratch buffers, starting at t0. It returns how many of
 // the firings went through every stage — all n, or those before the first
@@ -464,10 +517,9 @@ type fusedBatch struct {
 // firing) — and when the batch ended. Each stage's time over the batch is
 // recorded as its firings' (busy time exact): the clock is read once per
 // stage, the end of one stage being the start of the next.
-func (u *unit) runFusedBatch(c *execCtx, base, j, n, t0 int64) (int64, int64, error) {
-	fz := u.fz
+func (fz *fusion) runBatch(u *unit, c *execCtx, base, j, n, t0 int64) (int64, int64, error) {
 	buf := c.fuseScratch(2 * fz.scratch)
-	b := fusedBatch{u: u, c: c, j: j, n: n, idx0: base + j, t0: t0, in: buf[:fz.scratch], to: buf[fz.scratch:]}
+	b := fusedBatch{fz: fz, u: u, c: c, j: j, n: n, idx0: base + j, t0: t0, in: buf[:fz.scratch], to: buf[fz.scratch:]}
 	for b.s < len(fz.stages) && b.n > 0 {
 		b.runStages() // returns early only after a panic
 	}
@@ -486,7 +538,7 @@ func (b *fusedBatch) runStages() {
 			b.endStage()
 		}
 	}()
-	stages := b.u.fz.stages
+	stages := b.fz.stages
 	for b.s < len(stages) && b.n > 0 {
 		b.st = stages[b.s]
 		b.f = b.c.firingFor(b.st)
@@ -537,7 +589,7 @@ func (b *fusedBatch) fireOuter() {
 // output windows for the last, the scratch windows between.
 func (b *fusedBatch) windows() {
 	st, f, u := b.st, b.f, b.u
-	first, last := b.s == 0, b.s == len(u.fz.stages)-1
+	first, last := b.s == 0, b.s == len(b.fz.stages)-1
 	for i := range st.ins {
 		w := int(st.ins[i].sum) * st.ins[i].tsize
 		if first {
@@ -585,44 +637,18 @@ func (b *fusedBatch) endStage() {
 	b.s++
 }
 
-// commitStages counts done firings of every stage of fused unit u.
-func (u *unit) commitStages(done int64) {
-	for _, s := range u.fz.stages {
+// commitStages counts done firings of every stage of the chain.
+func (fz *fusion) commitStages(done int64) {
+	for _, s := range fz.stages {
 		s.firings.Add(done)
 	}
 }
 
-// finishStages ends the stages of fused unit u with it.
-func (u *unit) finishStages() {
-	for _, s := range u.fz.stages {
+// finishStages ends the stages of the chain with its fused unit.
+func (fz *fusion) finishStages(r *run) {
+	for _, s := range fz.stages {
 		if s.state.Swap(stateDone) != stateDone {
-			u.r.unitDone()
+			r.unitDone()
 		}
-	}
-}
-
-// fusedStats corrects a stage's statistics: its tokens are its firings'
-// (the channels inside the chain move none), the chain's blocked time is
-// its head's (input) and its tail's (output), and Fused names the unit.
-func (u *unit) fusedStats(as *ActorStats) {
-	fu := u.fusedBy
-	as.Fused = fu.name
-	as.TokensIn, as.BytesIn, as.TokensOut, as.BytesOut = 0, 0, 0, 0
-	for i := range u.ins {
-		t := as.Firings * u.ins[i].sum
-		as.TokensIn += t
-		as.BytesIn += t * int64(u.ins[i].tsize)
-	}
-	for i := range u.outs {
-		t := as.Firings * u.outs[i].sum
-		as.TokensOut += t
-		as.BytesOut += t * int64(u.outs[i].tsize)
-	}
-	as.BlockedIn, as.BlockedOut = 0, 0
-	if u == fu.fz.stages[0] {
-		as.BlockedIn = time.Duration(fu.blockedIn)
-	}
-	if u == fu.fz.stages[len(fu.fz.stages)-1] {
-		as.BlockedOut = time.Duration(fu.blockedOu)
 	}
 }

@@ -366,7 +366,7 @@ func (r *run) execute() {
 		e.launch(r)
 	}
 	for _, u := range r.poolUnits() {
-		if u.mode == modePooled {
+		if u.mode.pooled() {
 			u.schedule()
 		}
 	}

@@ -1,14 +1,10 @@
 package runtime
 
 import (
-	"errors"
-	"fmt"
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe" // go:linkname, Sizeof
-
-	"github.com/sluicehq/sluice/fifo"
 )
 
 //go:linkname nanotime runtime.nanotime
@@ -532,7 +528,7 @@ func (c *execCtx) firingFor(u *unit) *Firing {
 	f.replica = 0
 	f.replicas = u.replicas
 	f.leader = true
-	f.team = u.team
+	f.team = false // a team with replicated state sets it (replicaTeam.runReplica)
 	f.ins = c.insBuf[:len(u.ins)]
 	f.outs = c.outBuf[:len(u.outs)]
 	return f
@@ -598,7 +594,7 @@ func (r *run) work(c *execCtx, w *worker) {
 		}
 		w.busy.Store(true)
 		if t.round != 0 {
-			if t.u.claimLoop(c, t.round) {
+			if t.u.mode.join(t.u, c, t.round) {
 				t.u.runPooled(c)
 			}
 		} else {
@@ -606,117 +602,4 @@ func (r *run) work(c *execCtx, w *worker) {
 		}
 		w.busy.Store(false)
 	}
-}
-
-// dedicated runs an SDF/CSDF actor on its own goroutine with blocking
-// FIFO accesses (HDPC style): next to KPN processes, or pinned to CPUs.
-func (r *run) dedicated(c *execCtx, u *unit) {
-	defer r.wg.Done()
-	u.state.Store(stateBusy)
-	if len(u.affinity) > 0 {
-		goruntime.LockOSThread()
-		defer goruntime.UnlockOSThread()
-		if err := setAffinity(u.affinity); err != nil {
-			r.fail(fmt.Errorf("actor %s: CPU affinity %v: %w", u.name, u.affinity, err))
-			u.finish()
-			return
-		}
-	}
-	ctx := r.ctx
-	f := c.firingFor(u)
-	for {
-		if (u.target >= 0 && u.next >= u.target) || u.abandoned() {
-			u.finish()
-			return
-		}
-		if ck := r.ck; ck != nil && !ck.awaitBarrier(ctx, u) {
-			return // cancelled: the run is stopping
-		}
-		idx := u.next
-		for i := range u.ins {
-			p := &u.ins[i]
-			n := p.tokens(idx, 1)
-			if n == 0 {
-				f.ins[i] = nil
-				continue
-			}
-			win, err := p.r.Acquire(ctx, n)
-			if err != nil {
-				if errors.Is(err, fifo.ErrClosed) {
-					u.finish()
-				}
-				return // cancelled: the run is stopping
-			}
-			f.ins[i] = win
-		}
-		for i := range u.outs {
-			p := &u.outs[i]
-			n := p.tokens(idx, 1)
-			if n == 0 || p.w == nil {
-				f.outs[i] = nil
-				continue
-			}
-			win, err := p.w.Acquire(ctx, n)
-			if err != nil {
-				return
-			}
-			f.outs[i] = win
-		}
-		f.index = idx
-		f.phase = int(idx % u.phases)
-		t0 := c.now()
-		err := u.call(f)
-		if err == nil {
-			c.record(u, idx, t0, c.now())
-		} else {
-			u.commit(idx, 0)
-			u.stopWith(idx, err)
-			return
-		}
-		u.commit(idx, 1)
-	}
-}
-
-// process runs a KPN process on its own goroutine.
-func (r *run) process(c *execCtx, u *unit) {
-	defer r.wg.Done()
-	u.state.Store(stateBusy)
-	p := &Process{ctx: r.ctx, run: r, actor: u.a}
-	for i := range u.ins {
-		p.ins = append(p.ins, u.ins[i].r)
-	}
-	for i := range u.outs {
-		p.outs = append(p.outs, u.outs[i].w)
-	}
-	t0 := c.now()
-	err := callProc(u.proc, p)
-	t1 := c.now()
-	if c.tracing {
-		c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: -1, ts: t0, dur: t1 - t0})
-	}
-	c.procTime(u, t1-t0)
-	if err != nil && !errors.Is(err, ErrEndOfStream) && !errors.Is(err, fifo.ErrClosed) {
-		if r.ctx.Err() == nil {
-			r.fail(fmt.Errorf("actor %s (process): %w", u.name, err))
-		}
-	}
-	u.finish()
-}
-
-func (c *execCtx) procTime(u *unit, d int64) {
-	a := c.acc[u.idx]
-	if a == nil {
-		a = &unitAcc{}
-		c.acc[u.idx] = a
-	}
-	a.busy += d
-}
-
-func callProc(fn ProcessFunc, p *Process) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &PanicError{Value: v}
-		}
-	}()
-	return fn(p)
 }

@@ -9,17 +9,6 @@ import (
 	"github.com/sluicehq/sluice/graph"
 )
 
-// How a unit runs.
-const (
-	// modePooled: an SDF/CSDF actor fired by the CPU or I/O pool when ready.
-	modePooled = iota
-	// modeDedicated: an SDF/CSDF actor on its own goroutine that blocks on
-	// its FIFOs (next to a KPN process, or pinned to CPUs).
-	modeDedicated
-	// modeProcess: a KPN process on its own goroutine.
-	modeProcess
-)
-
 // fifoRec is one FIFO: an output port and every channel it feeds
 // (broadcast: one reader per channel).
 type fifoRec struct {
@@ -179,7 +168,9 @@ func (r *run) setup(ctx context.Context) error {
 	if err := r.linkNeighbours(); err != nil {
 		return err
 	}
-	r.assignModes()
+	if err := r.assignModes(); err != nil {
+		return err
+	}
 	r.attachFusion()
 	return r.setupPools()
 }
@@ -260,7 +251,7 @@ func (r *run) newUnit(ctx context.Context, i int, a *graph.Actor, rv map[*graph.
 	if err := u.setupHost(pl); err != nil {
 		return nil, err
 	}
-	if u.mode != modeProcess {
+	if !isProcess(u) {
 		r.iterationTarget(u, rv)
 	}
 	return u, nil
@@ -289,9 +280,10 @@ func (u *unit) hostPlacement(pl *graph.Placement) error {
 	return nil
 }
 
-// setupHost resolves a host actor's implementation: a firing function
-// (iterated, with history windows) or a KPN process, and a team with
-// replicated state where the placement asks for one.
+// setupHost resolves a host actor's implementation and its mode: a firing
+// function (iterated, with history windows) fired by the pools, alone or
+// as a team (with replicated state where the placement asks for one), or
+// a KPN process.
 func (u *unit) setupHost(pl *graph.Placement) error {
 	a := u.a
 	impl, err := resolve(a, u.r.opts.Files)
@@ -299,11 +291,12 @@ func (u *unit) setupHost(pl *graph.Placement) error {
 		return fmt.Errorf("runtime: %w", err)
 	}
 	u.impl = impl
+	var proc ProcessFunc
 	switch f := impl.(type) {
 	case FireFunc:
 		u.fire = f
 	case ProcessFunc:
-		u.proc = f
+		proc = f
 	case Actor:
 		u.fire = f.Fire
 	}
@@ -313,20 +306,26 @@ func (u *unit) setupHost(pl *graph.Placement) error {
 	if u.fire != nil && hasHistory(a) {
 		u.fire = withHistory(a, u.fire)
 	}
-	if a.Dynamic() && u.proc == nil {
+	if a.Dynamic() && proc == nil {
 		return fmt.Errorf("runtime: actor %s has dynamic-rate ports: expected a ProcessFunc (a KPN process), found a firing function", a.Name)
 	}
-	if u.proc != nil {
-		u.mode = modeProcess
+	if proc != nil {
+		u.mode = &kpnProcess{proc: proc}
 		if u.replicas > 1 {
 			return fmt.Errorf("runtime: actor %s is a KPN process and cannot be replicated (mapping asks for %d replicas)", a.Name, u.replicas)
 		}
+		return nil
 	}
-	if pl != nil && pl.Team == graph.TeamReplicate && u.replicas > 1 && u.mode != modeProcess {
+	if pl != nil && pl.Team == graph.TeamReplicate && u.replicas > 1 {
 		return u.setupTeam()
 	}
 	if a.Stateful && u.replicas > 1 {
 		return fmt.Errorf("runtime: actor %s is stateful and cannot be replicated (mapping asks for %d replicas): expected 1 replica, or team: replicate (one state per replica)", a.Name, u.replicas)
+	}
+	if u.replicas > 1 {
+		u.mode = &splitTeam{}
+	} else {
+		u.mode = &sequential{}
 	}
 	return nil
 }
@@ -443,7 +442,7 @@ func (r *run) linkNeighbours() error {
 			if ip.r == nil {
 				return fmt.Errorf("runtime: input %s has no channel", ip.p.FullName())
 			}
-			if u.mode != modeProcess && ip.max > ip.ch.fr.f.Capacity() {
+			if !isProcess(u) && ip.max > ip.ch.fr.f.Capacity() {
 				return fmt.Errorf("runtime: channel %s has capacity %d tokens but %s consumes %d per firing: expected a capacity ≥ the rate", ip.ch.c.Name, ip.ch.fr.f.Capacity(), ip.p.FullName(), ip.max)
 			}
 			u.addNeighbour(ip.ch.fr.producer)
@@ -455,7 +454,7 @@ func (r *run) linkNeighbours() error {
 				}
 				continue
 			}
-			if u.mode != modeProcess && op.fr != nil && op.max > op.fr.f.Capacity() {
+			if !isProcess(u) && op.fr != nil && op.max > op.fr.f.Capacity() {
 				return fmt.Errorf("runtime: channel %s has capacity %d tokens but %s produces %d per firing: expected a capacity ≥ the rate", op.fr.chans[0].c.Name, op.fr.f.Capacity(), op.p.FullName(), op.max)
 			}
 			if op.fr != nil {
@@ -472,31 +471,33 @@ func (r *run) linkNeighbours() error {
 // their own goroutine (the others on the pools), and makes the manager of
 // a kernel actor next to a process poll: a process moves its streams
 // without waking anyone.
-func (r *run) assignModes() {
+func (r *run) assignModes() error {
 	for _, u := range r.units {
-		if u.mode == modeProcess || u.mode == modeDevice || u.mode == modeRemote {
-			continue
+		if !u.mode.pooled() {
+			continue // a process, a kernel actor, a remote actor, a stage of a fused chain
 		}
-		if len(u.affinity) > 0 {
-			u.mode = modeDedicated
-			continue
-		}
+		own := len(u.affinity) > 0
 		for _, n := range u.neigh {
-			if n.mode == modeProcess {
-				u.mode = modeDedicated
+			own = own || isProcess(n)
+		}
+		if own {
+			if err := u.dedicate(); err != nil {
+				return err
 			}
 		}
 	}
 	for _, u := range r.units {
-		if u.mode != modeDevice {
+		du := u.kernel()
+		if du == nil {
 			continue
 		}
 		for _, n := range u.neigh {
-			if n.mode == modeProcess {
-				u.drv.nextToProcess = true
+			if isProcess(n) {
+				du.drv.nextToProcess = true
 			}
 		}
 	}
+	return nil
 }
 
 // setupPools sizes the CPU and I/O pools by the pooled units' replicas
@@ -513,13 +514,7 @@ func (r *run) setupPools() error {
 	}
 	ncpu, nio := 0, 0
 	for _, u := range r.poolUnits() {
-		if u.mode == modeDedicated && u.replicas > 1 {
-			if u.team {
-				return fmt.Errorf("runtime: actor %s: a team with replicated state runs on the worker pool, but the actor runs on its own goroutine (next to a KPN process, or pinned to CPUs)", u.name)
-			}
-			u.replicas = 1 // a dedicated actor fires in order on its goroutine
-		}
-		if u.mode != modePooled {
+		if !u.mode.pooled() {
 			continue
 		}
 		if u.a.IO {
@@ -533,7 +528,7 @@ func (r *run) setupPools() error {
 	r.cpu = newPool(min(workers, max(ncpu, 0)))
 	r.io = newPool(min(ioWorkers, nio))
 	for _, u := range r.poolUnits() {
-		if u.mode == modePooled {
+		if u.mode.pooled() {
 			if u.a.IO {
 				u.pool = r.io
 			} else {
@@ -543,7 +538,7 @@ func (r *run) setupPools() error {
 		u.maxPorts = max(len(u.ins), len(u.outs))
 		u.inWin = padded[[]byte](len(u.ins)) // written every round
 		u.outWin = padded[[]byte](len(u.outs))
-		if u.mode == modeDevice {
+		if u.kernel() != nil {
 			if err := r.placeDevice(u); err != nil {
 				return err
 			}
@@ -563,8 +558,8 @@ func fifoName(p *graph.Port, cs []*graph.Channel) string {
 // for a kernel actor G firings per invocation, depth invocations; for a Go
 // actor one firing per replica.
 func inFlight(u *unit, rate int) int {
-	if u.du != nil {
-		return rate * int(u.du.G) * u.drv.depth
+	if du := u.kernel(); du != nil {
+		return rate * int(du.G) * du.drv.depth
 	}
 	return rate * u.replicas
 }
@@ -595,17 +590,18 @@ func kernelFIFO(c *graph.Channel, pu, cu *unit, prod, cons int) int {
 		u    *unit
 		rate int
 	}{{pu, prod}, {cu, cons}} {
-		if e.u.du == nil {
+		du := e.u.kernel()
+		if du == nil {
 			goin = max(goin, inFlight(e.u, e.rate))
 			continue
 		}
 		kin = max(kin, inFlight(e.u, e.rate))
-		slot = max(slot, e.u.du.G*int64(e.rate)*int64(c.From.Type.Size))
+		slot = max(slot, du.G*int64(e.rate)*int64(c.From.Type.Size))
 	}
 	if slot <= bigSlot || goin == 0 { // or a ring in device memory: kernels on both ends
 		return 2 * max(kin, goin)
 	}
-	if cu.du != nil {
+	if cu.kernel() != nil {
 		return kin/2 + 2*goin
 	}
 	return kin + kin/4 + 2*goin
@@ -631,7 +627,7 @@ func (r *run) capacity(c *graph.Channel, by map[*graph.Actor]*unit, mins map[*gr
 	pu, cu := by[c.From.Actor], by[c.To.Actor]
 	prod, cons := c.From.Rate.Max(), c.To.Rate.Max()
 	var n int
-	if pu.du == nil && cu.du == nil {
+	if pu.kernel() == nil && cu.kernel() == nil {
 		n = c.Initial + 2*max(prod, cons)*max(pu.replicas, cu.replicas)
 		n = max(n, fusedCapacity(c, pu, cu))
 	} else {

@@ -239,14 +239,7 @@ func (r *run) stats() *Stats {
 			}
 		}
 		as := ActorStats{Name: u.name, Kind: "sdf", Firings: u.firings.Load(), Replicas: u.replicas}
-		if u.mode == modeProcess {
-			as.Kind = "process"
-		} else if u.mode == modeDevice {
-			as.Kind = "kernel"
-			as.Device, as.WorkGroups, as.DeviceMode = u.drv.id, u.du.G, r.deviceMode()
-		} else if u.mode == modeRemote {
-			as.Kind = "remote"
-		} else if u.phases > 1 {
+		if u.phases > 1 {
 			as.Kind = "csdf"
 		}
 		as.Branches = branchCounts(u.lifecycle())
@@ -283,20 +276,9 @@ func (r *run) stats() *Stats {
 			as.BytesOut += t * int64(p.tsize)
 			fifoOut += p.w.BlockedTime()
 		}
-		switch u.mode {
-		case modePooled:
-			as.BlockedIn = time.Duration(u.blockedIn)
-			as.BlockedOut = time.Duration(u.blockedOu)
-		default:
-			as.BlockedIn, as.BlockedOut = fifoIn, fifoOut
-		}
-		if u.fusedBy != nil {
-			u.fusedStats(&as)
-		}
 		as.Busy = time.Duration(acc.busy)
-		if u.mode == modeProcess {
-			as.Busy = max(0, as.Busy-fifoIn-fifoOut)
-		}
+		u.mode.stats(u, &as, fifoIn, fifoOut) // kind, blocked time, device
+
 		if acc.n > 0 {
 			as.Mean = time.Duration(acc.busy / acc.n)
 			as.Min = time.Duration(acc.min)
@@ -314,7 +296,7 @@ func (r *run) stats() *Stats {
 		if g := c.ring; g != nil {
 			st.Channels = append(st.Channels, ChannelStats{
 				Name: c.c.Name, Capacity: int(g.cap), PeakFill: int(g.peak), Left: c.left(),
-				Device: g.prod.drv.id,
+				Device: g.prod.kernel().drv.id,
 			})
 			continue
 		}

@@ -70,6 +70,22 @@ func resolveTeam(a *graph.Actor, n int, files FileAccess) ([]any, error) {
 	return nil, fmt.Errorf("actor %s has no Go or built-in implementation to replicate (has: %s)", a.Name, strings.Join(kinds, ", "))
 }
 
+// replicaTeam is the mode of a team with replicated state
+// (graph.TeamReplicate): every replica runs every firing of a round in
+// order on the shared input windows, with an implementation (and state)
+// of its own, and writes outputs only for the firings it leads; the
+// others go to its scratch windows and are dropped.
+type replicaTeam struct {
+	onPool
+	teamRound
+	// impls and fires are the replicas' implementations and firing
+	// functions; scratch their output windows for the firings they do
+	// not lead.
+	impls   []any
+	fires   []FireFunc
+	scratch [][][]byte
+}
+
 // setupTeam makes u a team with replicated state: one implementation and
 // one scratch output window per replica (non-leaders write their outputs
 // there, and they are dropped).
@@ -78,55 +94,55 @@ func (u *unit) setupTeam() error {
 	if err != nil {
 		return fmt.Errorf("runtime: %w", err)
 	}
-	u.team = true
-	u.teamImpls = impls
-	u.teamFires = make([]FireFunc, len(impls))
+	t := &replicaTeam{impls: impls, fires: make([]FireFunc, len(impls))}
 	for i, impl := range impls {
 		switch f := impl.(type) {
 		case FireFunc:
-			u.teamFires[i] = f
+			t.fires[i] = f
 		case Actor:
-			u.teamFires[i] = f.Fire
+			t.fires[i] = f.Fire
 		default:
 			return fmt.Errorf("runtime: actor %s: team replicate needs firing functions, found %T", u.name, impl)
 		}
 		if u.a.Iterations > 1 {
-			u.teamFires[i] = iterated(u.a, u.teamFires[i])
+			t.fires[i] = iterated(u.a, t.fires[i])
 		}
 	}
-	u.impl, u.fire = impls[0], u.teamFires[0]
-	u.scratch = make([][][]byte, u.replicas)
-	for r := range u.scratch {
-		u.scratch[r] = make([][]byte, len(u.a.Outputs))
+	u.impl, u.fire = impls[0], t.fires[0]
+	t.scratch = make([][][]byte, u.replicas)
+	for r := range t.scratch {
+		t.scratch[r] = make([][]byte, len(u.a.Outputs))
 		for i, p := range u.a.Outputs {
-			u.scratch[r][i] = make([]byte, p.Rate.Max()*p.Type.Size)
+			t.scratch[r][i] = make([]byte, p.Rate.Max()*p.Type.Size)
 		}
 	}
+	u.mode = t
 	return nil
 }
 
-// lifecycle returns the implementations whose Start and Stop the run calls.
+// lifecycle returns the implementations whose Start and Stop the run calls:
+// every replica's for a team with replicated state.
 func (u *unit) lifecycle() []any {
-	if u.team {
-		return u.teamImpls
+	if t, ok := u.mode.(*replicaTeam); ok {
+		return t.impls
 	}
 	return []any{u.impl}
 }
 
-// replicateRound starts a round of k firings of a team with replicated
-// state: each replica runs all k firings in order on the shared input
-// windows, writing outputs only for the firings it leads.
-func (u *unit) replicateRound(c *execCtx, k int64) bool {
-	id := u.startRound(k, int64(u.replicas)-1)
-	return u.replicaClaimLoop(c, id)
+// round starts a round of k firings: each replica runs all k firings in
+// order on the shared input windows, writing outputs only for the firings
+// it leads.
+func (t *replicaTeam) round(u *unit, c *execCtx, k, _ int64) (int64, int64, bool) {
+	id := t.startRound(u, k, int64(u.replicas)-1)
+	return -1, k, t.join(u, c, id)
 }
 
-// replicaClaimLoop claims replicas of round id and runs them; the goroutine
-// that finishes the last one commits the round and reports true.
-func (u *unit) replicaClaimLoop(c *execCtx, id uint64) bool {
+// join claims replicas of round id and runs them; the goroutine that
+// finishes the last one commits the round and reports true.
+func (t *replicaTeam) join(u *unit, c *execCtx, id uint64) bool {
 	const mask = 1<<claimBits - 1
 	for {
-		v := u.claim.Load()
+		v := t.claim.Load()
 		if v>>claimBits != id {
 			return false
 		}
@@ -134,24 +150,25 @@ func (u *unit) replicaClaimLoop(c *execCtx, id uint64) bool {
 		if rep >= int64(u.replicas) {
 			return false
 		}
-		if !u.claim.CompareAndSwap(v, v+1) {
+		if !t.claim.CompareAndSwap(v, v+1) {
 			continue
 		}
-		u.runReplica(c, u.roundBase.Load(), u.roundK.Load(), int(rep))
-		if u.doneN.Add(1) == int64(u.replicas) {
-			u.endRound()
+		t.runReplica(u, c, t.roundBase.Load(), t.roundK.Load(), int(rep))
+		if t.doneN.Add(1) == int64(u.replicas) {
+			t.endRound(u)
 			return u.state.Load() != stateDone
 		}
 	}
 }
 
 // runReplica runs firings [base, base+k) on replica rep.
-func (u *unit) runReplica(c *execCtx, base, k int64, rep int) {
+func (t *replicaTeam) runReplica(u *unit, c *execCtx, base, k int64, rep int) {
 	f := c.firingFor(u)
 	f.replica = rep
-	fire := u.teamFires[rep]
-	scratch := u.scratch[rep]
-	for j := int64(0); j < k && j < u.stopAt.Load(); j++ {
+	f.team = true
+	fire := t.fires[rep]
+	scratch := t.scratch[rep]
+	for j := int64(0); j < k && j < t.stopAt.Load(); j++ {
 		idx := base + j
 		f.leader = idx%int64(u.replicas) == int64(rep)
 		for i := range u.ins {
@@ -178,7 +195,7 @@ func (u *unit) runReplica(c *execCtx, base, k int64, rep int) {
 		t0 := c.now()
 		err := callFire(fire, f)
 		if err != nil {
-			u.failRound(j, err)
+			t.failRound(j, err)
 			break
 		}
 		if f.leader {
@@ -186,20 +203,4 @@ func (u *unit) runReplica(c *execCtx, base, k int64, rep int) {
 		}
 	}
 	f.leader = true
-}
-
-// failRound records that firing j of the current round failed: the round
-// commits only the firings before the first failure.
-func (u *unit) failRound(j int64, err error) {
-	u.errMu.Lock()
-	if j < u.errAt {
-		u.errAt, u.roundErr = j, err
-	}
-	u.errMu.Unlock()
-	for {
-		s := u.stopAt.Load()
-		if j >= s || u.stopAt.CompareAndSwap(s, j) {
-			break
-		}
-	}
 }

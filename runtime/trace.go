@@ -43,8 +43,8 @@ func (r *run) writeTrace(w io.Writer) error {
 	fused := make([][]byte, len(r.units)) // `,"fused":"NAME"` for a fused chain's stages
 	for i, u := range r.units {
 		names[i] = strconv.AppendQuote(nil, u.name)
-		if u.fusedBy != nil {
-			fused[i] = strconv.AppendQuote([]byte(`,"fused":`), u.fusedBy.name)
+		if fu := u.fusedBy(); fu != nil {
+			fused[i] = strconv.AppendQuote([]byte(`,"fused":`), fu.name)
 		}
 	}
 	for _, c := range r.ctxs {

@@ -3,8 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	goruntime "runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/fifo"
@@ -32,10 +30,6 @@ const (
 	ringsMirrored // every FIFO is mirrored: windows never cross a ring's end
 	ringsPortable // some FIFO is portable
 )
-
-// claimBits is the number of low bits of unit.claim holding the next
-// firing of a team round; the high bits hold the round's number.
-const claimBits = 24
 
 // maxRoundFirings bounds the firings of one round.
 const maxRoundFirings = 1 << 20
@@ -69,22 +63,24 @@ func (u *unit) noteRound(k, d int64) {
 // round's end costs each of them a wait), one firing per replica for a
 // team, else one.
 func (u *unit) minRound() int64 {
-	if u.fz != nil {
-		return fuseTailShare * int64(max(1, u.replicas)) * u.fz.batch
+	if fz := u.fused(); fz != nil {
+		return fuseTailShare * int64(max(1, u.replicas)) * fz.batch
 	}
 	return int64(max(1, u.replicas))
 }
 
 // unit is the runtime's view of one actor: its ports, its scheduling state
-// and its counters. Its fields fall in groups on cache lines of their own:
-// what every notifier reads (set up once), the state that notifiers and the
-// runner swap, what the runner writes every round, and a team round's
-// counters. A runner's writes thus never evict the lines that the units
-// around it load for every commit.
+// and its counters, whatever runs it; its mode holds how it runs and what
+// only that way of running keeps (see mode). Its fields fall in groups on
+// cache lines of their own: what every notifier reads (set up once), the
+// state that notifiers and the runner swap, and what the runner writes
+// every round (a team round's counters are its mode's, on lines of their
+// own: see teamRound). A runner's writes thus never evict the lines that
+// the units around it load for every commit.
 type unit struct {
 	// Read by notifiers and by the runner every round, first (on as few
 	// lines as they fit), then what only setup and rarer paths read.
-	mode     int
+	mode     mode
 	ins      []uport
 	outs     []uport
 	pool     *pool
@@ -95,23 +91,15 @@ type unit struct {
 	phases   int64
 	replicas int
 	fire     FireFunc
-	team     bool // replicated state (graph.TeamReplicate): see teamImpls
 	neigh    []*unit
 	a        *graph.Actor
 	idx      int
 
 	name     string
 	impl     any
-	proc     ProcessFunc
 	affinity []int
 	maxPorts int
-	drv      *devRunner // kernel actors: the device's runtime-manager
-	du       *devUnit
-	// fz is a fused chain's plan (on its fused unit); fusedBy is the
-	// fused unit that runs this actor (on its stages). See fuse.go.
-	fz      *fusion
-	fusedBy *unit
-	_       [64]byte
+	_        [64]byte
 
 	state atomic.Int32
 	_     [60]byte
@@ -149,27 +137,6 @@ type unit struct {
 	// contexts'); stats merges both.
 	acc unitAcc
 	_   [64]byte
-
-	// Team rounds (replicas > 1).
-	roundID   uint64
-	claim     atomic.Uint64
-	roundK    atomic.Int64
-	roundBase atomic.Int64
-	doneN     atomic.Int64
-	stopAt    atomic.Int64
-	waiters   atomic.Int32 // workers waiting in awaitRound for the next round
-	// crowded: the pool had more workers than GOMAXPROCS when the round
-	// started, so that its waiting workers yield at once (awaitRound).
-	crowded  atomic.Bool
-	errMu    sync.Mutex
-	errAt    int64
-	roundErr error
-
-	// Teams with replicated state (graph.TeamReplicate): one
-	// implementation and scratch output windows per replica.
-	teamImpls []any
-	teamFires []FireFunc
-	scratch   [][][]byte
 }
 
 func (u *unit) addNeighbour(n *unit) {
@@ -213,20 +180,7 @@ func (u *unit) schedule() { u.scheduleFrom(nil) }
 
 // scheduleFrom is schedule called by pool worker from (nil when not a pool
 // worker): the unit goes to that worker's next slot.
-func (u *unit) scheduleFrom(from *worker) {
-	if u.mode != modePooled {
-		if u.mode == modeDevice {
-			u.drv.wake()
-		}
-		return
-	}
-	if u.state.Load() != stateIdle || !u.mayFire() {
-		return
-	}
-	if u.state.CompareAndSwap(stateIdle, stateBusy) {
-		u.pool.push(from, task{u: u})
-	}
-}
+func (u *unit) scheduleFrom(from *worker) { u.mode.wake(u, from) }
 
 // notify schedules the unit's neighbours, from the worker running it.
 func (u *unit) notify() {
@@ -540,30 +494,11 @@ func (u *unit) runPooled(c *execCtx) {
 			if u.waitKind != whyNone {
 				u.endWait(t)
 			}
-			if u.fz != nil {
-				end, ok := u.fusedRound(c, k, t)
-				if !ok {
-					return
-				}
-				last = end
-			} else if u.team {
-				if !u.replicateRound(c, k) {
-					return
-				}
-				last = -1
-			} else if u.replicas > 1 && k > 1 {
-				if !u.teamRound(c, k) {
-					return
-				}
-				last = -1
-			} else {
-				base := u.next
-				end, ok := u.fireSeq(c, k, t)
-				if !ok {
-					return
-				}
-				last, k = end, u.next-base // the round may have ended early
+			end, n, ok := u.mode.round(u, c, k, t)
+			if !ok {
+				return
 			}
+			last, k = end, n
 			if last < 0 {
 				last = c.now()
 			}
@@ -609,6 +544,18 @@ func (u *unit) endWait(t int64) {
 	}
 	u.blockedLive.Add(d)
 	u.waitKind = whyNone
+}
+
+// sequential is the mode of a unit that the pools fire one firing after
+// the other: an actor of one replica.
+type sequential struct{ onPool }
+
+// round fires the round's firings in order (fireSeq); the round may end
+// early, after roundTargetNs.
+func (*sequential) round(u *unit, c *execCtx, k, t int64) (int64, int64, bool) {
+	base := u.next
+	end, ok := u.fireSeq(c, k, t)
+	return end, u.next - base, ok
 }
 
 // shortFiringNs is the mean firing time under which a unit's firings are
@@ -722,11 +669,12 @@ func (p *uport) firingBytes(idx int64) int {
 // noteStarted records, for live snapshots, that the firings before n have
 // begun (on the stages of a fused unit).
 func (u *unit) noteStarted(n int64) {
-	if u.fz == nil {
+	fz := u.fused()
+	if fz == nil {
 		u.started.Store(n)
 		return
 	}
-	for _, s := range u.fz.stages {
+	for _, s := range fz.stages {
 		s.started.Store(n)
 	}
 }
@@ -751,8 +699,8 @@ func (u *unit) commit(base, done int64) {
 		}
 		u.next = base + done
 		u.firings.Add(done)
-		if u.fz != nil {
-			u.commitStages(done)
+		if fz := u.fused(); fz != nil {
+			fz.commitStages(done)
 		}
 	}
 	u.notify()
@@ -820,200 +768,6 @@ func (e *PanicError) Unwrap() error {
 	return nil
 }
 
-// teamRound starts a round of k firings shared by the unit's replicas:
-// helpers are queued, and this worker claims firings too. It reports
-// whether this worker finished the round and so goes on running the unit.
-func (u *unit) teamRound(c *execCtx, k int64) bool {
-	id := u.startRound(k, min(int64(u.replicas), k)-1)
-	return u.claimLoop(c, id)
-}
-
-// startRound opens a round of k firings at the unit's next firing, queues
-// helper tasks that join it, and returns the round's number.
-func (u *unit) startRound(k, helpers int64) uint64 {
-	// Close the last round's claims first: a helper that loaded its final
-	// claim word and then this round's k would otherwise claim a firing
-	// past the last round's end (its CompareAndSwap on the unchanged word
-	// would succeed) and fire it on windows too short.
-	const mask = 1<<claimBits - 1
-	u.claim.Store(u.roundID<<claimBits | mask)
-	u.roundID++
-	id := u.roundID
-	u.roundK.Store(k)
-	u.roundBase.Store(u.next)
-	u.stopAt.Store(k)
-	u.doneN.Store(0)
-	u.roundErr = nil
-	u.errAt = k
-	if u.r.liveStats {
-		u.noteStarted(u.next + k)
-	}
-	u.crowded.Store(len(u.pool.ws) > goruntime.GOMAXPROCS(0))
-	// Workers waiting for this round join it without a task of their own.
-	// Once the round is published one of them may finish it and run the
-	// unit: u.cur is read before.
-	from := u.cur
-	helpers -= int64(u.waiters.Load())
-	u.claim.Store(id << claimBits)
-	for i := int64(0); i < helpers; i++ {
-		u.pool.pushBack(from, task{u: u, round: id})
-	}
-	u.pool.wakeN(int(helpers))
-	return id
-}
-
-// claimLoop claims and runs firings of round id until none is left. The
-// goroutine that completes the round's last firing commits the round and
-// reports true: it becomes the unit's runner.
-func (u *unit) claimLoop(c *execCtx, id uint64) bool {
-	if u.team {
-		return u.replicaClaimLoop(c, id)
-	}
-	if u.fz != nil {
-		return u.fusedClaimLoop(c, id)
-	}
-	const mask = 1<<claimBits - 1
-	for {
-		v := u.claim.Load()
-		if v>>claimBits != id {
-			return false
-		}
-		k := u.roundK.Load()
-		j := int64(v & mask)
-		if j >= k {
-			// Every firing of the round is taken: wait for the next
-			// round rather than leave and be woken for it.
-			nid, ok := u.awaitRound(c, id, true)
-			if !ok {
-				return false
-			}
-			id = nid
-			continue
-		}
-		if !u.claim.CompareAndSwap(v, v+1) {
-			continue
-		}
-		u.fireTeam(c, u.roundBase.Load(), j)
-		if u.doneN.Add(1) == k {
-			u.cur = c.wk
-			u.endRound()
-			return u.state.Load() != stateDone
-		}
-	}
-}
-
-// awaitRound waits, spinning, for the round after round id of a team whose
-// last firings are still running on other workers, and returns its number.
-// A team of N replicas on N cores otherwise loses each round's end: its
-// helpers find nothing to claim, park, and must be woken again (tens of
-// microseconds) when the next round starts a firing's time later. It gives
-// up (false) when the unit stops being run, after about twice this
-// worker's last firing (or batch) of the unit (at least 20 µs, at most
-// 1 ms): by then the round should have ended, and, with yieldToWork, as
-// soon as other work is queued. A fused chain's replicas wait on (false):
-// the work queued is most often what the round's end readied on the
-// worker that committed it (the chain's producer and consumer), which that
-// worker runs itself beside the next round (see fusedRound), and leaving
-// would cost a wake-up per replica at every round. It yields its
-// processor every awaitYieldNs of waiting (see there), or at every
-// check when the pool has more workers than processors.
-func (u *unit) awaitRound(c *execCtx, id uint64, yieldToWork bool) (uint64, bool) {
-	p := u.pool
-	if c.wk == nil || p.spinning.Load() >= int32(len(p.ws)) {
-		return 0, false
-	}
-	wait := min(max(2*c.lastTeamNs, 20_000), 1_000_000)
-	p.spinning.Add(1)
-	u.waiters.Add(1)
-	defer func() {
-		u.waiters.Add(-1)
-		p.spinning.Add(-1)
-	}()
-	yieldNs := int64(awaitYieldNs)
-	if u.crowded.Load() {
-		yieldNs = 0 // the worker that runs the round's end may need this P
-	}
-	now := nanotime()
-	deadline, yieldAt := now+wait, now+yieldNs
-	for i := 1; ; i++ {
-		v := u.claim.Load()
-		if nid := v >> claimBits; nid != id {
-			return nid, true
-		}
-		if i%16 != 0 {
-			continue
-		}
-		if p.done.Load() || u.r.stopped.Load() || u.state.Load() != stateBusy || (yieldToWork && p.hasWork()) {
-			return 0, false
-		}
-		if now = nanotime(); now >= deadline {
-			return 0, false
-		}
-		if now >= yieldAt {
-			goruntime.Gosched()
-			yieldAt = now + yieldNs
-		}
-	}
-}
-
-// awaitYieldNs is how long awaitRound polls between two yields of its
-// processor (goruntime.Gosched) when the pool has no more workers than
-// GOMAXPROCS: a goroutine that shares the waiting worker's P (an actor's
-// own goroutine, a device manager) waits at most about that long for it,
-// and a team of one replica per core, whose waits mostly end within a
-// batch's time, seldom yields. Yielding every 256 polls (a microsecond or
-// so) spent 4.7 % of a 64-stage fused chain's time on 16 cores contending
-// on the Go scheduler's lock. With more workers than processors a waiter
-// yields at every check instead (a few hundred nanoseconds apart): the
-// worker running the round's last batch may be waiting for its P.
-const awaitYieldNs = 20_000
-
-// fireTeam runs firing base+j of a team round on its sub-windows.
-func (u *unit) fireTeam(c *execCtx, base, j int64) {
-	f := c.firingFor(u)
-	idx := base + j
-	for i := range u.ins {
-		p := &u.ins[i]
-		o := p.tokens(base, j) * p.tsize
-		n := p.phases[idx%int64(len(p.phases))] * p.tsize
-		f.ins[i] = u.inWin[i][o : o+n : o+n]
-	}
-	for i := range u.outs {
-		p := &u.outs[i]
-		if u.outWin[i] == nil {
-			f.outs[i] = nil
-			continue
-		}
-		o := p.tokens(base, j) * p.tsize
-		n := p.phases[idx%int64(len(p.phases))] * p.tsize
-		f.outs[i] = u.outWin[i][o : o+n : o+n]
-	}
-	f.index = idx
-	f.phase = int(idx % u.phases)
-	f.replica = int(idx % int64(u.replicas))
-	f.replicas = u.replicas
-	t0 := c.now()
-	err := u.call(f)
-	if err == nil {
-		t1 := c.now()
-		c.lastTeamNs = t1 - t0
-		c.record(u, idx, t0, t1)
-	} else {
-		u.failRound(j, err)
-	}
-}
-
-// endRound commits a finished team round, in firing order: the windows are
-// consecutive, so one commit per port merges the replicas' outputs.
-func (u *unit) endRound() {
-	base := u.roundBase.Load()
-	done := u.stopAt.Load()
-	u.commit(base, done)
-	if u.roundErr != nil {
-		u.stopWith(base+done, u.roundErr)
-	}
-}
-
 // finish ends a unit: its outputs close, its inputs detach (recording what
 // they still held), and its neighbours are woken. Only its runner calls it.
 func (u *unit) finish() {
@@ -1035,8 +789,8 @@ func (u *unit) finish() {
 		ch.fr.live.Add(-1)
 	}
 	u.notify()
-	if u.fz != nil {
-		u.finishStages()
+	if fz := u.fused(); fz != nil {
+		fz.finishStages(u.r)
 	}
 	u.r.unitDone()
 }

@@ -17,19 +17,7 @@ func (r *run) quiescent() bool {
 		return false
 	}
 	for _, u := range r.units {
-		if u.mode == modePooled || u.mode == modeFused || u.state.Load() == stateDone {
-			continue
-		}
-		if u.mode == modeRemote { // the worker and the heartbeats watch it
-			return false
-		}
-		if u.mode == modeDevice {
-			if !u.drv.idle.Load() {
-				return false
-			}
-			continue
-		}
-		if !u.fifoBlocked() {
+		if u.state.Load() != stateDone && !u.mode.quiet(u) {
 			return false
 		}
 	}
@@ -68,56 +56,12 @@ func (r *run) progressCount() uint64 {
 func (r *run) deadlockError() error {
 	var parts []string
 	for _, u := range r.poolUnits() {
-		if u.state.Load() == stateDone || u.mode == modeFused {
+		if u.state.Load() == stateDone {
 			continue
 		}
-		var why []string
-		if u.mode == modePooled {
-			next := u.firings.Load()
-			for i := range u.ins {
-				p := &u.ins[i]
-				need := p.tokens(next, 1)
-				if need == 0 {
-					continue
-				}
-				fill := int(p.ch.fr.f.Writer().Position() - p.r.Position())
-				if fill < need {
-					state := "empty"
-					if fill > 0 {
-						state = "short"
-					}
-					why = append(why, fmt.Sprintf("channel %s (%s, %d/%d tokens, needs %d)", p.ch.c.Name, state, fill, p.ch.fr.f.Capacity(), need))
-				}
-			}
-			for i := range u.outs {
-				p := &u.outs[i]
-				need := p.tokens(next, 1)
-				if need == 0 || p.fr == nil {
-					continue
-				}
-				if room, fill := p.fr.room(); room < need {
-					why = append(why, fmt.Sprintf("channel %s (full, %d/%d tokens, needs room for %d)", chanNames(p.fr), fill, p.fr.f.Capacity(), need))
-				}
-			}
-		} else {
-			for i := range u.ins {
-				p := &u.ins[i]
-				if p.r != nil && p.r.Blocked() {
-					fill := int(p.ch.fr.f.Writer().Position() - p.r.Position())
-					state := "empty"
-					if fill > 0 {
-						state = "short"
-					}
-					why = append(why, fmt.Sprintf("channel %s (%s, %d/%d tokens)", p.ch.c.Name, state, fill, p.ch.fr.f.Capacity()))
-				}
-			}
-			for i := range u.outs {
-				p := &u.outs[i]
-				if p.w != nil && p.w.Blocked() {
-					_, fill := p.fr.room()
-					why = append(why, fmt.Sprintf("channel %s (full, %d/%d tokens)", chanNames(p.fr), fill, p.fr.f.Capacity()))
-				}
-			}
+		why, named := u.mode.blockedOn(u)
+		if !named {
+			continue
 		}
 		if len(why) == 0 {
 			why = append(why, "nothing it can name (no channel is short or full)")
