@@ -1,8 +1,9 @@
 // Package calibrate measures this host and its GPUs with microbenchmarks
 // and writes the machine model (`kind: machine`, package machine) that the
 // simulator and the mapper read: the CPU runtime's pool as one pool
-// processor (its units, per-firing, per-round and per-port costs, wake-up
-// latency, spin time and time slice), the host's memory bandwidth, and
+// processor (its units, per-firing, per-round and per-port costs, its own
+// wake-up latency and what a wake-up costs the waker, spin time and time
+// slice), the host's memory bandwidth, and
 // per GPU its kernel launch cost and its copy link (latency, bandwidth,
 // copy engines). Results are cached per machine under the user's cache
 // directory and reused (like StarPU's calibration): Cached finds the model
