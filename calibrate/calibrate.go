@@ -1,8 +1,9 @@
 // Package calibrate measures this host and its GPUs with microbenchmarks
 // and writes the machine model (`kind: machine`, package machine) that the
 // simulator and the mapper read: the CPU runtime's pool as one pool
-// processor (its units, per-firing, per-round and per-port costs, wake-up
-// latency, spin time and time slice), the host's memory bandwidth, and
+// processor (its units, per-firing, per-round and per-port costs, its own
+// wake-up latency and what a wake-up costs the waker, spin time and time
+// slice), the host's memory bandwidth, and
 // per GPU its kernel launch cost and its copy link (latency, bandwidth,
 // copy engines). Results are cached per machine under the user's cache
 // directory and reused (like StarPU's calibration): Cached finds the model
@@ -134,6 +135,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 // (Calibration "empty_firing_ns"), which a prediction from a profile thus
 // counts twice — tens of nanoseconds per firing.
 //
+// The pool's wake latency is the pool's own wake-up of a parked worker,
+// and its wake cost what that costs the worker that commits (PoolWake;
+// with one worker the latency is a bare goroutine's, WakeLatency, and the
+// cost 0).
+//
 // The pool's units are the workers' effective parallelism, rounded
 // (PoolUnits): a pool whose every worker is busy gets that many cores'
 // worth of work done, not one per worker, on a host whose cores are
@@ -146,7 +152,7 @@ func (r *Result) Model() *machine.Machine {
 		AddressSpace: []machine.AddressRange{{Memory: "ram"}},
 		PushAcq:      half, PushSend: machine.Staircase{Fixed: ns(h.PortNs) - half},
 		PopAcq: machine.Staircase{Fixed: half}, PopDisc: ns(h.PortNs) - half,
-		WakeLatency: ns(h.WakeNs), Pool: true, FiringCost: ns(h.FiringNs + h.EmptyFiringNs), RoundCost: ns(h.RoundNs),
+		WakeLatency: ns(h.PoolWake()), WakeCost: ns(h.WakeCostNs), Pool: true, FiringCost: ns(h.FiringNs + h.EmptyFiringNs), RoundCost: ns(h.RoundNs),
 		SpinTime: spinTimeNs, TimeSlice: timeSliceNs, RoundTime: roundTimeNs}
 	m := &machine.Machine{Name: modelName(h.Hostname), Processors: []*machine.Processor{cpu},
 		Memories: []*machine.Memory{{Name: "ram", ClockHz: 1e9, Bandwidth: max(1, ns(h.MemBandwidth/1e9))}},
@@ -158,6 +164,7 @@ func (r *Result) Model() *machine.Machine {
 		"hostname": h.Hostname, "cpu_model": h.CPUModel, "num_cpu": strconv.Itoa(h.NumCPU), "workers": strconv.Itoa(h.Workers),
 		"parallelism": f(h.Parallelism), "availability": f(h.Availability), "firing_ns": f(h.FiringNs), "empty_firing_ns": f(h.EmptyFiringNs),
 		"round_ns": f(h.RoundNs), "port_ns": f(h.PortNs), "wake_ns": f(h.WakeNs), "fifo_handoff_ns": f(h.HandoffNs),
+		"pool_wake_ns": f(h.PoolWakeNs), "wake_cost_ns": f(h.WakeCostNs),
 		"mem_bandwidth_gb_s": f(h.MemBandwidth / 1e9),
 		"clock_ns":           f(h.ClockNs), "burn_extra_ns": f(h.BurnExtraNs), "burn_stretch": f(h.BurnStretch), "go": goruntime.Version(),
 	}

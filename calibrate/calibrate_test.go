@@ -38,6 +38,10 @@ func TestHostModel(t *testing.T) {
 	positive(t, "parallelism", h.Parallelism)
 	positive(t, "empty firing", h.EmptyFiringNs)
 	positive(t, "wake latency", h.WakeNs)
+	positive(t, "pool wake-up", h.PoolWakeNs)
+	if h.WakeCostNs < 0 {
+		t.Errorf("wake cost %g ns: expected at least 0", h.WakeCostNs)
+	}
 	positive(t, "FIFO hand-off", h.HandoffNs)
 	positive(t, "clock read", h.ClockNs)
 	positive(t, "memory bandwidth", h.MemBandwidth)
@@ -51,6 +55,13 @@ func TestHostModel(t *testing.T) {
 	cpu := m.Processor("cpu")
 	if want := PoolUnits(2, h.Parallelism); cpu == nil || !cpu.Pool || cpu.Units != want || cpu.SpinTime != spinTimeNs || cpu.TimeSlice != timeSliceNs || cpu.WakeLatency <= 0 {
 		t.Fatalf("cpu processor %+v: expected a pool of %d units (2 workers, parallelism %.2f) with the runtime's spin time and slice and a wake latency", cpu, want, h.Parallelism)
+	}
+	if cpu.WakeLatency != int64(math.Round(h.PoolWakeNs)) || cpu.WakeCost != int64(math.Round(h.WakeCostNs)) {
+		t.Errorf("cpu processor: wake latency %d and wake cost %d cycles: expected the pool's own wake-up %.0f ns and its cost %.0f ns (a bare goroutine's wake-up: %.0f ns)",
+			cpu.WakeLatency, cpu.WakeCost, h.PoolWakeNs, h.WakeCostNs, h.WakeNs)
+	}
+	if m.Calibration["pool_wake_ns"] == "" || m.Calibration["wake_cost_ns"] == "" {
+		t.Errorf("calibration record %v: expected pool_wake_ns and wake_cost_ns", m.Calibration)
 	}
 	if m.Calibration["key"] != Key() || m.Calibration["cpu_model"] != h.CPUModel {
 		t.Errorf("calibration record %v: expected key %s and the CPU model", m.Calibration, Key())

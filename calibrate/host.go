@@ -46,9 +46,15 @@ type Host struct {
 	// whose firing does nothing (the runtime's share inside the timed
 	// region).
 	EmptyFiringNs float64 `json:"empty_firing_ns"`
-	// WakeNs is how long a parked pool worker takes to run after a worker
-	// that goes on computing wakes it (mean).
+	// WakeNs is how long a goroutine parked on a channel takes to run
+	// after one that goes on computing wakes it (mean; WakeLatency).
 	WakeNs float64 `json:"wake_ns"`
+	// PoolWakeNs is how long a parked worker of the runtime's pool takes
+	// to run a unit another worker's commit readied, and WakeCostNs what
+	// that wake-up costs the worker that commits (PoolWake); both 0 with
+	// one worker, where no worker is parked while another runs.
+	PoolWakeNs float64 `json:"pool_wake_ns"`
+	WakeCostNs float64 `json:"wake_cost_ns"`
 	// HandoffNs is the one-way latency of a token between two goroutines
 	// through a FIFO of capacity 1 (half a ping-pong round trip, median).
 	HandoffNs float64 `json:"fifo_handoff_ns"`
@@ -66,6 +72,16 @@ type Host struct {
 	MemBandwidth float64 `json:"mem_bandwidth_bytes_per_s"`
 }
 
+// PoolWake is the wake-up latency of the model's pool: the pool's own
+// (PoolWakeNs) where it was measured, else a bare goroutine's (WakeNs: one
+// worker, whose pool wakes only for work readied outside it).
+func (h *Host) PoolWake() float64 {
+	if h.PoolWakeNs > 0 {
+		return h.PoolWakeNs
+	}
+	return h.WakeNs
+}
+
 // measureHost runs the host's microbenchmarks for a pool of workers.
 func measureHost(ctx context.Context, workers int, logf func(string, ...any)) (*Host, error) {
 	h := &Host{CPUModel: CPUModel(), NumCPU: goruntime.NumCPU(), Workers: workers}
@@ -79,7 +95,16 @@ func measureHost(ctx context.Context, workers int, logf func(string, ...any)) (*
 	}
 	logf("runtime: %.0f ns per firing (+%.0f ns timed), %.0f ns per round, %.0f ns per port", h.FiringNs, h.EmptyFiringNs, h.RoundNs, h.PortNs)
 	h.WakeNs = WakeLatency()
-	logf("wake-up latency of a parked worker: %.1f µs", h.WakeNs/1e3)
+	logf("wake-up latency of a goroutine parked on a channel: %.1f µs", h.WakeNs/1e3)
+	pw, err := PoolWake(ctx, workers)
+	if err != nil {
+		return nil, err
+	}
+	h.PoolWakeNs, h.WakeCostNs = pw.WakeNs, pw.CostNs
+	if workers > 1 {
+		logf("pool: a parked worker runs the unit a commit readied %.1f µs after it (mean of %d); waking it costs the committing worker %.1f µs (gap between its firings %.1f µs, %.1f µs with nobody to wake)",
+			pw.WakeNs/1e3, pw.Samples, pw.CostNs/1e3, pw.GapNs/1e3, pw.BaseGapNs/1e3)
+	}
 	if h.HandoffNs, err = Handoff(ctx); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,7 @@ func Format(m *Machine, header ...string) []byte {
 		nz("pop_acquire_unit_cost", p.PopAcq.UnitCost)
 		nz("pop_discard_cost", p.PopDisc)
 		nz("wake_latency", p.WakeLatency)
+		nz("wake_cost", p.WakeCost)
 		if p.Pool {
 			add("pool", true)
 		}

@@ -21,6 +21,7 @@ func TestFormatRoundTrip(t *testing.T) {
 		}
 		m.Processors[0].Pool, m.Processors[0].FiringCost, m.Processors[0].RoundCost = true, 40, 300
 		m.Processors[0].SpinTime, m.Processors[0].TimeSlice = 30000, 50000
+		m.Processors[0].WakeLatency, m.Processors[0].WakeCost = 90000, 17000
 		m.Processors[len(m.Processors)-1].Threads = 132 * 2048
 		m.Calibration = map[string]string{"host": "h: 1", "cpu_model": "AMD EPYC"}
 		out := Format(m, "calibrated\nby a test")

@@ -44,7 +44,7 @@ var (
 	topKeys  = []string{"kind", "name", "processors", "memories", "interconnects", "calibration", "aliases"}
 	procKeys = []string{"kind", "clock", "units", "io", "address_space", "push_acquire_cost", "push_send_fixed_cost",
 		"push_send_unit", "push_send_unit_cost", "pop_acquire_fixed_cost", "pop_acquire_unit", "pop_acquire_unit_cost", "pop_discard_cost",
-		"wake_latency", "pool", "firing_cost", "round_cost", "spin_time", "time_slice", "round_time", "threads", "issue_cost", "copy_issue_cost"}
+		"wake_latency", "wake_cost", "pool", "firing_cost", "round_cost", "spin_time", "time_slice", "round_time", "threads", "issue_cost", "copy_issue_cost"}
 	memKeys = []string{"clock", "size", "latency", "bandwidth"}
 	icKeys  = []string{"elements", "clock", "duplex", "routing", "start_latency", "start_cost", "bandwidth", "finish_cost",
 		"channels", "multiplexable", "credits"}
@@ -212,6 +212,8 @@ func (p *parser) processor(e yamlpos.Field) *Processor {
 			pr.PopDisc, _ = p.count(f.V, w)
 		case "wake_latency":
 			pr.WakeLatency, _ = p.count(f.V, w)
+		case "wake_cost":
+			pr.WakeCost, _ = p.count(f.V, w)
 		case "pool":
 			pr.Pool, _ = p.Bool(f.V, w)
 		case "firing_cost":

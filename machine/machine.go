@@ -101,6 +101,13 @@ type Processor struct {
 	// ready work at once. 0 (the ASM's processor) means no latency. An
 	// extension of Figure 14.
 	WakeLatency int64
+	// WakeCost is what waking a parked unit costs the unit that wakes it,
+	// in cycles: a pool worker whose commit readies work while no other
+	// worker polls signals a parked one (a lock, a channel send and the
+	// Go scheduler's wake-up of an idle thread) before it goes on, and is
+	// that much later to its next round. Only pool processors pay it (0:
+	// waking is free). An extension of Figure 14.
+	WakeCost int64
 	// Pool says the processor's units are a pool of workers that run firings
 	// the way sluice's CPU runtime does: an actor taken by a unit fires a
 	// round of every firing it is ready for (up to half of the smallest
@@ -522,6 +529,7 @@ func (m *Machine) Validate() error {
 		nonNeg(p.Origin, p.Name, "push acquire cost", p.PushAcq)
 		nonNeg(p.Origin, p.Name, "pop discard cost", p.PopDisc)
 		nonNeg(p.Origin, p.Name, "wake latency", p.WakeLatency)
+		nonNeg(p.Origin, p.Name, "wake cost", p.WakeCost)
 		nonNeg(p.Origin, p.Name, "firing cost", p.FiringCost)
 		nonNeg(p.Origin, p.Name, "round cost", p.RoundCost)
 		nonNeg(p.Origin, p.Name, "spin time", p.SpinTime)

@@ -76,7 +76,7 @@ processors:
   A: {clock: 1GHz, colck: 2}
   B: {clock: fast, address_space: [nowhere]}
   bus: {}
-  C: {}
+  C: {wake_cost: -5}
 memories:
   m: {size: 12 parsecs}
 interconnects:
@@ -95,6 +95,7 @@ interconnects:
 		`bad.yaml:4:14: processor B: clock: expected a positive clock rate`,
 		`bad.yaml:4:3: processor B: address space names unknown memory "nowhere"`,
 		`bad.yaml:8:13: memory m: size: expected a size in bytes`,
+		`bad.yaml:6:18: processor C: wake_cost: -5 out of range: expected 0 to`,
 		`duplicate name "bus"`,
 		`interconnect x lists interconnect "y" as an element: the topology is bipartite`,
 		`interconnect x names unknown element "Q"`,

@@ -119,8 +119,9 @@ func (e *engine) startRound(ti, pi, lane int, newTurn bool) {
 	}
 	ps.units[lane] = true
 	ps.free--
+	ts.lane = lane
 	share := e.occupy(ps, lane, ti)
-	t := e.now + ps.roundT
+	t := e.now + ps.payWake(lane) + ps.roundT // the wakes its last commit signalled, then the round
 	if batch > 1 {
 		t += ps.firingT // one launch for the invocation
 	}

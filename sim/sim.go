@@ -224,6 +224,7 @@ type taskState struct {
 	inRound  bool    // a pool round is being laid out: passes wait for its end
 	end      float64 // when its last iteration's passes completed (+Inf before)
 	invocs   int     // on a processor with threads: invocations (firings) holding a unit
+	lane     int     // the unit its last round or firing started on
 }
 
 type streamState struct {
@@ -266,6 +267,12 @@ type procState struct {
 	wake   float64   // wake latency in seconds (0: every free unit is awake)
 	freeAt []float64 // per unit: when it last became free (awake until time moves on)
 	wakeAt []float64 // per unit: when a pending wake ends, -1 when none
+	// wakeCost is what waking a parked unit costs the pool unit whose
+	// round's end readied the work (seconds); owed holds, per unit, what
+	// it owes for the wakes it caused and pays at the start of its next
+	// round or firing.
+	wakeCost float64
+	owed     []float64
 	// A pool processor (machine.Processor.Pool): rounds, spinning, slices.
 	pool      bool
 	spin      float64   // seconds a free unit polls before it parks
@@ -332,9 +339,13 @@ type engine struct {
 	// roundPasses are the iterations completed by the round being laid out.
 	roundPasses []int64
 	res         *Result
-	ctl         map[string]*ctlSeq
-	events      int64
-	err         error
+	// committer is the pool unit whose release the engine is settling
+	// (its commit readies the work a parked unit may be woken for):
+	// processor and unit, processor -1 when none.
+	committer [2]int
+	ctl       map[string]*ctlSeq
+	events    int64
+	err       error
 }
 
 type ctlSeq struct {
@@ -376,7 +387,7 @@ func Run(p *Program, cfg Config) (*Result, error) {
 
 func newEngine(p *Program, cfg Config) (*engine, error) {
 	m := p.Machine
-	e := &engine{p: p, cfg: cfg, freeMsg: -1, ctl: map[string]*ctlSeq{},
+	e := &engine{p: p, cfg: cfg, freeMsg: -1, ctl: map[string]*ctlSeq{}, committer: [2]int{-1, -1},
 		res: &Result{Utilization: map[string]float64{}, Firings: map[string]int64{}, Notes: append([]string(nil), p.Notes...)}}
 	e.iterT = make([]float64, cfg.Iterations)
 	for _, pr := range m.Processors {
@@ -389,6 +400,8 @@ func newEngine(p *Program, cfg Config) (*engine, error) {
 			ps.roundT = pr.Seconds(pr.RoundCost)
 			ps.lastTask = make([]int, pr.Units)
 			ps.turnStart = make([]float64, pr.Units)
+			ps.wakeCost = pr.Seconds(pr.WakeCost)
+			ps.owed = make([]float64, pr.Units)
 			for k := range ps.lastTask {
 				ps.lastTask[k] = -1
 			}
@@ -667,6 +680,8 @@ func (e *engine) run() (*Result, error) {
 			ps.freeAt[ev.b], ps.wakeAt[ev.b] = e.now, -1
 			e.markProc(int(ev.a))
 		case evRelease:
+			ts := &e.tasks[ev.a]
+			e.committer = [2]int{ts.proc, ts.lane}
 			for range max(1, ev.c) { // a pool round releases its firings at once
 				e.release(int(ev.a))
 			}
@@ -682,6 +697,7 @@ func (e *engine) run() (*Result, error) {
 			e.sendBatch(int(ev.a), e.now)
 		}
 		e.settle()
+		e.committer[0] = -1
 	}
 	if e.err != nil {
 		return nil, e.err
@@ -955,9 +971,33 @@ func (e *engine) wakeUnits(ps *procState, pi int) {
 		if !busy && ps.wakeAt[l] < 0 {
 			ps.wakeAt[l] = e.now + ps.wake
 			e.schedule(ps.wakeAt[l], evWake, int32(pi), int32(l), 0)
+			e.chargeWake(ps, pi)
 			ready--
 		}
 	}
+}
+
+// chargeWake charges pool processor pi's wake cost to its unit whose
+// release is being settled (the committer: its commit readied the work a
+// parked unit is woken for), which pays it at the start of its next round
+// or firing. A wake readied from elsewhere (a message, a unit of another
+// processor) costs the pool's units nothing.
+func (e *engine) chargeWake(ps *procState, pi int) {
+	if ps.wakeCost == 0 || ps.owed == nil || e.committer[0] != pi {
+		return
+	}
+	ps.owed[e.committer[1]] += ps.wakeCost
+}
+
+// payWake returns what unit lane of ps owes for the wakes it caused, and
+// clears it: the time its next round or firing starts late.
+func (ps *procState) payWake(lane int) float64 {
+	if ps.owed == nil {
+		return 0
+	}
+	d := ps.owed[lane]
+	ps.owed[lane] = 0
+	return d
 }
 
 // start runs the acquire → process → release of the task's next subtask.
@@ -969,6 +1009,7 @@ func (e *engine) start(ti, pi, lane int) {
 	sub := ts.next
 	ps.units[lane] = true
 	ps.free--
+	ts.lane = lane
 	share := e.occupy(ps, lane, ti)
 	var acq, rel int64
 	for _, a := range st.Pops {
@@ -984,7 +1025,7 @@ func (e *engine) start(ti, pi, lane int) {
 	// A fused chain's replicas claim batches of firings: the runtime's
 	// per-firing and per-port work is paid once per claimed batch.
 	per := float64(max(1, ts.t.ClaimBatch))
-	procEnd := e.now + (pr.Seconds(acq)+ps.firingT)/per + st.Time
+	procEnd := e.now + ps.payWake(lane) + (pr.Seconds(acq)+ps.firingT)/per + st.Time
 	sendAt := procEnd
 	for _, a := range st.Pushes {
 		ss := &e.streams[a.Stream]

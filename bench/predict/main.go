@@ -4,7 +4,7 @@
 // examples/cd2dat.yaml (actors that only declare a cost, run as synthetic
 // actors that keep a core busy for it):
 //
-//	go run ./bench/predict [-json] [-machine FILE] [-graphs pipeline,multirate,forkjoin,cd2dat]
+//	go run ./bench/predict [-json] [-machine FILE] [-graphs pipeline,multirate,forkjoin,cd2dat] [-invocations N]
 //
 // The machine model is calibrated now (package calibrate, as `sluice
 // calibrate` does; -machine FILE reads one instead): one pool processor
@@ -27,6 +27,13 @@
 // / measured; -json prints one JSON object per graph instead. Run it under
 // taskset to choose the cores: `taskset -c 0,1 go run ./bench/predict`
 // (GOMAXPROCS follows the CPUs the process may use).
+//
+// -invocations N does the whole comparison N times in a row, each time as
+// one invocation of the command would (a fresh calibration unless
+// -machine, then every graph), and prints per graph each invocation's
+// error and their spread: the lowest, the highest and the difference
+// (Invocations, Spreads). One invocation's figures move with the host's
+// load; the spread says how far a single run of the command can be trusted.
 package main
 
 import (
@@ -127,6 +134,7 @@ func main() {
 		reps    = flag.Int("reps", 3, "repetitions (medians are reported)")
 		work    = flag.Int("workers", 0, "runtime CPU workers and model units (0: GOMAXPROCS)")
 		units   = flag.Int("units", 0, "units of the model's pool processor (0: as many as workers)")
+		invoc   = flag.Int("invocations", 1, "do the whole comparison this many times in a row (calibration included) and report each graph's errors and their spread")
 		outFile = flag.String("out", "", "also write the JSON lines to this file")
 		quiet   = flag.Bool("q", false, "no progress lines on standard error")
 
@@ -168,6 +176,10 @@ func main() {
 		default:
 			cfg.Graphs = append(cfg.Graphs, filepath.Join(*dir, n+".yaml"))
 		}
+	}
+	if *invoc > 1 {
+		runInvocations(cfg, *invoc, *asJSON, *outFile)
+		return
 	}
 	res, err := Compare(context.Background(), cfg)
 	if err != nil {
