@@ -505,9 +505,12 @@ func TestFusedStageBusyTime(t *testing.T) {
 	if s.Busy < 400*20*time.Microsecond || s.Mean < 20*time.Microsecond || s.Min < 20*time.Microsecond {
 		t.Errorf("slow: busy %v, mean %v, min %v: want at least 400 × 20µs, 20µs, 20µs", s.Busy, s.Mean, s.Min)
 	}
+	// The cheap stages' typical firing (the median, which a thread
+	// descheduled now and then on a loaded machine does not move, as it
+	// moves the total) is a small part of the slow one's.
 	for _, name := range []string{"cheap1", "cheap2"} {
-		if a := st.Actor(name); a.Firings != 400 || a.Busy <= 0 || a.Busy > s.Busy/4 {
-			t.Errorf("%s: %d firings, busy %v: want 400, and busy in (0, %v]", name, a.Firings, a.Busy, s.Busy/4)
+		if a := st.Actor(name); a.Firings != 400 || a.Busy <= 0 || a.P50 <= 0 || a.P50 > s.P50/4 {
+			t.Errorf("%s: %d firings, busy %v, median %v: want 400, busy > 0 and a median in (0, %v] (a quarter of slow's)", name, a.Firings, a.Busy, a.P50, s.P50/4)
 		}
 	}
 }
