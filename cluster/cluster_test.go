@@ -54,7 +54,7 @@ func TestRemoteMatchesLocal(t *testing.T) {
 		"fir":   {Device: "worker:w2/cpu"},
 	}}
 	for _, iters := range []int64{0, 150} {
-		ex := NewExecutor(cl, ExecutorOptions{Chunk: 4096, HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: time.Second})
+		ex := NewExecutor(cl, ExecutorOptions{Chunk: 4096, HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: 10 * time.Second})
 		got, st, err := runPipe(t, ex, mp, iters)
 		if err != nil {
 			t.Fatalf("iterations %d: %v", iters, err)
