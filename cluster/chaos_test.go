@@ -190,22 +190,31 @@ func TestChaos(t *testing.T) {
 	}
 
 	chaos("workers", func(int) string {
-		// A worker that runs an actor of the run now.
+		// A worker that runs an actor of the run now: asked again while
+		// the run is between placements (recovering from the last kill,
+		// which takes longer on a loaded machine).
 		var busy []string
-		out, _, err := runCmd(bin, "devices", "--broker", url, "--json")
-		var rep struct {
-			Devices []RemoteDevice `json:"devices"`
-		}
-		if err != nil || json.Unmarshal([]byte(out), &rep) != nil {
-			t.Fatalf("devices: %v\n%s", err, out)
-		}
-		for _, d := range rep.Devices {
-			if d.Jobs > 0 {
-				busy = append(busy, d.Worker)
+		var out string
+		for deadline := time.Now().Add(30 * time.Second); len(busy) == 0; {
+			var err error
+			out, _, err = runCmd(bin, "devices", "--broker", url, "--json")
+			var rep struct {
+				Devices []RemoteDevice `json:"devices"`
 			}
-		}
-		if len(busy) == 0 {
-			t.Fatalf("no worker runs a job: %s", out)
+			if err != nil || json.Unmarshal([]byte(out), &rep) != nil {
+				t.Fatalf("devices: %v\n%s", err, out)
+			}
+			for _, d := range rep.Devices {
+				if d.Jobs > 0 {
+					busy = append(busy, d.Worker)
+				}
+			}
+			if len(busy) == 0 && time.Now().After(deadline) {
+				t.Fatalf("no worker ran a job for 30 s: %s", out)
+			}
+			if len(busy) == 0 {
+				time.Sleep(100 * time.Millisecond)
+			}
 		}
 		w := busy[rng.IntN(len(busy))]
 		p := workers[w]
