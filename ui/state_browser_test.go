@@ -86,7 +86,11 @@ func TestRunStateInBrowser(t *testing.T) {
 
 	// Another graph, whose actors A–D have cd2dat's names: no figures.
 	setYAML(t, ctx, otherGraph)
-	eventually(t, "the other graph drawn", func() bool { return count(t, ctx, "#graph g.node") == 4 })
+	// (cd2dat's run folded its fused chain A..B: the drawing that ran has
+	// four actor boxes too.)
+	eventually(t, "the other graph drawn", func() bool {
+		return count(t, ctx, "#graph g.node") == 4 && count(t, ctx, `#graph g.node[data-actor="A"]`) == 1
+	})
 	if n := eval[int](t, ctx, runFigures); n != 0 {
 		t.Fatalf("another graph: expected none of the run's figures on it, found %d", n)
 	}
