@@ -75,6 +75,7 @@ func TestRunStateInBrowser(t *testing.T) {
 		t.Fatalf("during the run: expected the chart inside the run panel, found %s", got)
 	}
 	eventually(t, "the run to end", func() bool { return text(t, ctx, "#runstate") == "done" })
+	waitChainsFolded(t, ctx)
 	eventually(t, "the throughput from the trace", func() bool {
 		return eval[string](t, ctx, `document.getElementById("chart").dataset.source || ""`) == "trace:F"
 	})

@@ -246,6 +246,7 @@ func TestSavedRunInBrowser(t *testing.T) {
 	ctx := browser(t)
 	errs := consoleErrors(t, ctx)
 	openGraph(t, ctx, &Server{File: example, Saved: saved}, "F")
+	waitChainsFolded(t, ctx)
 	eventually(t, "figures on F", func() bool {
 		return strings.Contains(text(t, ctx, `#graph g.node[data-actor="F"] .figure`), "/s · ")
 	})
@@ -276,6 +277,20 @@ func TestSavedRunInBrowser(t *testing.T) {
 	}
 	shot(t, ctx, "saved-timeline")
 	noConsoleErrors(t, errs)
+}
+
+// chainsRun is how many fused chains (of two actors or more) the server's
+// last run reports (GET /api/run, asked by the page).
+const chainsRun = `(() => { const x = new XMLHttpRequest(); x.open("GET", "/api/run", false); x.send();
+	const n = new Map(); for (const a of JSON.parse(x.responseText).actors) if (a.fused) n.set(a.fused, (n.get(a.fused) || 0) + 1);
+	return [...n.values()].filter((k) => k > 1).length })()`
+
+// waitChainsFolded waits until the drawing folds the fused chains of the
+// last run (it is made again then: its elements are replaced).
+func waitChainsFolded(t *testing.T, ctx context.Context) {
+	t.Helper()
+	want := eval[int](t, ctx, chainsRun)
+	eventually(t, fmt.Sprintf("the run's %d fused chains folded", want), func() bool { return count(t, ctx, "#graph g.chain") == want })
 }
 
 // recordRun runs file for 200 iterations (synthetic actors) and writes its
