@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,7 +64,8 @@ const zoom = `(() => { const m = document.getElementById("viewport").getAttribut
 // labelled groups), the legend covers no actor, the repetition vector is
 // one folded line, zooming out stops where the groups' labels stay
 // legible, a group opens on click (its actors' names appear), the search
-// box centres an actor, and the drawing takes at most 250 ms.
+// box centres an actor, and the drawing takes at most 250 ms from the
+// graph's answer to the frame painted (the best of three).
 func TestLargeGraphLegibleInBrowser(t *testing.T) {
 	ctx := browser(t)
 	errs := consoleErrors(t, ctx)
@@ -90,10 +92,12 @@ func TestLargeGraphLegibleInBrowser(t *testing.T) {
 	shot(t, ctx, "scale")
 
 	// Drawing: the opening one, then three more (the text checked again,
-	// the view kept). Each is timed from the answer to the frame drawn
-	// (wall-clock: the page's data-frames-ms), and by the CPU time of the
-	// page's main thread (Chromium's ThreadTime): the machine's other work
-	// stretches the first, not the second.
+	// the view kept). Each is timed in the page from the graph's answer to
+	// the frame painted (wall-clock, performance.now() and
+	// requestAnimationFrame: the page's data-frames-ms), the best of the
+	// three at most 250 ms (the machine's other work stretches the
+	// others); the CPU time of the page's main thread per check (Chromium's
+	// ThreadTime: the request, the answer, the drawing) is logged.
 	if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{TimeDomain: performance.EnableTimeDomainThreadTicks}); err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +111,21 @@ func TestLargeGraphLegibleInBrowser(t *testing.T) {
 		})
 		cpu = append(cpu, threadTime(t, ctx)-t0)
 	}
-	walls := strings.Fields(eval[string](t, ctx, `document.getElementById("graph").dataset.framesMs`))
-	t.Logf("256 actors: drawing to the frame: %v ms wall-clock (the first with the page's start); main thread CPU per redraw (with the check's answer): %.0f ms; the drawing's own script and layout: %s ms",
-		walls, cpu, eval[string](t, ctx, `document.getElementById("graph").dataset.drawsMs`))
-	if best := min(cpu[0], cpu[1], cpu[2]); best > 250 {
-		t.Fatalf("expected a drawing of 256 actors within 250 ms of the main thread, found %.0f ms", cpu)
+	var walls []float64
+	for _, f := range strings.Fields(eval[string](t, ctx, `document.getElementById("graph").dataset.framesMs`)) {
+		w, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walls = append(walls, w)
+	}
+	if len(walls) != 4 {
+		t.Fatalf("expected the opening drawing and three more timed, found %v", walls)
+	}
+	t.Logf("256 actors: the answer to the frame painted, wall-clock: %.0f ms opening, %.0f ms redrawn; main thread CPU per check and drawing: %.0f ms; the drawings' script: %s ms",
+		walls[0], walls[1:], cpu, eval[string](t, ctx, `document.getElementById("graph").dataset.drawsMs`))
+	if best := min(walls[1], walls[2], walls[3]); best > 250 {
+		t.Fatalf("expected a drawing of 256 actors within 250 ms from the answer to the frame painted (the best of three), found %.0f ms", walls[1:])
 	}
 
 	// Zoom out as far as it goes: the groups' labels stay legible.

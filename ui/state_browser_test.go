@@ -75,6 +75,7 @@ func TestRunStateInBrowser(t *testing.T) {
 		t.Fatalf("during the run: expected the chart inside the run panel, found %s", got)
 	}
 	eventually(t, "the run to end", func() bool { return text(t, ctx, "#runstate") == "done" })
+	waitChainsFolded(t, ctx)
 	eventually(t, "the throughput from the trace", func() bool {
 		return eval[string](t, ctx, `document.getElementById("chart").dataset.source || ""`) == "trace:F"
 	})
@@ -86,7 +87,11 @@ func TestRunStateInBrowser(t *testing.T) {
 
 	// Another graph, whose actors A–D have cd2dat's names: no figures.
 	setYAML(t, ctx, otherGraph)
-	eventually(t, "the other graph drawn", func() bool { return count(t, ctx, "#graph g.node") == 4 })
+	// (cd2dat's run folded its fused chain A..B: the drawing that ran has
+	// four actor boxes too.)
+	eventually(t, "the other graph drawn", func() bool {
+		return count(t, ctx, "#graph g.node") == 4 && count(t, ctx, `#graph g.node[data-actor="A"]`) == 1
+	})
 	if n := eval[int](t, ctx, runFigures); n != 0 {
 		t.Fatalf("another graph: expected none of the run's figures on it, found %d", n)
 	}

@@ -4,7 +4,7 @@
 // both ways, Go generation, runs with figures on the drawing, a throughput
 // chart, predicted vs measured throughput and a timeline. See docs/ui.md.
 import { state, api, events, $, html, withToken, rate } from "./common.js";
-import { drawGraph, drawLegend, findActor, addDetail, addDetailIn, wireDrawing } from "./draw.js";
+import { drawGraph, drawLegend, findActor, addDetail, addDetailIn, wireDrawing, chainsChanged, foldedChainOf, fusedChains } from "./draw.js";
 import { view, setBounds, wire, zoomTo, fit, refit, centreActor, openGroup, visibleRect } from "./view.js";
 import { showFigures, resetRun, clearFigures, belongs, redraw, throughputFromTrace, watchChart } from "./live.js";
 import { startTimeline, wireTimeline } from "./timeline.js";
@@ -14,29 +14,28 @@ import { startTimeline, wireTimeline } from "./timeline.js";
 // handlers are what the drawing's elements call.
 // A box clicked in the overview (no text to read) is also centred at a
 // legible zoom.
-const handlers = { select: (s) => { select(s); if (s.kind === "actor" && view.lod === "overview") centreActor(s.path); }, toggle: (p) => toggleComposite(p), connect: (a, b) => connect(a, b), port: (r, d) => portClick(r, d) };
+const handlers = { select: (s) => { select(s); if (s.kind === "actor" && view.lod === "overview") centreActor(s.path); }, toggle: (p) => toggleComposite(p),
+  chain: (name) => toggleChain(name), connect: (a, b) => connect(a, b), port: (r, d) => portClick(r, d) };
 
 // redrawGraph draws the graph held; keep says to keep the view (an edit).
-// The time it took (layout, drawing, the browser's style and layout of the
-// SVG) is kept in #graph's data-draw-ms, each drawing's in data-draws-ms.
-function redrawGraph(keep) {
+// Each drawing's time is kept in #graph's data: data-draws-ms its script
+// (layout, the SVG written, the view), data-frames-ms the wall-clock time
+// from t0 (the graph's answer came; else the call) to the frame painted
+// (a requestAnimationFrame, then a task after that frame: the browser's
+// style, layout and paint of the SVG, and the rest of the page's work
+// for the answer, are in it).
+function redrawGraph(keep, t0 = performance.now()) {
   if (!state.graph) return;
-  const t0 = performance.now();
+  const s0 = performance.now();
   $("graph").classList.remove("stale");
   const b = drawGraph(state.graph, state.report, handlers);
-  const t1 = performance.now();
   drawLegend(state.graph); // before the view: it takes room from the pane
   setBounds(b, keep && view.bounds.boxes.length > 0, b.boxes.length);
-  const t2 = performance.now();
   if (state.selected && state.selected.kind === "actor") addDetail(state.selected.path);
   markSelection();
   if (state.run) showFigures(state.run);
-  const t3 = performance.now();
-  $("viewport").getBBox();
-  const g = $("graph"), ms = (performance.now() - t0).toFixed(1);
-  g.dataset.phases = (g.dataset.phases ? g.dataset.phases + " " : "") + [t1 - t0, t2 - t1, t3 - t2, performance.now() - t3].map((x) => x.toFixed(0)).join("/");
+  const g = $("graph"), ms = (performance.now() - s0).toFixed(1);
   requestAnimationFrame(() => setTimeout(() => { g.dataset.framesMs = (g.dataset.framesMs ? g.dataset.framesMs + " " : "") + (performance.now() - t0).toFixed(1); }, 0));
-  g.dataset.drawMs = ms;
   g.dataset.drawsMs = (g.dataset.drawsMs ? g.dataset.drawsMs + " " : "") + ms;
 }
 
@@ -59,6 +58,34 @@ function toggleComposite(path) {
   redrawGraph(true);
 }
 
+// toggleChain opens a folded fused chain (its actors drawn in a frame) or
+// folds an opened one; opened from the overview, the view zooms to its
+// actors; a view the user did not move takes the new drawing's initial
+// one.
+function toggleChain(name) {
+  const open = !state.openChains.has(name);
+  if (open) state.openChains.add(name); else state.openChains.delete(name);
+  const overview = view.lod === "overview";
+  redrawGraph(true);
+  if (open && overview) zoomTo(fusedChains().get(name) || []);
+  else if (!view.touched) refit();
+}
+
+// reveal opens the composites around an actor and the fused chain folded
+// over it, so that it is drawn; says whether it drew the graph again.
+function reveal(path) {
+  const parts = path.split("/");
+  let opened = false;
+  for (let i = 1; i < parts.length; i++) {
+    const c = parts.slice(0, i).join("/");
+    if (!state.expanded.has(c)) { state.expanded.add(c); opened = true; }
+  }
+  const chain = foldedChainOf(path);
+  if (chain) { state.openChains.add(chain); opened = true; }
+  if (opened) redrawGraph(true);
+  return opened;
+}
+
 // ---- search ------------------------------------------------------------------
 
 // actorPaths lists every actor of the graph, composites' inner ones as
@@ -73,8 +100,8 @@ function actorPaths(g, prefix = "") {
 }
 
 // search finds an actor by name (exactly, else the first that starts with
-// or contains the text, case aside), opens the composites around it,
-// selects it and centres it at a legible zoom.
+// or contains the text, case aside), opens the composites and the fused
+// chain around it, selects it and centres it at a legible zoom.
 function search(text) {
   const q = text.trim().toLowerCase();
   const box = $("search");
@@ -86,22 +113,19 @@ function search(text) {
   box.classList.toggle("miss", !hit);
   box.title = hit ? "" : "no actor named like " + JSON.stringify(text.trim());
   if (!hit) return;
-  const parts = hit.split("/");
-  let opened = false;
-  for (let i = 1; i < parts.length; i++) {
-    const c = parts.slice(0, i).join("/");
-    if (!state.expanded.has(c)) { state.expanded.add(c); opened = true; }
-  }
-  if (opened) redrawGraph(true);
+  reveal(hit);
   select({ kind: "actor", path: hit });
   centreActor(hit);
   box.dataset.found = hit;
 }
 
-// fillSearch offers the graph's actors as the search box's suggestions.
+// fillSearch offers the graph's actors as the search box's suggestions
+// (written again only when they changed).
 function fillSearch() {
-  const list = $("actornames");
-  list.replaceChildren(...actorPaths(state.graph).map((p) => { const o = html("option"); o.value = p; return o; }));
+  const list = $("actornames"), paths = actorPaths(state.graph), key = paths.join("\n");
+  if (list.dataset.key === key) return;
+  list.dataset.key = key;
+  list.replaceChildren(...paths.map((p) => { const o = html("option"); o.value = p; return o; }));
 }
 $("search").addEventListener("keydown", (e) => {
   e.stopPropagation();
@@ -174,7 +198,7 @@ function markSelection() {
     if (n) n.classList.add("selected");
   }
   if (s && s.kind === "channel") {
-    const n = document.querySelector('#graph g.edge[data-channel="' + CSS.escape(s.prefix + s.channel.name) + '"]');
+    const n = document.querySelector('#graph .edge[data-channel="' + CSS.escape(s.prefix + s.channel.name) + '"]');
     if (n) n.classList.add("selected");
   }
   if (state.connectFrom) {
@@ -204,14 +228,17 @@ function button(text, id, click) {
 // showPanel fills the side panel for the selection: an actor's cost,
 // ports and placement, a channel's capacity and initial tokens, or, with
 // nothing selected, the palette to add actors.
+// The palette, already shown, stays as it is (with what is typed in it).
 function showPanel() {
   const p = $("panel");
-  p.replaceChildren();
   const s = state.selected;
-  if (s && s.kind === "actor") {
-    const a = state.graph && findActor(state.graph, s.path);
-    if (a) return actorPanel(p, s.path, a);
-  }
+  const a = s && s.kind === "actor" && state.graph && findActor(state.graph, s.path);
+  const pal = !a && !(s && s.kind === "channel");
+  if (pal && p.dataset.shows === "palette" && p.dataset.builtins === String((builtins || []).length)) return;
+  p.replaceChildren();
+  p.dataset.shows = pal ? "palette" : "";
+  p.dataset.builtins = String((builtins || []).length);
+  if (a) return actorPanel(p, s.path, a);
   if (s && s.kind === "channel") return channelPanel(p, s);
   palette(p);
 }
@@ -301,6 +328,7 @@ function addActor() {
   if (kind === "kernel") op.kernel = file;
   if (kind === "composite") op.graph = file;
   if (cost) op.cost = cost;
+  $("panel").dataset.shows = ""; // the answer shows the palette anew, empty
   edit([op]);
 }
 
@@ -359,7 +387,7 @@ async function edit(ops) {
     $("saved").textContent = "";
     remember(r.data.yaml);
   }
-  show(r.status, r.data);
+  show(r.status, r.data, r.at);
 }
 document.addEventListener("keydown", (e) => {
   if (e.target.tagName === "INPUT" || e.target.tagName === "TEXTAREA" || e.target.tagName === "SELECT") return;
@@ -491,7 +519,7 @@ function pickChannel(name) {
 }
 
 function pickActor(name) {
-  return () => { select({ kind: "actor", path: name }); zoomTo([name]); };
+  return () => { reveal(name); select({ kind: "actor", path: name }); zoomTo([name]); };
 }
 
 // findings turns the report's structured results into list items.
@@ -554,8 +582,9 @@ function refused(what, errs) {
 // that does not validate comes with its sketch: it is drawn, and the
 // verdict says invalid; YAML that does not parse has no graph: the
 // drawing stays, greyed, without a run's figures. Either way the errors
-// are findings (the side panel), with the YAML shown or not.
-function show(status, data) {
+// are findings (the side panel), with the YAML shown or not. at is when
+// the answer came.
+function show(status, data, at) {
   if (status !== 200) data = { graph: data.graph || null, yaml: data.yaml, report: { valid: false, errors: data.errors || ["answer " + status] } };
   const report = data.report || { valid: false, errors: [] };
   showErrors(report.valid ? [] : report.errors);
@@ -563,7 +592,7 @@ function show(status, data) {
     $("title").textContent = "sluice: " + (data.graph.name || "");
     const first = !state.graph;
     state.graph = data.graph; state.report = report.valid ? report : null; state.mapping = data.mapping;
-    redrawGraph(!first);
+    redrawGraph(!first, at);
     fillSearch();
   } else {
     $("graph").classList.add("stale");
@@ -594,7 +623,7 @@ async function checkNow() {
   const r = await api("POST", "/api/edit", JSON.stringify({ yaml: text, ops: [] }));
   if (mine !== seq) return;
   if (r.status === 200 && r.data.graph) remember(text);
-  show(r.status, r.data);
+  show(r.status, r.data, r.at);
 }
 
 async function save() {
@@ -624,7 +653,7 @@ async function load() {
   const [r, b] = await Promise.all([api("GET", "/api/graph"), api("GET", "/api/builtins")]);
   if (b.status === 200) builtins = b.data;
   if (r.data.yaml !== undefined) { $("yaml").value = r.data.yaml; remember(r.data.yaml); }
-  show(r.status, r.data);
+  show(r.status, r.data, r.at);
 }
 
 // ---- Go generation ---------------------------------------------------------
@@ -701,7 +730,9 @@ function showRun(run) {
   const g = $("graph"), ms = performance.now() - t0;
   if (!(ms <= +g.dataset.figuresMs)) g.dataset.figuresMs = ms.toFixed(1);
   g.dataset.updates = (+g.dataset.updates || 0) + 1;
-  if (shown !== state.runShown) drawLegend(state.graph);
+  // A run that ended reported its fused chains: the drawing folds them.
+  if (chainsChanged()) { redrawGraph(true); if (!view.touched) refit(); }
+  else if (shown !== state.runShown) drawLegend(state.graph);
   showFirings(run);
   runNote();
 }

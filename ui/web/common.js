@@ -9,8 +9,11 @@ const SVG = "http://www.w3.org/2000/svg";
 // connection, and the last run's figures.
 // run is the last run's snapshot (its graph_id says which graph it is of);
 // runShown whether its figures are on the drawing (the graph drawn is the
-// one it ran).
-export const state = { graph: null, report: null, mapping: null, expanded: new Set(), selected: null, connectFrom: null, run: null, runShown: false };
+// one it ran). chains are the fused chains a run reported, with the id of
+// the graph it ran ({id, map: chain -> its actors}); openChains those
+// opened on the drawing (the others are folded).
+export const state = { graph: null, report: null, mapping: null, expanded: new Set(), selected: null, connectFrom: null, run: null, runShown: false,
+  chains: null, openChains: new Set() };
 
 // headers are the headers of every API call: the page's token, if any.
 // (The one place where the page says who it is: api and events use it.)
@@ -21,12 +24,14 @@ function headers() {
 }
 
 // api calls path on the server with the page's headers; every fetch of
-// the page goes through it. The answer's JSON is data.
+// the page goes through it. The answer's JSON is data; at is when the
+// answer came (performance.now()), before its body was read.
 export async function api(method, path, body) {
   const r = await fetch(path, { method, headers: headers(), body });
+  const at = performance.now();
   let data = null;
   try { data = await r.json(); } catch (e) { data = { errors: ["answer is not JSON"] }; }
-  return { status: r.status, data };
+  return { status: r.status, data, at };
 }
 
 // withToken adds the page's token to a URL the browser fetches by itself

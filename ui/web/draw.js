@@ -5,18 +5,24 @@
 // the bottleneck). The layers are folded into groups, labelled, that the
 // overview shows (see view.js's levels of detail); a big graph's boxes get
 // their text (the "detail") only once they are in view at a legible zoom.
+// The fused chains a run reported are folded into one box each, opened on
+// click. The drawing is written as SVG markup and parsed at once.
 import dagre from "dagre";
-import { state, $, el, html } from "./common.js";
+import { state, $, html } from "./common.js";
 import { quickLayout } from "./quick.js";
 
 const HEAD = 28, ROW = 20, FOOT = 40, PAD = 10;
+// TAG is about the width of the longest tag above a box (a measured
+// bottleneck's).
+const TAG = 260;
 // BIG is the most actors drawn with their channels' labels.
 export const BIG = 64;
 // textWidth estimates the width of s in px at a font size (sans-serif).
 const textWidth = (s, px) => s.length * px * 0.58;
 
 // KINDS are the badges by actor kind.
-export const KINDS = { go: "Go", builtin: "built-in", kernel: "kernel", flowmodel: "flow-model", composite: "composite", conditional: "cond", synthetic: "cost" };
+// ("fused" is a folded fused chain's.)
+export const KINDS = { go: "Go", builtin: "built-in", kernel: "kernel", flowmodel: "flow-model", composite: "composite", conditional: "cond", synthetic: "cost", fused: "fused" };
 
 // placeOf is where the actor at path runs: its mapped device, or the CPU.
 export function placeOf(path) {
@@ -41,8 +47,9 @@ export function placeColour(dev) {
 
 // collect walks the graph and the expanded composites: the actors to draw
 // (path names, "comp/inner" inside composites), the clusters (expanded
-// composites with their parent) and the channels with both ends resolved
-// to drawn actors' ports.
+// composites and opened fused chains, with their parent) and the channels
+// with both ends resolved to drawn actors' ports; then folds the fused
+// chains that are not opened (foldChains).
 function collect(g) {
   const nodes = [], clusters = [], edges = [];
   const byPath = {};
@@ -53,7 +60,7 @@ function collect(g) {
       if (a.sub && state.expanded.has(path)) {
         clusters.push({ path, actor: a, parent });
         walk(a.sub, path + "/", path);
-      } else nodes.push({ path, actor: a, parent });
+      } else nodes.push({ path, actor: a, parent, label: a.name });
     }
     for (const c of g.channels) edges.push({ channel: c, prefix, from: resolve(prefix, c.from, "out"), to: resolve(prefix, c.to, "in") });
   };
@@ -70,7 +77,81 @@ function collect(g) {
     return { node: path, port };
   };
   walk(g, "", null);
-  return { nodes, clusters, edges };
+  return foldChains({ nodes, clusters, edges });
+}
+
+// chainLabel names a fused chain for the drawing: fused(A..D) of 4 actors
+// is "fused A..D (4)".
+export function chainLabel(name, n) {
+  return name.replace(/^fused\((.*)\)$/, "fused $1") + " (" + n + ")";
+}
+
+// fusedChains are the fused chains of the graph drawn, each with its
+// actors: what the last run of this graph reported (state.chains, kept
+// with the graph's id; another graph has none).
+export function fusedChains() {
+  const c = state.chains;
+  return c && state.graph && state.graph.id && c.id === state.graph.id ? c.map : new Map();
+}
+
+// chainsKey says which chains the drawing folds or opens.
+function chainsKey() {
+  return [...fusedChains().keys()].map((k) => k + (state.openChains.has(k) ? "+" : "")).join("|");
+}
+
+// chainsChanged reports whether the fused chains known now differ from
+// those drawn (a run that ended reported them): the graph is to be drawn
+// again.
+export function chainsChanged() {
+  return chainsKey() !== drawing.chainsKey;
+}
+
+// foldedChainOf is the folded chain an actor is drawn in, or "".
+export function foldedChainOf(path) {
+  for (const [name, members] of fusedChains()) if (!state.openChains.has(name) && members.includes(path)) return name;
+  return "";
+}
+
+// foldChains makes each fused chain whose actors are all drawn, side by
+// side, a group: opened, a cluster around its actors; folded, one box in
+// their place whose ports are the chain's ports to the rest of the graph
+// (named "actor.port"), the channels between its actors left out and
+// those to the rest re-routed to it.
+function foldChains(col) {
+  const at = new Map(col.nodes.map((n) => [n.path, n]));
+  const into = new Map(); // member path -> folded chain node
+  for (const [name, members] of fusedChains()) {
+    const ns = members.map((m) => at.get(m));
+    if (ns.length < 2 || ns.some((n) => !n || n.chain) || new Set(ns.map((n) => n.parent)).size !== 1) continue;
+    const parent = ns[0].parent;
+    if (state.openChains.has(name)) {
+      col.clusters.push({ path: name, chain: { name, members }, parent });
+      for (const n of ns) n.group = name;
+      continue;
+    }
+    const actor = { name, kind: "fused", inputs: [], outputs: [], members };
+    const node = { path: name, actor, parent, label: chainLabel(name, members.length), chain: { name, members }, place: ns[0].path };
+    for (const m of members) into.set(m, node);
+    col.nodes.splice(col.nodes.indexOf(ns[0]), 0, node);
+  }
+  if (!into.size) return col;
+  col.nodes = col.nodes.filter((n) => !into.has(n.path));
+  const port = (node, list, end) => {
+    const name = end.node + "." + end.port;
+    if (!node.actor[list].some((p) => p.name === name)) {
+      const a = at.get(end.node).actor, p = a[list].find((x) => x.name === end.port) || { type: "", rate: "?" };
+      node.actor[list].push({ name, type: p.type, rate: p.rate });
+    }
+    return { node: node.path, port: name };
+  };
+  col.edges = col.edges.filter((e) => {
+    const f = into.get(e.from.node), t = into.get(e.to.node);
+    if (f && f === t) return false;
+    if (f) e.from = port(f, "outputs", e.from);
+    if (t) e.to = port(t, "inputs", e.to);
+    return true;
+  });
+  return col;
 }
 
 // findActor finds the actor at a path ("a/b/c") in g.
@@ -84,23 +165,29 @@ export function findActor(g, path) {
   return a;
 }
 
-// footText is the box's last line: where it runs, replicas, repetitions.
-function footText(path, report) {
+// footText is the box's last line: where it runs, replicas, repetitions;
+// a folded fused chain's, where it runs and its actors.
+function footText(n, report) {
+  const path = n.place || n.path;
   const p = state.mapping && state.mapping[path];
   let s = placeOf(path) + (p && p.replicas > 1 ? " ×" + p.replicas : "");
+  if (n.chain) {
+    const list = n.chain.members.join(" → ");
+    return s + " · " + (list.length > 40 ? list.slice(0, 39) + "…" : list);
+  }
   if (report && report.repetitions && report.repetitions[path] !== undefined) s += " · q=" + report.repetitions[path];
   return s;
 }
 
 // boxSize is an actor box's width and height: the header with its name and
 // badge, a row per port pair, the foot with placement and figures.
-function boxSize(path, a, report) {
-  const name = path.split("/").pop();
-  const head = textWidth(name, 14) + textWidth(KINDS[a.kind] || "", 12) + 44 + (a.sub ? 20 : 0);
+function boxSize(n, report) {
+  const a = n.actor;
+  const head = textWidth(n.label, 14) + textWidth(KINDS[a.kind] || "", 12) + 44 + (a.sub || n.chain ? 20 : 0);
   const inW = Math.max(0, ...a.inputs.map((p) => textWidth(p.name, 12)));
   const outW = Math.max(0, ...a.outputs.map((p) => textWidth(p.name, 12)));
   const body = inW + outW + 50;
-  const foot = textWidth(footText(path, report), 12) + 2 * PAD;
+  const foot = textWidth(footText(n, report), 12) + 2 * PAD;
   const rows = Math.max(1, a.inputs.length, a.outputs.length);
   return { width: Math.max(116, head, body, foot), height: HEAD + rows * ROW + 6 + FOOT };
 }
@@ -127,20 +214,26 @@ function short(r) {
   return r.replace(/\d{5,}/g, (n) => +(n / 1000).toFixed(1) + "k");
 }
 
-// layout runs dagre over the drawn actors, clusters and channels.
+// layout lays out the drawn actors, clusters and channels: dagre for
+// graphs of up to BIG actors (or with a composite expanded), quickLayout
+// for bigger ones, where an opened fused chain is not a cluster
+// (chainTitleMarkup); the result is kept for the next drawing of the same
+// boxes and channels (a keystroke in the YAML, an edit of a cost).
 function layout(g, report) {
   const { nodes, clusters, edges } = collect(g);
   const lay = new dagre.graphlib.Graph({ multigraph: true, compound: true });
   // Big graphs open as an overview, too small for channel labels: they are
   // left out (and shown on hover), and laid out by quickLayout.
-  const big = nodes.length > BIG && clusters.length === 0;
+  const big = nodes.length > BIG && !clusters.some((c) => !c.chain);
   lay.setGraph({ rankdir: "LR", nodesep: 28, ranksep: big ? 90 : 30, edgesep: 14, marginx: 12, marginy: 40 });
   lay.setDefaultEdgeLabel(() => ({}));
-  for (const c of clusters) lay.setNode(c.path, { cluster: true });
-  for (const c of clusters) if (c.parent) lay.setParent(c.path, c.parent);
+  if (!big) {
+    for (const c of clusters) lay.setNode(c.path, { cluster: true });
+    for (const c of clusters) if (c.parent) lay.setParent(c.path, c.parent);
+  }
   for (const n of nodes) {
-    lay.setNode(n.path, Object.assign(boxSize(n.path, n.actor, report), { n }));
-    if (n.parent) lay.setParent(n.path, n.parent);
+    lay.setNode(n.path, Object.assign(boxSize(n, report), { n }));
+    if (!big && (n.group || n.parent)) lay.setParent(n.path, n.group || n.parent);
   }
   const drawn = new Set(nodes.map((n) => n.path));
   for (const e of edges) {
@@ -154,62 +247,108 @@ function layout(g, report) {
     lay.setEdge(e.from.node, e.to.node, { label, need, e, name, width, height: big ? 0 : need ? 42 : 26, labelpos: "c", big }, name);
   }
   const t0 = performance.now();
-  if (big) quickLayout(lay, lay.graph());
-  else dagre.layout(lay);
+  layoutCached(lay, big ? () => quickLayout(lay, lay.graph()) : () => dagre.layout(lay));
   $("graph").dataset.layoutMs = (performance.now() - t0).toFixed(1);
   return { lay, nodes, clusters, big };
 }
 
+// laid is the last layout: its input (boxes' sizes, parents, channels
+// and their labels' sizes, which layout) and the positions it gave.
+let laid = { key: "", pos: null };
+
+// layoutCached lays lay out with run, or gives it the positions of the
+// last layout when its input is the same (#graph's data-layout-cached
+// says so).
+function layoutCached(lay, run) {
+  const key = JSON.stringify([lay.graph().ranksep, lay.nodes().map((v) => { const d = lay.node(v); return [v, d.width, d.height, lay.parent(v) || ""]; }),
+    lay.edges().map((e) => { const d = lay.edge(e); return [e.v, e.w, e.name, d.width, d.height]; })]);
+  if (key === laid.key) {
+    for (const v of lay.nodes()) Object.assign(lay.node(v), laid.pos.nodes.get(v));
+    for (const e of lay.edges()) Object.assign(lay.edge(e), laid.pos.edges.get(e.name));
+    Object.assign(lay.graph(), laid.pos.graph);
+    $("graph").dataset.layoutCached = "1";
+    return;
+  }
+  run();
+  const gg = lay.graph();
+  laid = { key, pos: {
+    nodes: new Map(lay.nodes().map((v) => { const d = lay.node(v); return [v, { x: d.x, y: d.y, width: d.width, height: d.height }]; })),
+    edges: new Map(lay.edges().map((e) => { const d = lay.edge(e); return [e.name, { points: d.points, x: d.x, y: d.y }]; })),
+    graph: { width: gg.width, height: gg.height } } };
+  delete $("graph").dataset.layoutCached;
+}
+
 // drawing is what the current drawing needs to add a box's detail later:
-// each actor's node and layout box, the report and its findings, the
-// handlers.
-const drawing = { nodes: new Map(), report: null, paint: null, on: null, lazy: false };
+// each actor's node (its element found once drawn) and layout box, each
+// channel's selection, the report and its findings, the handlers, the
+// fused chains drawn.
+const drawing = { nodes: new Map(), edges: new Map(), report: null, paint: null, on: null, lazy: false, chainsKey: "", width: 0 };
+
+// The drawing is written as one SVG markup string and parsed by the
+// browser at once (a few thousand elements made one by one through the
+// DOM cost several times more).
+const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESC[c]);
+// r1 writes a coordinate with one decimal at most.
+const r1 = (v) => Math.round(v * 10) / 10;
+// mk is an element's markup: its attributes (escaped; undefined ones left
+// out) and its content (markup).
+function mk(name, attrs, inner) {
+  let s = "<" + name;
+  for (const k in attrs) if (attrs[k] !== undefined) s += " " + k + '="' + esc(attrs[k]) + '"';
+  return s + ">" + (inner || "") + "</" + name + ">";
+}
 
 // drawGraph lays the graph out and draws it into the viewport group;
 // returns the drawing's bounds, its boxes and its groups (for the view,
 // the minimap and the overview).
 export function drawGraph(g, report, on) {
   const vp = $("viewport");
-  vp.replaceChildren();
   state.drawn = (state.drawn || 0) + 1;
   const { lay, nodes, clusters, big } = layout(g, report);
   const paint = findingsOf(report);
   const boxes = nodes.map((n) => { const d = lay.node(n.path); return { path: n.path, x: d.x - d.width / 2, y: d.y - d.height / 2, w: d.width, h: d.height }; });
   // Room above the drawing for the groups' labels in the overview.
   const gg = lay.graph(), room = Math.max(60, Math.round(0.08 * gg.height));
-  Object.assign(drawing, { nodes: new Map(), report, paint, on, lazy: big });
-  const frag = document.createDocumentFragment();
+  Object.assign(drawing, { nodes: new Map(), edges: new Map(), report, paint, on, lazy: big, chainsKey: chainsKey(), width: gg.width });
+  const out = [];
   const groups = layerGroups(boxes, paint);
-  for (const grp of groups) frag.appendChild(drawGroup(grp));
-  for (const c of clusters) drawCluster(frag, c, lay.node(c.path));
-  const backs = lay.edges().filter((e) => isBack(lay, e));
-  const bottom = Math.max(0, ...nodes.map((n) => { const d = lay.node(n.path); return d.y + d.height / 2; }));
-  for (const e of lay.edges()) drawEdge(frag, lay, e, paint, backs.indexOf(e) >= 0 ? bottom + 34 + 26 * backs.indexOf(e) : null);
+  for (const grp of groups) out.push(groupMarkup(grp));
+  for (const c of clusters) out.push(c.chain && big ? chainTitleMarkup(c, lay.node(c.chain.members[0])) : clusterMarkup(c, lay.node(c.path)));
+  const edges = lay.edges(), back = new Map();
+  for (const e of edges) if (isBack(lay, e)) back.set(e, back.size);
+  let bottom = 0;
+  for (const n of nodes) { const d = lay.node(n.path); bottom = Math.max(bottom, d.y + d.height / 2); }
+  for (const e of edges) out.push(edgeMarkup(lay, e, paint, back.has(e) ? bottom + 34 + 26 * back.get(e) : null));
   for (const n of nodes) {
-    const d = lay.node(n.path);
-    const node = drawNode(frag, n, d, paint);
-    drawing.nodes.set(n.path, { n, d, node });
-    if (!big || n.actor.sub) addDetail(n.path); // a composite's ⊞ shows in the overview too
+    const d = lay.node(n.path), x = { n, d, node: null, detail: false };
+    drawing.nodes.set(n.path, x);
+    // A big graph's boxes get their text once in view (a composite's ⊞
+    // and a fused chain's name show in the overview too).
+    x.detail = !big || !!n.actor.sub || !!n.chain;
+    out.push(nodeMarkup(n, d, paint, x.detail ? detailMarkup(x) : ""));
   }
-  frag.appendChild(defs());
+  out.push(defs());
   // The layout's coordinates, shifted down to leave the room.
-  const root = el("g", { id: "drawroot", transform: "translate(0," + room + ")" });
-  root.appendChild(frag);
-  vp.appendChild(root);
+  vp.innerHTML = '<g id="drawroot" transform="translate(0,' + room + ')">' + out.join("") + "</g>";
+  for (const e of vp.querySelectorAll("g.node, g.chain")) {
+    const x = drawing.nodes.get(e.dataset.actor || e.dataset.fused);
+    x.node = e;
+    if (x.detail) x.detail = e.lastChild;
+  }
   for (const b of boxes) b.y += room;
   for (const grp of groups) { grp.y += room; }
-  const w = Math.max(gg.width, ...boxes.map((b) => b.x + b.w + 12));
-  return { w, h: room + Math.max(gg.height, bottom + 40 + 26 * backs.length), boxes, groups, room };
+  let w = gg.width;
+  for (const b of boxes) w = Math.max(w, b.x + b.w + 12);
+  return { w, h: room + Math.max(gg.height, bottom + 40 + 26 * back.size), boxes, groups, room };
 }
 
 function defs() {
-  const d = el("defs", {});
+  let s = "";
   for (const [id, fill] of [["arrow", "#7d8a9c"], ["arrow-bad", "#d0312d"], ["arrow-rates", "#9c36b5"]]) {
-    const m = el("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
-    m.appendChild(el("path", { d: "M0,0 L10,5 L0,10 z", fill }));
-    d.appendChild(m);
+    s += mk("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, mk("path", { d: "M0,0 L10,5 L0,10 z", fill }));
   }
-  return d;
+  return mk("defs", {}, s);
 }
 
 // layerGroups folds the drawing's columns (the layers: boxes sharing a
@@ -228,8 +367,8 @@ function layerGroups(boxes, paint) {
   const groups = [];
   for (let i = 0; i < xs.length; i += per) {
     const members = xs.slice(i, i + per).flatMap((x) => cols.get(x));
-    const x0 = Math.min(...members.map((b) => b.x)), x1 = Math.max(...members.map((b) => b.x + b.w));
-    const y0 = Math.min(...members.map((b) => b.y)), y1 = Math.max(...members.map((b) => b.y + b.h));
+    let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    for (const b of members) { x0 = Math.min(x0, b.x); x1 = Math.max(x1, b.x + b.w); y0 = Math.min(y0, b.y); y1 = Math.max(y1, b.y + b.h); }
     const first = i + 1, last = Math.min(xs.length, i + per);
     const flags = [];
     const blocked = members.filter((b) => paint.blocked.has(b.path)).length;
@@ -242,16 +381,16 @@ function layerGroups(boxes, paint) {
   return groups;
 }
 
-// drawGroup draws a band of layers: a frame and, above it, its label (the
-// layers and how many actors), sized by the view to stay legible; a click
-// opens it (view.js zooms to it).
-function drawGroup(grp) {
-  const g = el("g", { class: "group" + (grp.flags.length ? " flagged" : ""), "data-group": grp.id });
-  g.appendChild(el("rect", { x: grp.x, y: grp.y, width: grp.w, height: grp.h, rx: 12 }));
-  const t = el("text", { class: "glabel", x: grp.x + 6, y: grp.y, dy: "-1.55em" }, grp.title);
-  const u = el("text", { class: "glabel sub", x: grp.x + 6, y: grp.y, dy: "-0.45em" }, grp.count + " actor" + (grp.count === 1 ? "" : "s") + (grp.flags.length ? " · " + grp.flags.join(" · ") : ""));
-  g.append(t, u, el("title", {}, grp.title + ": " + grp.paths.join(", ")));
-  return g;
+// groupMarkup draws a band of layers: a frame and, above it, its label
+// (the layers and how many actors), sized by the view to stay legible; a
+// click opens it (view.js zooms to it).
+function groupMarkup(grp) {
+  const sub = grp.count + " actor" + (grp.count === 1 ? "" : "s") + (grp.flags.length ? " · " + grp.flags.join(" · ") : "");
+  return mk("g", { class: "group" + (grp.flags.length ? " flagged" : ""), "data-group": grp.id },
+    mk("rect", { x: r1(grp.x), y: r1(grp.y), width: r1(grp.w), height: r1(grp.h), rx: 12 }) +
+    mk("text", { class: "glabel", x: r1(grp.x + 6), y: r1(grp.y), dy: "-1.55em" }, esc(grp.title)) +
+    mk("text", { class: "glabel sub", x: r1(grp.x + 6), y: r1(grp.y), dy: "-0.45em" }, esc(sub)) +
+    mk("title", {}, esc(grp.title + ": " + grp.paths.join(", "))));
 }
 
 // findingsOf indexes check's findings for the drawing: blocked actors with
@@ -292,22 +431,37 @@ export function portXY(d, actor, port, dir) {
   return { x, y: d.y - d.height / 2 + HEAD + ROW / 2 + 3 + i * ROW };
 }
 
-function drawCluster(vp, c, d) {
-  const grp = el("g", { class: "cluster", "data-composite": c.path });
-  grp.appendChild(el("rect", { x: d.x - d.width / 2, y: d.y - d.height / 2 - 18, width: d.width, height: d.height + 18, rx: 8 }));
-  grp.appendChild(el("text", { x: d.x - d.width / 2 + 8, y: d.y - d.height / 2 - 3 }, "⊟ " + c.path + " (" + (c.actor.sub.name || "") + ")"));
-  vp.appendChild(grp);
+// clusterMarkup draws an expanded composite, or an opened fused chain,
+// around its actors: a frame with its title above them; a click on it
+// collapses it (folds the chain).
+function clusterMarkup(c, d) {
+  const x0 = d.x - d.width / 2, y0 = d.y - d.height / 2;
+  const title = c.chain ? "⊟ " + chainLabel(c.chain.name, c.chain.members.length) : "⊟ " + c.path + " (" + (c.actor.sub.name || "") + ")";
+  const attrs = c.chain ? { class: "cluster fused", "data-fused": c.path } : { class: "cluster", "data-composite": c.path };
+  return mk("g", attrs, mk("rect", { x: r1(x0), y: r1(y0 - 18), width: r1(d.width), height: r1(d.height + 18), rx: 8 }) +
+    mk("text", { x: r1(x0 + 8), y: r1(y0 - 3) }, esc(title)) +
+    (c.chain ? mk("title", {}, esc("ran as one fused chain: " + c.chain.members.join(" → ") + "; click to fold")) : ""));
+}
+
+// chainTitleMarkup draws an opened fused chain of a big graph (whose
+// layout has no clusters: a frame around its actors would take in
+// others): its title above its first actor, whose click folds it; its
+// actors are outlined (class inchain).
+function chainTitleMarkup(c, d) {
+  const x0 = d.x - d.width / 2, y0 = d.y - d.height / 2;
+  return mk("g", { class: "cluster fused", "data-fused": c.path }, mk("text", { x: r1(x0), y: r1(y0 - 24) }, esc("⊟ " + chainLabel(c.chain.name, c.chain.members.length))) +
+    mk("title", {}, esc("ran as one fused chain: " + c.chain.members.join(" → ") + "; click to fold")));
 }
 
 // smooth draws a path through points with rounded corners.
 function smooth(pts) {
-  let d = "M" + pts[0].x + "," + pts[0].y;
+  let d = "M" + r1(pts[0].x) + "," + r1(pts[0].y);
   for (let i = 1; i < pts.length - 1; i++) {
     const p = pts[i], n = pts[i + 1];
-    d += " Q" + p.x + "," + p.y + " " + (p.x + n.x) / 2 + "," + (p.y + n.y) / 2;
+    d += " Q" + r1(p.x) + "," + r1(p.y) + " " + r1((p.x + n.x) / 2) + "," + r1((p.y + n.y) / 2);
   }
   const l = pts[pts.length - 1];
-  return d + " L" + l.x + "," + l.y;
+  return d + " L" + r1(l.x) + "," + r1(l.y);
 }
 
 // backRoute is a feedback channel's path: out of the producer's port to
@@ -320,15 +474,14 @@ function backRoute(s, t, y) {
     " Q" + (t.x - 18) + "," + y + " " + (t.x - 18) + "," + (y - r) + " V" + (t.y + r) + " Q" + (t.x - 18) + "," + t.y + " " + (t.x - 18 + r) + "," + t.y + " H" + t.x;
 }
 
-// edgeData maps each drawn channel's group to what a click selects.
-const edgeData = new WeakMap();
-
-function drawEdge(vp, lay, e, paint, backY) {
+// edgeMarkup draws a channel: its arrow from port to port and its label,
+// in a group (class edge); what a click on it selects goes into
+// drawing.edges.
+function edgeMarkup(lay, e, paint, backY) {
   const d = lay.edge(e);
   const { from, to, channel } = d.e;
   const bad = !!d.need || paint.cycle.has(d.name) || paint.waiting.has(d.name) || paint.rates.has(d.name);
   const cls = "edge" + (d.need ? " init" : "") + (paint.rates.has(d.name) ? " rates" : "") + (paint.cycle.has(d.name) ? " cycle" : "") + (paint.waiting.has(d.name) ? " waiting" : "") + (backY !== null ? " back" : "");
-  const grp = el("g", { class: cls, "data-channel": d.name, "data-from": channel.from, "data-to": channel.to });
   const fn = lay.node(from.node), tn = lay.node(to.node);
   const s = portXY(fn, fn.n.actor, from.port, "out"), t = portXY(tn, tn.n.actor, to.port, "in");
   let path, lx = d.x, ly = d.y;
@@ -341,26 +494,26 @@ function drawEdge(vp, lay, e, paint, backY) {
     if (pts.length === 2) pts.splice(1, 0, { x: (s.x + t.x) / 2, y: (s.y + t.y) / 2 });
     path = smooth(pts);
   }
-  if (!d.big) grp.appendChild(el("path", { class: "hit", d: path })); // a big graph's lines take the clicks
+  drawing.edges.set(d.name, { kind: "channel", prefix: d.e.prefix, channel });
   const marker = paint.rates.has(d.name) ? "arrow-rates" : bad ? "arrow-bad" : "arrow";
-  grp.appendChild(el("path", { class: "line", d: path, "marker-end": "url(#" + marker + ")" }));
-  if (d.big) grp.dataset.tip = d.name + ": " + d.label.join(" ");
-  else grp.appendChild(edgeLabelBox(d, lx, ly));
-  edgeData.set(grp, { kind: "channel", prefix: d.e.prefix, channel });
-  vp.appendChild(grp);
+  const line = mk("path", { class: "line", d: path, "marker-end": "url(#" + marker + ")" });
+  // A big graph's channel is its line alone (class edge line), which takes
+  // the clicks; its name and rates are its tooltip.
+  if (d.big) return mk("path", { class: cls + " line", "data-channel": d.name, "data-tip": d.name + ": " + d.label.join(" "), d: path, "marker-end": "url(#" + marker + ")" });
+  const attrs = { class: cls, "data-channel": d.name, "data-from": channel.from, "data-to": channel.to };
+  return mk("g", attrs, mk("path", { class: "hit", d: path }) + line + edgeLabelBox(d, lx, ly));
 }
 
 // edgeLabelBox is a channel's label on a white plate, with room for the
 // fill bar a run shows.
 function edgeLabelBox(d, x, y) {
-  const g = el("g", { class: "lbl" });
   const w = d.width, lines = d.need ? [...d.label, "needs +" + d.need] : d.label;
   const h = 16 * lines.length + 8, top = y - h / 2;
-  g.appendChild(el("rect", { x: x - w / 2, y: top, width: w, height: h, rx: 4 }));
-  lines.forEach((l, i) => g.appendChild(el("text", { class: i === 0 ? "rate" : "need", x, y: top + 16 + 16 * i, "text-anchor": "middle" }, l)));
-  g.appendChild(el("rect", { class: "filltrack", x: x - w / 2 + 4, y: top + h - 5, width: w - 8, height: 3, rx: 1.5, style: "display:none" }));
-  g.appendChild(el("rect", { class: "fillbar", x: x - w / 2 + 4, y: top + h - 5, width: 0, height: 3, rx: 1.5 }));
-  return g;
+  let s = mk("rect", { x: r1(x - w / 2), y: r1(top), width: r1(w), height: h, rx: 4 });
+  lines.forEach((l, i) => { s += mk("text", { class: i === 0 ? "rate" : "need", x: r1(x), y: r1(top + 16 + 16 * i), "text-anchor": "middle" }, esc(l)); });
+  s += mk("rect", { class: "filltrack", x: r1(x - w / 2 + 4), y: r1(top + h - 5), width: r1(w - 8), height: 3, rx: 1.5, style: "display:none" });
+  s += mk("rect", { class: "fillbar", x: r1(x - w / 2 + 4), y: r1(top + h - 5), width: 0, height: 3, rx: 1.5 });
+  return mk("g", { class: "lbl" }, s);
 }
 
 // nodeTag is the line above a box: why it is blocked, or that it bounds
@@ -389,61 +542,62 @@ function waitPort(w) {
   return (w.state === "full" ? c.from : c.to).split(".").pop();
 }
 
-// drawNode draws an actor's box: its outline, body (a run's heat tints
-// it) and header in the colour of where it runs. The text (addDetail)
-// comes with it for small graphs, once in view for big ones.
-function drawNode(vp, n, d, paint) {
-  const a = n.actor;
+// nodeMarkup draws an actor's box: its outline, body (a run's heat tints
+// it) and header in the colour of where it runs, then its detail (the
+// text: addDetail), which comes with it for small graphs and once in
+// view for big ones. A big graph's box has its header with its detail
+// (the overview hides both) and is outlined in the colour of where it
+// runs. A folded fused chain is such a box (class chain) for its actors,
+// which a click opens.
+function nodeMarkup(n, d, paint, detail) {
+  const a = n.actor, place = placeOf(n.place || n.path);
+  const x0 = d.x - d.width / 2, y0 = d.y - d.height / 2;
+  const box = mk("rect", { class: "box", x: r1(x0), y: r1(y0), width: r1(d.width), height: r1(d.height), rx: 7, stroke: drawing.lazy ? placeColour(place) : "#9aa7b8" }) +
+    (drawing.lazy ? "" : headMarkup(n, d));
+  if (n.chain) {
+    const tip = chainLabel(n.chain.name, n.chain.members.length) + ": " + n.chain.members.join(" → ") + ", run as one unit; click to open";
+    return mk("g", { class: "chain fused folded", "data-fused": n.path, "data-members": n.chain.members.join(" "), "data-place": place, "data-tip": tip, "data-tag": "" }, box + detail);
+  }
   const tag = nodeTag(n.path, paint);
-  const grp = el("g", { class: "node" + tag.cls + (n.parent ? " inner" : ""), "data-actor": n.path, "data-kind": a.kind || "", "data-place": placeOf(n.path) });
-  grp.dataset.tag = tag.text;
-  grp.dataset.baseTag = tag.text;
   const mapped = state.mapping && state.mapping[n.path];
-  if (mapped) grp.setAttribute("data-mapped", mapped.device || "");
-  const x0 = d.x - d.width / 2, y0 = d.y - d.height / 2, colour = placeColour(placeOf(n.path));
-  grp.appendChild(el("rect", { class: "box", x: x0, y: y0, width: d.width, height: d.height, rx: 7 }));
-  grp.appendChild(el("path", { class: "head", fill: colour, d: "M" + x0 + "," + (y0 + HEAD) + " V" + (y0 + 7) + " Q" + x0 + "," + y0 + " " + (x0 + 7) + "," + y0 +
-    " H" + (x0 + d.width - 7) + " Q" + (x0 + d.width) + "," + y0 + " " + (x0 + d.width) + "," + (y0 + 7) + " V" + (y0 + HEAD) + " Z" }));
-  vp.appendChild(grp);
-  return grp;
+  return mk("g", { class: "node" + tag.cls + (n.parent ? " inner" : "") + (n.group && drawing.lazy ? " inchain" : ""), "data-actor": n.path, "data-kind": a.kind || "", "data-place": place,
+    "data-mapped": mapped ? mapped.device || "" : undefined, "data-tag": tag.text, "data-base-tag": tag.text }, box + detail);
 }
 
-// boxOf is an actor's box in the drawing's coordinates (those of
-// #drawroot), from the layout: reading it lays nothing out. Null when the
-// actor is not drawn.
-export function boxOf(path) {
-  const x = drawing.nodes.get(path);
-  return x ? { x: x.d.x - x.d.width / 2, y: x.d.y - x.d.height / 2, width: x.d.width, height: x.d.height } : null;
+// headMarkup is a box's header, in the colour of where it runs.
+function headMarkup(n, d) {
+  const x0 = d.x - d.width / 2, y0 = d.y - d.height / 2;
+  return mk("path", { class: "head", fill: placeColour(placeOf(n.place || n.path)), d: "M" + r1(x0) + "," + r1(y0 + HEAD) + " v-21 q0,-7 7,-7 h" + r1(d.width - 14) + " q7,0 7,7 v21 z" });
 }
 
-// hasDetail reports whether an actor's box has its text.
-export function hasDetail(path) {
-  const x = drawing.nodes.get(path);
-  return !!(x && x.detail);
-}
-
-// addDetail adds an actor box's text: its name, kind badge, ports, foot
+// detailMarkup is an actor box's text: its name, kind badge, ports, foot
 // (placement and repetitions), a run's figure and busy bar, and the tag
-// above it. Returns false when the actor is not drawn.
+// above it (the figures and tag from the box's data, where a run put
+// them before the text came).
+function detailMarkup(x) {
+  const { n, d, node } = x, ds = node ? node.dataset : {};
+  const x0 = d.x - d.width / 2, y0 = d.y - d.height / 2, fy = y0 + d.height - FOOT;
+  const share = ds.busy === undefined ? -1 : +ds.busy;
+  return mk("g", { class: "detail" }, (drawing.lazy ? headMarkup(n, d) : "") +
+    mk("text", { class: "name", x: r1(x0 + PAD), y: r1(y0 + 19) }, esc(n.label)) +
+    badgeMarkup(n, x0 + d.width, y0) + portsMarkup(n, d) +
+    mk("text", { class: "foot", x: r1(x0 + PAD), y: r1(fy + 15) }, esc(footText(n, drawing.report))) +
+    mk("text", { class: "figure", x: r1(x0 + PAD), y: r1(fy + 32) }, esc(ds.figure || "")) +
+    mk("rect", { class: "busytrack", x: r1(x0 + 1), y: r1(y0 + d.height - 5), width: r1(d.width - 2), height: 4, style: share < 0 ? "display:none" : undefined }) +
+    mk("rect", { class: "busybar", x: r1(x0 + 1), y: r1(y0 + d.height - 5), width: share < 0 ? 0 : ((d.width - 2) * share).toFixed(1), height: 4 }) +
+    // The tag above, ending at the box's right end near the drawing's.
+    mk("text", Object.assign({ class: "tag", y: r1(y0 - 7) }, x0 + TAG > drawing.width ? { x: r1(x0 + d.width), "text-anchor": "end" } : { x: r1(x0) }),
+      esc(ds.tag || (node ? "" : nodeTag(n.path, drawing.paint).text))));
+}
+
+// addDetail adds an actor box's text (detailMarkup). Returns false when
+// the actor is not drawn.
 export function addDetail(path) {
   const x = drawing.nodes.get(path);
   if (!x) return false;
   if (x.detail) return true;
-  const { n, d, node } = x, a = n.actor;
-  const x0 = d.x - d.width / 2, y0 = d.y - d.height / 2;
-  const g = el("g", { class: "detail" });
-  g.appendChild(el("text", { class: "name", x: x0 + PAD, y: y0 + 19 }, n.path.split("/").pop()));
-  drawBadge(g, a, x0 + d.width, y0, n.path);
-  drawPorts(g, n, d);
-  const fy = y0 + d.height - FOOT;
-  g.appendChild(el("text", { class: "foot", x: x0 + PAD, y: fy + 15 }, footText(n.path, drawing.report)));
-  g.appendChild(el("text", { class: "figure", x: x0 + PAD, y: fy + 32 }, node.dataset.figure || ""));
-  const share = node.dataset.busy === undefined ? -1 : +node.dataset.busy;
-  g.appendChild(el("rect", { class: "busytrack", x: x0 + 1, y: y0 + d.height - 5, width: d.width - 2, height: 4, style: share < 0 ? "display:none" : "" }));
-  g.appendChild(el("rect", { class: "busybar", x: x0 + 1, y: y0 + d.height - 5, width: share < 0 ? 0 : ((d.width - 2) * share).toFixed(1), height: 4 }));
-  g.appendChild(el("text", { class: "tag", x: x0, y: y0 - 7 }, node.dataset.tag || ""));
-  node.appendChild(g);
-  x.detail = g;
+  x.node.insertAdjacentHTML("beforeend", detailMarkup(x));
+  x.detail = x.node.lastChild;
   return true;
 }
 
@@ -462,46 +616,47 @@ export function addDetailIn(x0, y0, x1, y1) {
   return added;
 }
 
-// drawBadge puts the kind's badge at the header's right end (and a
-// composite's expand toggle).
-function drawBadge(grp, a, right, y0, path) {
-  const text = KINDS[a.kind] || a.kind || "";
-  let x = right - 8;
-  if (a.sub) {
-    const t = el("text", { class: "toggle", x: x - 14, y: y0 + 20, "data-toggle": path }, "⊞");
-    t.appendChild(el("title", {}, "expand the composite in place"));
-    grp.appendChild(t);
+// badgeMarkup puts the kind's badge at the header's right end (and a
+// composite's expand toggle, or a folded chain's).
+function badgeMarkup(n, right, y0) {
+  const a = n.actor, text = KINDS[a.kind] || a.kind || "";
+  let x = right - 8, s = "";
+  if (a.sub || n.chain) {
+    const what = n.chain ? { "data-chain": n.path } : { "data-toggle": n.path };
+    s += mk("text", Object.assign({ class: "toggle", x: r1(x - 14), y: r1(y0 + 20) }, what), "⊞" +
+      mk("title", {}, n.chain ? "open the fused chain: its actors" : "expand the composite in place"));
     x -= 22;
   }
-  if (!text) return;
+  if (!text) return s;
   const w = textWidth(text, 12) + 14;
-  const b = el("g", { class: "badge" });
-  b.appendChild(el("rect", { x: x - w, y: y0 + 6, width: w, height: 16, rx: 3 }));
-  b.appendChild(el("text", { x: x - w / 2, y: y0 + 18, "text-anchor": "middle" }, text));
-  grp.appendChild(b);
+  return s + mk("g", { class: "badge" }, mk("rect", { x: r1(x - w), y: r1(y0 + 6), width: r1(w), height: 16, rx: 3 }) +
+    mk("text", { x: r1(x - w / 2), y: r1(y0 + 18), "text-anchor": "middle" }, esc(text)));
 }
 
-// drawPorts draws each port as a dot on the border with its name inside
-// the box: inputs left, outputs right.
-function drawPorts(grp, n, d) {
+// portsMarkup draws each port as a dot on the border with its name inside
+// the box: inputs left, outputs right. A folded chain's ports are its
+// actors' ("actor.port").
+function portsMarkup(n, d) {
   const a = n.actor;
+  let s = "";
   for (const [dir, list] of [["in", a.inputs], ["out", a.outputs]]) {
     for (const p of list) {
       const xy = portXY(d, a, p.name, dir);
       const lx = dir === "in" ? xy.x + 10 : xy.x - 10;
-      grp.appendChild(el("text", { class: "plabel", x: lx, y: xy.y + 4, "text-anchor": dir === "in" ? "start" : "end" }, p.name));
-      const c = el("circle", { class: "port " + dir, cx: xy.x, cy: xy.y, r: 5, "data-port": n.path + "." + p.name, "data-dir": dir });
-      if (n.parent) c.dataset.inner = "1";
-      c.appendChild(el("title", {}, n.path + "." + p.name + " " + p.type + " rate " + p.rate));
-      grp.appendChild(c);
+      const ref = n.chain ? p.name : n.path + "." + p.name;
+      s += mk("text", { class: "plabel", x: r1(lx), y: r1(xy.y + 4), "text-anchor": dir === "in" ? "start" : "end" }, esc(p.name));
+      s += mk("circle", { class: "port " + dir, cx: r1(xy.x), cy: r1(xy.y), r: 5, "data-port": ref, "data-dir": dir, "data-inner": n.parent ? "1" : undefined },
+        mk("title", {}, esc(ref + " " + p.type + " rate " + p.rate)));
     }
   }
+  return s;
 }
 
 // wireDrawing routes the drawing's events, once, to the handlers of the
 // current drawing: a click on a box selects its actor, on a channel the
 // channel, on a port connects (two clicks, or a drag from an output to an
 // input), on ⊞ or a cluster's title expands or collapses a composite, on a
+// folded fused chain opens it and on an opened one's frame folds it, on a
 // group opens it.
 export function wireDrawing(openGroup) {
   const vp = $("viewport");
@@ -524,20 +679,23 @@ export function wireDrawing(openGroup) {
     if (c) { ev.stopPropagation(); if (!c.dataset.inner) on.port(c.dataset.port, c.dataset.dir); return; }
     const tog = t.closest("[data-toggle]");
     if (tog) { ev.stopPropagation(); on.toggle(tog.dataset.toggle); return; }
+    const ch = t.closest("g.fused");
+    if (ch) { ev.stopPropagation(); on.chain(ch.dataset.fused); return; }
     const cl = t.closest("g.cluster");
     if (cl) { ev.stopPropagation(); on.toggle(cl.dataset.composite); return; }
     const node = t.closest("g.node");
     if (node) { ev.stopPropagation(); on.select({ kind: "actor", path: node.dataset.actor }); return; }
-    const edge = t.closest("g.edge");
-    if (edge && edgeData.has(edge)) { ev.stopPropagation(); on.select(edgeData.get(edge)); return; }
+    const edge = t.closest(".edge");
+    if (edge && drawing.edges.has(edge.dataset.channel)) { ev.stopPropagation(); on.select(drawing.edges.get(edge.dataset.channel)); return; }
     const grp = t.closest("g.group");
     if (grp) { ev.stopPropagation(); openGroup(grp.dataset.group); }
   });
   // One tooltip for the boxes and a big graph's channels: the actor's name
-  // and a run's figures, the channel's name and rates.
+  // and a run's figures, a folded chain's actors, the channel's name and
+  // rates.
   const tip = $("tip");
   vp.addEventListener("mousemove", (ev) => {
-    const t = ev.target.closest && (ev.target.closest("g.node") || ev.target.closest("g.edge[data-tip]"));
+    const t = ev.target.closest && (ev.target.closest("g.node") || ev.target.closest("g.chain, .edge[data-tip]"));
     if (!t || ev.target.closest("circle.port")) { tip.style.display = "none"; return; }
     tip.textContent = t.classList.contains("node") ? t.dataset.actor + (t.dataset.figure && state.runShown ? ": " + t.dataset.figure + " busy" : "") : t.dataset.tip;
     const r = $("canvas").getBoundingClientRect();
@@ -556,6 +714,7 @@ export function drawLegend(g) {
   const places = new Set(["cpu"]), kinds = new Set();
   const walk = (g, prefix) => { for (const a of g.actors) { places.add(placeOf(prefix + a.name)); kinds.add(a.kind); if (a.sub) walk(a.sub, prefix + a.name + "/"); } };
   if (g) walk(g, "");
+  if ($("graph").querySelector("g.chain")) kinds.add("fused");
   const part = (title) => { const s = html("span", "part"); s.appendChild(html("span", "title", title)); box.appendChild(s); return s; };
   const runs = part("runs on");
   for (const p of [...places].sort()) {

@@ -1,12 +1,12 @@
 // A run's figures on the drawing (firings/s, busy share as heat, channel
-// fill bars, the measured bottleneck, the fused chains) and the graph's
+// fill bars, the measured bottleneck; the fused chains it reports, which
+// the drawing folds) and the graph's
 // throughput over time as a chart (uPlot). The figures belong to the graph
 // the run is of (the snapshot's graph_id): they are drawn only on that
 // graph, and leave the drawing as soon as it shows another one.
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import { state, api, $, el, rate } from "./common.js";
-import { hasDetail, boxOf } from "./draw.js";
+import { state, api, $, rate } from "./common.js";
 
 // prev holds the last snapshot seen, for rates over the last interval;
 // series the chart's points (seconds, iterations/s).
@@ -32,7 +32,7 @@ export function resetRun() {
 // clearFigures takes a run's figures off the drawing.
 export function clearFigures() {
   state.runShown = false;
-  for (const g of document.querySelectorAll("#graph g.node[data-busy]")) {
+  for (const g of document.querySelectorAll("#graph g.node[data-busy], #graph g.chain[data-busy]")) {
     delete g.dataset.busy; delete g.dataset.rate; delete g.dataset.figure;
     g.querySelector(".box").style.fill = "";
     const f = g.querySelector(".figure");
@@ -43,7 +43,6 @@ export function clearFigures() {
     if (b) b.setAttribute("width", 0);
   }
   unmarkHot();
-  for (const g of document.querySelectorAll("#graph g.fused")) g.remove();
   for (const g of document.querySelectorAll("#graph g.edge[data-fill]")) {
     delete g.dataset.fill;
     g.querySelector(".filltrack").style.display = "none";
@@ -71,31 +70,49 @@ export function showFigures(run) {
     return;
   }
   state.runShown = true;
+  keepChains(run);
   const dt = prev ? (run.elapsed_ns - prev.elapsed_ns) / 1e9 : 0;
   const before = prev ? new Map(prev.actors.map((a) => [a.name, a.firings])) : null;
   const done = run.actors.length > 0 && run.actors.every((a) => a.done);
   let hot = null, hotShare = 0;
+  const chains = new Map(), ix = drawnIndex();
   for (const a of run.actors) {
     const perS = dt > 0 && !done ? (a.firings - (before.get(a.name) || 0)) / dt : a.firings / Math.max(1e-9, run.elapsed_ns / 1e9);
     const share = Math.min(1, a.busy_ns / Math.max(1, run.elapsed_ns * (a.replicas || 1)));
     if (share > hotShare) { hot = a.name; hotShare = share; }
-    paintActor(a.name, perS, share);
+    const g = ix.nodes.get(a.name);
+    if (g) paintBox(g, perS, share);
+    // A folded chain shows its first actor's firings/s and its busiest
+    // actor's share.
+    const c = ix.chains.get(a.name);
+    if (c) { const f = chains.get(c); if (!f) chains.set(c, { perS, share }); else f.share = Math.max(f.share, share); }
   }
+  for (const [g, f] of chains) paintBox(g, f.perS, f.share);
   markHot(hot, hotShare);
   for (const c of run.channels || []) paintChannel(c);
-  if (done) drawFused(run);
   if (run.elapsed_ns > 0) plot(run, dt, done);
   prev = run;
 }
 
-// index maps actor and channel names to their drawn groups; it is rebuilt
-// when the drawing is (state.drawn counts the drawings).
-let index = { drawn: -1, nodes: new Map(), edges: new Map() };
+// keepChains keeps the fused chains a run reports (once it ended, each
+// actor names the chain it ran in), with the id of the graph it ran.
+function keepChains(run) {
+  const map = new Map();
+  for (const a of run.actors) if (a.fused) (map.get(a.fused) || map.set(a.fused, []).get(a.fused)).push(a.name);
+  for (const [k, v] of map) if (v.length < 2) map.delete(k);
+  if (map.size) state.chains = { id: run.graph_id, map };
+}
+
+// index maps actor and channel names to their drawn groups, and the
+// actors of folded fused chains to their chain's box; it is rebuilt when
+// the drawing is (state.drawn counts the drawings).
+let index = { drawn: -1, nodes: new Map(), edges: new Map(), chains: new Map() };
 function drawnIndex() {
   if (index.drawn === state.drawn) return index;
-  index = { drawn: state.drawn, nodes: new Map(), edges: new Map() };
+  index = { drawn: state.drawn, nodes: new Map(), edges: new Map(), chains: new Map() };
   for (const g of document.querySelectorAll("#graph g.node")) index.nodes.set(g.dataset.actor, g);
-  for (const g of document.querySelectorAll("#graph g.edge")) index.edges.set(g.dataset.channel, g);
+  for (const g of document.querySelectorAll("#graph g.chain")) for (const m of g.dataset.members.split(" ")) index.chains.set(m, g);
+  for (const g of document.querySelectorAll("#graph .edge")) index.edges.set(g.dataset.channel, g);
   return index;
 }
 
@@ -105,19 +122,19 @@ function heat(share) {
   return "rgb(" + mix(232) + ", " + mix(89) + ", " + mix(12) + ")"; // as style.fill reads back
 }
 
-// paintActor writes an actor's firings/s and busy share on its box (kept
-// in its data for a box whose text comes later) and heats the box.
-function paintActor(name, perS, share) {
-  const g = drawnIndex().nodes.get(name);
-  if (!g) return;
+// paintBox writes an actor's (or a folded chain's) firings/s and busy
+// share on its box (kept in its data for a box whose text comes later)
+// and heats the box.
+function paintBox(g, perS, share) {
   const fig = compact(perS) + " · " + Math.round(share * 100) + " %";
   g.dataset.rate = perS.toFixed(1);
   g.dataset.busy = share.toFixed(3);
   g.dataset.figure = fig;
   const fill = heat(Math.round(share * 50) / 50), box = g.firstChild; // the box is the group's first element
   if (box.style.fill !== fill) box.style.fill = fill;
-  if (!hasDetail(name)) return;
-  g.querySelector(".figure").textContent = fig;
+  const text = g.lastChild.classList.contains("detail") && g.lastChild.querySelector(".figure");
+  if (!text) return;
+  text.textContent = fig;
   const track = g.querySelector(".busytrack");
   track.style.display = "";
   g.querySelector(".busybar").setAttribute("width", (track.getAttribute("width") * share).toFixed(1));
@@ -137,7 +154,7 @@ function setTag(g, text) {
 }
 
 function unmarkHot() {
-  for (const g of document.querySelectorAll("#graph g.node.hot")) {
+  for (const g of document.querySelectorAll("#graph g.node.hot, #graph g.chain.hot")) {
     g.classList.remove("hot");
     setTag(g, g.dataset.baseTag || "");
   }
@@ -146,7 +163,7 @@ function unmarkHot() {
 // markHot marks the actor busiest for its share of the run: the measured
 // bottleneck.
 function markHot(hot, share) {
-  const g = hot && share > 0.05 && drawnIndex().nodes.get(hot);
+  const g = hot && share > 0.05 && (drawnIndex().nodes.get(hot) || drawnIndex().chains.get(hot));
   if (g && g.classList.contains("hot")) {
     if (!g.classList.contains("blocked")) setTag(g, "⚑ bottleneck (measured): " + Math.round(share * 100) + " % busy");
     return;
@@ -155,26 +172,6 @@ function markHot(hot, share) {
   if (!g) return;
   g.classList.add("hot");
   if (!g.classList.contains("blocked")) setTag(g, "⚑ bottleneck (measured): " + Math.round(share * 100) + " % busy");
-}
-
-// drawFused outlines the actors that ran as one fused chain (one
-// scheduling unit), with the chain's name.
-function drawFused(run) {
-  for (const g of document.querySelectorAll("#graph g.fused")) g.remove();
-  const units = new Map();
-  for (const a of run.actors) if (a.fused) (units.get(a.fused) || units.set(a.fused, []).get(a.fused)).push(a.name);
-  const root = $("drawroot");
-  if (!root) return;
-  for (const [unit, names] of units) {
-    const bb = names.map(boxOf).filter((b) => b);
-    if (bb.length < 2) continue;
-    const x0 = Math.min(...bb.map((b) => b.x)) - 10, y0 = Math.min(...bb.map((b) => b.y)) - 26;
-    const x1 = Math.max(...bb.map((b) => b.x + b.width)) + 10, y1 = Math.max(...bb.map((b) => b.y + b.height)) + 24;
-    const g = el("g", { class: "fused", "data-fused": unit });
-    g.appendChild(el("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 10 }));
-    g.appendChild(el("text", { x: x0 + 8, y: y1 - 7 }, unit));
-    root.insertBefore(g, root.firstChild);
-  }
 }
 
 // paintChannel draws a channel's fill as a bar under its label.
