@@ -10,17 +10,18 @@ import (
 	_ "github.com/sluicehq/sluice/actors" // the built-in actors the test graph uses
 )
 
-// waitRun polls GET /api/run/state until the run ends (10 s at most).
+// waitRun polls GET /api/run/state until the run ends (45 s at most: a
+// loaded machine running the race detector).
 func waitRun(t *testing.T, s *Server) RunStateJSON {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(45 * time.Second)
 	for time.Now().Before(deadline) {
 		if st := s.ctl.state(); !st.Running {
 			return st
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal("the run did not end within 10 s")
+	t.Fatal("the run did not end within 45 s")
 	return RunStateJSON{}
 }
 
