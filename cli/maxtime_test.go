@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runExit runs the sluice command line in the module's root and returns
+// its standard error and exit status as Main would set it.
+func runExit(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	root := newRoot()
+	var out, errb bytes.Buffer
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	err := root.ExecuteContext(context.Background())
+	if err == nil {
+		return errb.String(), 0
+	}
+	if _, ok := err.(exitError); !ok {
+		errb.WriteString("sluice: " + err.Error() + "\n")
+	}
+	return errb.String(), exitCode(err)
+}
+
+// endlessGraph writes a graph that would run forever: an endless ramp
+// into a file sink.
+func endlessGraph(t *testing.T, dir string) string {
+	t.Helper()
+	g := filepath.Join(dir, "endless.yaml")
+	src := fmt.Sprintf(`kind: graph
+name: endless
+actors:
+  src:  {use: gen.ramp, out: {y: {type: f32, rate: 64}}}
+  sink: {use: file.write, with: {path: %q}, in: {x: {type: f32, rate: 64}}, stateful: true}
+channels:
+  - {from: src.y, to: sink.x}
+`, filepath.Join(dir, "out.f32"))
+	if err := os.WriteFile(g, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestRunMaxTime: --max-time stops a run that would go on forever: it is
+// cancelled cleanly when the limit passes, says so in one sentence (and
+// how to continue it from its checkpoints), still writes --stats, is not
+// marked finished (so --resume continues it) and exits with status 124. A
+// negative limit is a usage error; a run that ends first exits 0.
+func TestRunMaxTime(t *testing.T) {
+	t.Chdir("..")
+	dir := t.TempDir()
+	g := endlessGraph(t, dir)
+	ck := filepath.Join(dir, "ck")
+	start := time.Now()
+	errs, code := runExit(t, "run", g, "--progress", "off", "--stats", "--max-time", "1500ms", "--checkpoint-dir", ck, "--checkpoint-interval", "100ms")
+	took := time.Since(start)
+	if code != 124 {
+		t.Fatalf("an endless run with --max-time 1500ms: exit %d, expected 124:\n%s", code, errs)
+	}
+	want := "run " + g + ": stopped at --max-time 1.5s: the run's wall-clock limit passed and the run was cancelled cleanly (its outputs hold what it wrote until then); continue it with --resume " + ck
+	if !strings.Contains(errs, want) {
+		t.Fatalf("stderr:\n%s\nexpected the sentence %q", errs, want)
+	}
+	if !strings.Contains(errs, "endless:") || !strings.Contains(errs, "sink") {
+		t.Errorf("stderr:\n%s\nexpected the --stats table of what the run did", errs)
+	}
+	if took > 60*time.Second {
+		t.Errorf("the run took %s to stop after its 1.5 s limit", took)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "out.f32")); err != nil || fi.Size() == 0 {
+		t.Errorf("the stopped run's output: %v: expected what it wrote until then", err)
+	}
+	if _, err := os.Stat(filepath.Join(ck, "finished.json")); err == nil {
+		t.Error("a run stopped by --max-time was marked finished: --resume would not continue it")
+	}
+	if errs, code := runExit(t, "run", g, "--max-time", "-1s"); code != 2 || !strings.Contains(errs, "expected a duration ≥ 0") {
+		t.Errorf("--max-time -1s: exit %d, %s: expected a usage error", code, errs)
+	}
+	if errs, code := runExit(t, "run", "examples/cd2dat.yaml", "-n", "2", "--progress", "off", "--max-time", "10m"); code != 0 {
+		t.Errorf("a short run within --max-time 10m: exit %d: %s", code, errs)
+	}
+}
