@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/cluster"
+	"github.com/sluicehq/sluice/device"
 )
 
 // runExit runs the sluice command line in the module's root and returns
@@ -86,5 +89,106 @@ func TestRunMaxTime(t *testing.T) {
 	}
 	if errs, code := runExit(t, "run", "examples/cd2dat.yaml", "-n", "2", "--progress", "off", "--max-time", "10m"); code != 0 {
 		t.Errorf("a short run within --max-time 10m: exit %d: %s", code, errs)
+	}
+}
+
+// TestRunMaxTimeStoreUnreachable: a run on a worker checkpoints into a
+// broker's JetStream (nats:); the broker restarts without --store under
+// it, so the recovery finds the checkpoint store unreachable: it says so
+// within 5 s, says it retries until the run's time limit, retries until
+// --max-time passes, and the run then stops with status 124.
+func TestRunMaxTimeStoreUnreachable(t *testing.T) {
+	t.Chdir("..")
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := cluster.StartBroker(ctx, cluster.BrokerOptions{Name: "root", Listen: "127.0.0.1:0", StoreDir: filepath.Join(dir, "store")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := b.ClientURL()
+	var restarted *cluster.Broker
+	t.Cleanup(func() {
+		b.Shutdown()
+		if restarted != nil {
+			restarted.Shutdown()
+		}
+	})
+	w, err := cluster.StartWorker(ctx, cluster.WorkerOptions{Broker: url, Name: "w1", Devices: []device.Info{{ID: "cpu", Backend: "cpu", Name: "test cpu", Kind: device.CPU, ComputeUnits: 2, GlobalMem: 1 << 30, HostUnified: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	g := filepath.Join(dir, "g.yaml")
+	if err := os.WriteFile(g, []byte(`kind: graph
+name: endless
+actors:
+  src:   {use: gen.ramp, out: {y: {type: f32, rate: 64}}}
+  scale: {use: saxpy, with: {a: 2, y: 1}, in: {x: {type: f32, rate: 64}}, out: {z: {type: f32, rate: 64}}}
+  sink:  {use: file.write, with: {path: `+filepath.Join(dir, "out.f32")+`}, in: {x: {type: f32, rate: 64}}, stateful: true}
+channels:
+  - {from: src.y, to: scale.x}
+  - {from: scale.z, to: sink.x}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := filepath.Join(dir, "m.yaml")
+	if err := os.WriteFile(m, []byte("kind: mapping\nname: on-w1\nmapping:\n  scale: {device: worker:w1/cpu}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Once the run's first checkpoint is in the store, restart the broker
+	// on its address without --store.
+	go func() {
+		cl, err := cluster.Connect(ctx, url, cluster.Credentials{})
+		if err != nil {
+			t.Errorf("watching the store: %v", err)
+			return
+		}
+		defer cl.Close()
+		s, err := cluster.NewJetStreamStore(ctx, cl, "endless")
+		if err != nil {
+			t.Errorf("watching the store: %v", err)
+			return
+		}
+		for {
+			if cp, err := s.Latest(ctx); err == nil && cp != nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		b.Shutdown()
+		nb, err := cluster.StartBroker(ctx, cluster.BrokerOptions{Name: "root", Listen: strings.TrimPrefix(url, "nats://")})
+		if err != nil {
+			t.Errorf("restarting the broker: %v", err)
+			return
+		}
+		restarted = nb
+	}()
+	const limit = 12 * time.Second
+	start := time.Now()
+	errs, code := runExit(t, "run", g, "--progress", "off", "--broker", url, "--mapping", m,
+		"--checkpoint-dir", "nats:endless", "--checkpoint-interval", "100ms", "--max-time", limit.String())
+	took := time.Since(start)
+	if code != 124 {
+		t.Fatalf("exit %d, expected 124 (--max-time):\n%s", code, errs)
+	}
+	if restarted == nil {
+		t.Fatalf("the run stopped before the broker restarted:\n%s", errs)
+	}
+	for _, want := range []string{
+		"recovery: the checkpoint store does not answer",
+		"until the run's time limit",
+		"stopped at --max-time 12s",
+		"continue it with --resume nats:endless",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if took < limit || took > limit+30*time.Second {
+		t.Errorf("the run stopped after %s: expected soon after its --max-time of %s", took, limit)
 	}
 }
