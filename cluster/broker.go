@@ -48,7 +48,9 @@ type BrokerOptions struct {
 	TLS TLSFiles
 	// StoreDir, when set, enables JetStream with its files in this
 	// directory: checkpoints kept there (JetStreamStore) outlive workers
-	// and a restart of the broker (docs/recovery.md).
+	// and a restart of the broker (docs/recovery.md). The broker then
+	// creates each user's checkpoint bucket when the user asks for it
+	// (clients may not create streams: subjects.go).
 	StoreDir string
 	// Logf, when set, receives the server's notices and errors.
 	Logf func(format string, args ...any)
