@@ -580,6 +580,9 @@ func checkpointOptions(ctx context.Context, f runFlags, cl *cluster.Client) (*ru
 		if err != nil {
 			return nil, err
 		}
+		if dl, ok := ctx.Deadline(); ok {
+			js.StopBy(dl) // --max-time bounds a save still going on at the run's end
+		}
 		store = js
 	}
 	o := &runtime.CheckpointOptions{Interval: f.ckInterval, Store: store, SpillDir: filepath.Join(dir, "spill")}

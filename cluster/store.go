@@ -27,6 +27,23 @@ type JetStreamStore struct {
 	c      *Client
 	name   string
 	bucket string
+	stopBy time.Time // every operation ends by then (zero: no bound)
+}
+
+// errStopBy is the cause of a store operation that StopBy's time ended.
+var errStopBy = errors.New("the checkpoint store's time is up (the run's time limit)")
+
+// StopBy ends every operation of the store by t (a run's --max-time): one
+// still waiting for the broker then fails. The runtime lets a checkpoint
+// being saved go on after its run ends; this bounds that too.
+func (s *JetStreamStore) StopBy(t time.Time) { s.stopBy = t }
+
+// bound returns ctx ending by StopBy's time too.
+func (s *JetStreamStore) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.stopBy.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadlineCause(ctx, s.stopBy, errStopBy)
 }
 
 // NewJetStreamStore returns the store of the checkpoints named name of
@@ -113,6 +130,8 @@ func (s *JetStreamStore) create(ctx context.Context, js jetstream.JetStream) err
 
 // Save replaces the run's checkpoint with cp.
 func (s *JetStreamStore) Save(ctx context.Context, cp *runtime.Checkpoint) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	data, err := runtime.EncodeCheckpoint(cp)
 	if err != nil {
 		return err
@@ -129,6 +148,8 @@ func (s *JetStreamStore) Save(ctx context.Context, cp *runtime.Checkpoint) error
 
 // Latest returns the run's last checkpoint, nil when there is none.
 func (s *JetStreamStore) Latest(ctx context.Context) (*runtime.Checkpoint, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	o, err := s.open(ctx)
 	if err != nil {
 		return nil, err
@@ -182,6 +203,8 @@ func finishedObject(name string) string { return name + ".finished" }
 // SaveFinished stores data as the mark that the run finished (what
 // `sluice run --resume` reads to refuse re-running a finished run).
 func (s *JetStreamStore) SaveFinished(ctx context.Context, data []byte) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	o, err := s.open(ctx)
 	if err != nil {
 		return err
@@ -195,6 +218,8 @@ func (s *JetStreamStore) SaveFinished(ctx context.Context, data []byte) error {
 // LoadFinished returns the mark SaveFinished stored, nil when there is
 // none.
 func (s *JetStreamStore) LoadFinished(ctx context.Context) ([]byte, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	o, err := s.open(ctx)
 	if err != nil {
 		return nil, err

@@ -222,3 +222,30 @@ func TestCheckpointsPerUser(t *testing.T) {
 		t.Fatalf("alice's resumed output: %d tokens, expected %d equal to the local run's", sink.len(), ref.len())
 	}
 }
+
+// TestJetStreamStoreStopBy: a store operation still waiting for a broker
+// that went away ends at StopBy's time, not its caller's longer one.
+func TestJetStreamStoreStopBy(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := StartBroker(ctx, BrokerOptions{Name: "root", Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := connect(t, b.ClientURL(), Credentials{})
+	s, err := NewJetStreamStore(ctx, cl, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Shutdown()
+	s.StopBy(time.Now().Add(time.Second))
+	start := time.Now()
+	err = s.Save(ctx, &runtime.Checkpoint{ID: 1, Graph: "g"})
+	if err == nil {
+		t.Fatal("a save to a broker that is gone succeeded")
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the save gave up after %s: expected about 1 s (StopBy), not the caller's 30 s", took)
+	}
+}
