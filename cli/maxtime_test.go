@@ -169,10 +169,10 @@ channels:
 		}
 		restarted = nb
 	}()
-	const limit = 12 * time.Second
+	const limit = 20 * time.Second
 	start := time.Now()
 	errs, code := runExit(t, "run", g, "--progress", "off", "--broker", url, "--mapping", m,
-		"--checkpoint-dir", "nats:endless", "--checkpoint-interval", "20ms", "--max-time", limit.String())
+		"--checkpoint-dir", "nats:endless", "--checkpoint-interval", "50ms", "--max-time", limit.String())
 	took := time.Since(start)
 	if code != 124 {
 		t.Fatalf("exit %d, expected 124 (--max-time):\n%s", code, errs)
@@ -183,7 +183,7 @@ channels:
 	for _, want := range []string{
 		"recovery: the checkpoint store does not answer",
 		"until the run's time limit",
-		"stopped at --max-time 12s",
+		"stopped at --max-time 20s",
 		"continue it with --resume nats:endless",
 	} {
 		if !strings.Contains(errs, want) {

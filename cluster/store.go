@@ -69,9 +69,17 @@ type objects struct {
 	stream jetstream.Stream
 }
 
+// storeAPITimeout bounds the requests that find the user's bucket: a
+// request sent just before the broker went away gets no answer, and a
+// checkpoint being saved would otherwise hold the run's end (and its
+// recovery) for the whole of its caller's time.
+const storeAPITimeout = 5 * time.Second
+
 // open binds to the user's bucket, asking the brokers to create it when
 // it does not exist yet.
 func (s *JetStreamStore) open(ctx context.Context) (*objects, error) {
+	ctx, cancel := context.WithTimeout(ctx, storeAPITimeout)
+	defer cancel()
 	js, err := jetstream.New(s.c.nc)
 	if err != nil {
 		return nil, err
@@ -108,11 +116,9 @@ func (s *JetStreamStore) bind(ctx context.Context, js jetstream.JetStream) (*obj
 // sluice broker), the connection creates it itself, which only a user
 // allowed to create streams (an admin, or any user without --auth) can.
 func (s *JetStreamStore) create(ctx context.Context, js jetstream.JetStream) error {
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	m, err := s.c.nc.RequestWithContext(rctx, ckptOpenSubject(s.c.user), nil)
+	m, err := s.c.nc.RequestWithContext(ctx, ckptOpenSubject(s.c.user), nil)
 	if errors.Is(err, nats.ErrNoResponders) {
-		_, err = js.CreateObjectStore(rctx, jetstream.ObjectStoreConfig{Bucket: s.bucket, Description: "sluice checkpoints of user " + s.c.user, Storage: jetstream.FileStorage})
+		_, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: s.bucket, Description: "sluice checkpoints of user " + s.c.user, Storage: jetstream.FileStorage})
 		return err
 	}
 	if err != nil {
