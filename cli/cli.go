@@ -81,6 +81,10 @@ func exitCode(err error) int {
 	if errors.As(err, &ue) {
 		return 2
 	}
+	var mt *maxTimeError
+	if errors.As(err, &mt) {
+		return maxTimeExit
+	}
 	msg := err.Error()
 	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "required flag", "accepts ", "requires at least", "invalid argument"} {
 		if strings.HasPrefix(msg, p) {
@@ -91,7 +95,8 @@ func exitCode(err error) int {
 }
 
 // Main runs the sluice command line with os.Args and exits with its status:
-// 0 success, 1 the input is wrong or the run failed, 2 a usage error.
+// 0 success, 1 the input is wrong or the run failed, 2 a usage error, 124
+// a run that --max-time stopped.
 func Main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {

@@ -51,6 +51,7 @@ type runFlags struct {
 	ckInterval   time.Duration // checkpoints (docs/recovery.md)
 	ckDir        string
 	resume       string
+	maxTime      time.Duration // the whole run's wall-clock limit (0: none)
 }
 
 func newRun() *cobra.Command {
@@ -69,7 +70,13 @@ Actors with only a declared cost: (no code yet) run as synthetic actors that
 burn that cost per firing; the run says which. Graphs whose Go actors are
 registered by a Go package name it with a top-level go: key; run then builds,
 with the Go toolchain, a program that imports it (cached by content) and runs
-the graph there with the same flags.`,
+the graph there with the same flags.
+
+--max-time D bounds the whole run's wall-clock time: when D has passed the
+run is cancelled cleanly (its actors stop, its outputs are closed, --stats
+are still written), it says so in one sentence and sluice exits with status
+124. A recovery waiting for an unreachable checkpoint store retries until
+then.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runGraph(cmd, args[0], f) },
 	}
@@ -100,11 +107,62 @@ the graph there with the same flags.`,
 	fl.DurationVar(&f.ckInterval, "checkpoint-interval", time.Second, "time between checkpoints with --checkpoint-dir or --resume (0: none)")
 	fl.StringVar(&f.ckDir, "checkpoint-dir", "", "take checkpoints of the run's state into this directory (resume with --resume DIR)")
 	fl.StringVar(&f.resume, "resume", "", "continue a killed run from the last checkpoint in this directory (and go on checkpointing there)")
+	fl.DurationVar(&f.maxTime, "max-time", 0, "cancel the run cleanly after this long (e.g. 10m; exit status 124; 0: no limit)")
 	f.cred.add(fl)
 	return cmd
 }
 
+// maxTimeExit is the exit status of a run that --max-time stopped (that
+// of timeout(1)).
+const maxTimeExit = 124
+
+// errMaxTime is the cause of a run's context that --max-time ended.
+var errMaxTime = errors.New("the run's --max-time passed")
+
+// maxTimeError is what sluice run returns when --max-time stopped the
+// run: one sentence, and exit status 124.
+type maxTimeError struct {
+	path   string
+	limit  time.Duration
+	resume string // the checkpoint store to resume from ("" without)
+}
+
+func (e *maxTimeError) Error() string {
+	s := fmt.Sprintf("run %s: stopped at --max-time %s: the run's wall-clock limit passed and the run was cancelled cleanly (its outputs hold what it wrote until then)", e.path, e.limit)
+	if e.resume != "" {
+		s += "; continue it with --resume " + e.resume
+	}
+	return s
+}
+
+// runGraph runs the graph file at path, within --max-time when it is set.
 func runGraph(cmd *cobra.Command, path string, f runFlags) error {
+	if f.maxTime < 0 {
+		return usageError{fmt.Errorf("--max-time %v: expected a duration ≥ 0 (0: no limit)", f.maxTime)}
+	}
+	if f.maxTime == 0 {
+		return runGraphIn(cmd, path, f, cmd.Context())
+	}
+	parent := cmd.Context()
+	ctx, cancel := context.WithTimeoutCause(parent, f.maxTime, errMaxTime)
+	defer cancel()
+	cmd.SetContext(ctx)
+	defer cmd.SetContext(parent)
+	err := runGraphIn(cmd, path, f, parent)
+	if err != nil && errors.Is(context.Cause(ctx), errMaxTime) && !errors.As(err, new(exitError)) {
+		resume := f.resume
+		if resume == "" {
+			resume = f.ckDir
+		}
+		return &maxTimeError{path: path, limit: f.maxTime, resume: resume}
+	}
+	return err
+}
+
+// runGraphIn runs the graph file at path; outer is the command's context
+// without --max-time's deadline (for a program that runs the graph's Go
+// packages and keeps the limit itself).
+func runGraphIn(cmd *cobra.Command, path string, f runFlags, outer context.Context) error {
 	if done, err := resumeFinished(cmd, f); done || err != nil { // resume.go
 		return err
 	}
@@ -116,6 +174,9 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 	p, err := driver.Prepare(ctx, l, driver.PrepareOptions{Run: true, NoCheck: f.skipAnalysis})
 	var missing *driver.MissingGoError
 	if errors.As(err, &missing) {
+		if err := limitChild(cmd, f, outer); err != nil {
+			return err
+		}
 		if _, err := runElsewhere(cmd, l.Graph); err != nil {
 			return err
 		}
@@ -152,12 +213,39 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 		display.finish(stats)
 	}
 	if runErr != nil {
+		if errors.Is(context.Cause(ctx), errMaxTime) && stats != nil {
+			_ = reportRun(stderr, pl.Graph, stats, p.Synthetic, f) // what it did until stopped
+		}
 		return fmt.Errorf("run %s: %w", path, runErr)
 	}
 	if err := markFinished(ctx, opts.Checkpoint); err != nil { // resume.go
 		return err
 	}
 	return reportRun(stderr, pl.Graph, stats, p.Synthetic, f)
+}
+
+// limitChild hands what is left of --max-time to the program that runs a
+// graph's Go packages (it stops itself cleanly then, with status 124) and
+// lets it run under outer, without this process's deadline, which would
+// interrupt it at the same moment.
+func limitChild(cmd *cobra.Command, f runFlags, outer context.Context) error {
+	if f.maxTime == 0 {
+		return nil
+	}
+	ctx := cmd.Context()
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return nil
+	}
+	left := time.Until(dl)
+	if left <= 0 {
+		return context.Cause(ctx)
+	}
+	if err := cmd.Flags().Set("max-time", left.String()); err != nil {
+		return err
+	}
+	cmd.SetContext(outer)
+	return nil
 }
 
 // refusal is what a command says when the driver's Prepare refuses a
@@ -491,6 +579,9 @@ func checkpointOptions(ctx context.Context, f runFlags, cl *cluster.Client) (*ru
 		js, err := cluster.NewJetStreamStore(ctx, cl, name)
 		if err != nil {
 			return nil, err
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			js.StopBy(dl) // --max-time bounds a save still going on at the run's end
 		}
 		store = js
 	}

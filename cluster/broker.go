@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 )
 
@@ -47,7 +48,9 @@ type BrokerOptions struct {
 	TLS TLSFiles
 	// StoreDir, when set, enables JetStream with its files in this
 	// directory: checkpoints kept there (JetStreamStore) outlive workers
-	// and a restart of the broker (docs/recovery.md).
+	// and a restart of the broker (docs/recovery.md). The broker then
+	// creates each user's checkpoint bucket when the user asks for it
+	// (clients may not create streams: subjects.go).
 	StoreDir string
 	// Logf, when set, receives the server's notices and errors.
 	Logf func(format string, args ...any)
@@ -177,7 +180,7 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 	}
 	b := &Broker{opts: o, s: s, name: so.ServerName, leafHost: so.LeafNode.Host, leafPort: so.LeafNode.Port, warnings: warnings}
 	// An in-process connection answers the tree's broker queries.
-	copts := []nats.Option{nats.InProcessServer(s), nats.Name("broker " + b.name)}
+	copts := []nats.Option{nats.InProcessServer(s), nats.Name("broker " + b.name), nats.CustomInboxPrefix(brokerInbox)}
 	if o.TLS.Enabled() {
 		// The in-process pipe to itself needs no certificate check.
 		copts = append(copts, nats.Secure(&tls.Config{InsecureSkipVerify: true}))
@@ -200,11 +203,57 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 		b.Shutdown()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
+	if o.StoreDir != "" {
+		if _, err := nc.QueueSubscribe(ckptOpenSubject("*"), ckptQueue, b.openCheckpoints); err != nil {
+			b.Shutdown()
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+	}
 	if err := nc.Flush(); err != nil {
 		b.Shutdown()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	return b, nil
+}
+
+// ckptOpenReply answers a ckpt.open request: the user's bucket, or why
+// it could not be made.
+type ckptOpenReply struct {
+	Bucket string `json:"bucket"`
+	Error  string `json:"error,omitempty"`
+}
+
+// openCheckpoints makes the checkpoint bucket of the user whose
+// sluice.u.USER.ckpt.open request m is (clients may not create streams:
+// subjects.go says why), and answers with its name.
+func (b *Broker) openCheckpoints(m *nats.Msg) {
+	rep := ckptOpenReply{}
+	user, err := ckptOpenUser(m.Subject)
+	if err == nil {
+		rep.Bucket = CheckpointBucket(user)
+		err = createCheckpointBucket(b.nc, user)
+	}
+	if err != nil {
+		rep.Error = fmt.Sprintf("broker %s: %v", b.name, err)
+	}
+	data, _ := json.Marshal(rep)
+	_ = m.Respond(data)
+}
+
+// createCheckpointBucket creates (or keeps) user's checkpoint bucket on the
+// JetStream that nc reaches.
+func createCheckpointBucket(nc *nats.Conn, user string) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	bucket := CheckpointBucket(user)
+	if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: bucket, Description: "sluice checkpoints of user " + user, Storage: jetstream.FileStorage}); err != nil {
+		return fmt.Errorf("creating checkpoint bucket %s: %w", bucket, err)
+	}
+	return nil
 }
 
 // clientTLS is the TLS configuration of a connection to a broker (a

@@ -142,3 +142,67 @@ func TestWorkerFiles(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkerRefusesConsoleActors: a worker refuses the built-ins that
+// would read its standard input (stdin) or write its standard output
+// (stdout), with data directory or without, before anything runs, with a
+// sentence naming the actor and what to do instead; the same actor mapped
+// to the client runs, and the worker goes on serving.
+func TestWorkerRefusesConsoleActors(t *testing.T) {
+	t.Parallel()
+	s := startSolo(t, WorkerOptions{DataDir: t.TempDir()})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	f32 := graph.MustTokenType("f32")
+	printer := func() *graph.Graph { // ramp → stdout
+		g := graph.New("print")
+		src := g.AddActor("src", graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "gen.ramp", Params: map[string]any{"count": 2}}))
+		out := g.AddActor("out", graph.Stateful(), graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "stdout", Params: map[string]any{"format": "binary"}}))
+		g.Join(src.AddPort("y", graph.Out, f32, graph.SDF(1), ""), out.AddPort("x", graph.In, f32, graph.SDF(1), ""))
+		return g
+	}
+	reader := func(sink *collector) *graph.Graph { // stdin → sink
+		g := graph.New("feed")
+		in := g.AddActor("in", graph.Stateful(), graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "stdin", Params: map[string]any{"count": 1}}))
+		sk := g.AddActor("sink", graph.Stateful(), graph.WithFunc(runtime.FireFunc(sink.fire)))
+		g.Join(in.AddPort("y", graph.Out, f32, graph.SDF(1), ""), sk.AddPort("x", graph.In, f32, graph.SDF(1), ""))
+		return g
+	}
+	on := func(actor string) runtime.Options {
+		return runtime.Options{Remote: fastExecutor(s.cl), Mapping: &graph.Mapping{Actors: map[string]*graph.Placement{actor: {Device: "worker:w1/cpu"}}}}
+	}
+	for _, c := range []struct {
+		actor, use string
+		g          *graph.Graph
+		want       []string
+	}{
+		{"out", "stdout", printer(), []string{`worker w1 refuses actor "out" (use: stdout)`, "standard output", `map "out" to the client`, "--data-dir", "file.write"}},
+		{"in", "stdin", reader(&collector{}), []string{`worker w1 refuses actor "in" (use: stdin)`, "standard input", `map "in" to the client`, "--data-dir", "file.read"}},
+	} {
+		st, err := runtime.Run(ctx, c.g, on(c.actor))
+		if err == nil {
+			t.Fatalf("%s on the worker: ran (%v), expected a refusal", c.use, st)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s on the worker: %v\nexpected it to say %q", c.use, err, w)
+			}
+		}
+		if st != nil {
+			for _, a := range st.Actors {
+				if a.Firings != 0 {
+					t.Errorf("%s on the worker: actor %s fired %d times before the refusal", c.use, a.Name, a.Firings)
+				}
+			}
+		}
+	}
+	// The worker goes on serving: a ramp on it feeds a local sink.
+	g := graph.New("ramp")
+	src := g.AddActor("src", graph.WithImpl(graph.Impl{Kind: graph.ImplBuiltin, Source: "gen.ramp", Params: map[string]any{"count": 2}}))
+	sink := &collector{}
+	sk := g.AddActor("sink", graph.Stateful(), graph.WithFunc(runtime.FireFunc(sink.fire)))
+	g.Join(src.AddPort("y", graph.Out, f32, graph.SDF(1), ""), sk.AddPort("x", graph.In, f32, graph.SDF(1), ""))
+	if _, err := runtime.Run(ctx, g, on("src")); err != nil || len(sink.got) != 2 {
+		t.Fatalf("a ramp on the worker after the refusals: %v tokens, %v: expected 2", sink.got, err)
+	}
+}

@@ -45,9 +45,12 @@ type RecoveryOptions struct {
 	// it is retried, and when a resumed run waits for workers to come
 	// back.
 	Logf func(format string, args ...any)
-	// StoreWait is how long a recovery retries a checkpoint store that
-	// does not answer, and places a resumed run whose workers are still
-	// reconnecting; 0 means 30 s. The run's context bounds it too.
+	// StoreWait is the store's own timeout: how long a recovery retries a
+	// checkpoint store that does not answer, and places a resumed run
+	// whose workers are still reconnecting. 0 means no timeout of its
+	// own: the store is retried until the run's context ends (sluice
+	// run's --max-time, an interrupt), placement for 30 s. The run's
+	// context bounds both.
 	StoreWait time.Duration
 }
 
@@ -88,9 +91,10 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 	if attempts <= 0 {
 		attempts = 3
 	}
-	wait := ro.StoreWait
-	if wait <= 0 {
-		wait = replaceWait
+	wait := ro.StoreWait // the store's; 0: until ctx ends
+	place := wait
+	if place <= 0 {
+		place = replaceWait
 	}
 	logf := ro.Logf
 	if logf == nil {
@@ -150,7 +154,7 @@ func RunRecovering(ctx context.Context, g *graph.Graph, opts runtime.Options, ro
 		if lerr != nil {
 			return st, fmt.Errorf("%w; recovery: reading the last checkpoint: %v", err, lerr)
 		}
-		replaceUntil = time.Now().Add(wait)
+		replaceUntil = time.Now().Add(place)
 		if ex != nil {
 			ex.forget()
 		}
@@ -184,34 +188,60 @@ const replaceWait = 30 * time.Second
 
 // latest reads the store's last checkpoint: each attempt bounded by
 // StoreAttempt, a store that does not answer reported through logf at
-// once and every 5 s after, retried for wait (and while ctx lasts).
+// once and every 5 s after, retried for wait (0: no bound of its own)
+// while ctx lasts. When ctx ends first, the error says for how long the
+// store did not answer and wraps ctx's cause (a run's --max-time).
 func latest(ctx context.Context, s runtime.CheckpointStore, wait time.Duration, logf func(string, ...any)) (*runtime.Checkpoint, error) {
 	start := time.Now()
 	deadline := start.Add(wait)
+	if wait <= 0 {
+		deadline = time.Time{}
+	}
 	var noted time.Time
 	for {
 		actx, cancel := context.WithTimeout(ctx, StoreAttempt)
 		cp, err := s.Latest(actx)
 		cancel()
-		if err == nil || ctx.Err() != nil {
-			if err == nil && !noted.IsZero() {
+		if err == nil {
+			if !noted.IsZero() {
 				logf("recovery: the checkpoint store answered again after %s", time.Since(start).Round(time.Millisecond))
 			}
-			return cp, err
+			return cp, nil
 		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("the checkpoint store did not answer for %s (the recovery's store wait): %w", wait.Round(time.Second), err)
+		if ctx.Err() != nil {
+			return nil, storeGaveUp(ctx, start, err)
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return nil, fmt.Errorf("the checkpoint store did not answer for %s (the store's timeout): %w", wait.Round(time.Second), err)
 		}
 		if noted.IsZero() || time.Since(noted) >= 5*time.Second {
-			logf("recovery: the checkpoint store does not answer (%v): retrying for up to %s more", err, time.Until(deadline).Round(time.Second))
+			logf("recovery: the checkpoint store does not answer (%v): %s", err, retryingFor(ctx, deadline))
 			noted = time.Now()
 		}
 		select {
 		case <-ctx.Done():
-			return nil, context.Cause(ctx)
+			return nil, storeGaveUp(ctx, start, err)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// retryingFor says how long the store is retried: until the store's
+// deadline, the context's (a run's --max-time), or the run's end.
+func retryingFor(ctx context.Context, deadline time.Time) string {
+	if dl, ok := ctx.Deadline(); ok && (deadline.IsZero() || dl.Before(deadline)) {
+		return fmt.Sprintf("retrying for up to %s more, until the run's time limit", time.Until(dl).Round(time.Second))
+	}
+	if !deadline.IsZero() {
+		return fmt.Sprintf("retrying for up to %s more", time.Until(deadline).Round(time.Second))
+	}
+	return "retrying until it answers or the run is stopped (--max-time, an interrupt)"
+}
+
+// storeGaveUp is the error of a store retried until ctx ended: how long
+// it did not answer, its last error, and ctx's cause (wrapped).
+func storeGaveUp(ctx context.Context, start time.Time, last error) error {
+	return fmt.Errorf("the checkpoint store did not answer for %s (%v), retried until the run ended: %w", time.Since(start).Round(time.Millisecond), last, context.Cause(ctx))
 }
 
 // resumedProgress wraps a Progress callback so that first is called once,

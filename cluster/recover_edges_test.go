@@ -136,4 +136,24 @@ func TestLatestUnreachable(t *testing.T) {
 	if _, err := latest(ctx, stuckStore{}, time.Minute, func(string, ...any) {}); err == nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("latest with an ended context: %v", err)
 	}
+	// Without a store timeout (wait 0) it retries until the run's time
+	// limit, says so, and the error wraps the limit's cause.
+	limit := errors.New("the run's --max-time passed")
+	lctx, lcancel := context.WithTimeoutCause(context.Background(), 3*time.Second, limit)
+	defer lcancel()
+	var lmu sync.Mutex
+	var lines []string
+	_, err = latest(lctx, stuckStore{}, 0, func(format string, args ...any) {
+		lmu.Lock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+		lmu.Unlock()
+	})
+	lmu.Lock()
+	defer lmu.Unlock()
+	if err == nil || !errors.Is(err, limit) || !strings.Contains(err.Error(), "retried until the run ended") {
+		t.Fatalf("latest without a store timeout: %v: expected the time limit's cause", err)
+	}
+	if len(lines) == 0 || !strings.Contains(lines[0], "until the run's time limit") {
+		t.Fatalf("reports %q: expected one saying it retries until the run's time limit", lines)
+	}
 }

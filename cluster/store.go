@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -12,77 +15,192 @@ import (
 	"github.com/sluicehq/sluice/runtime"
 )
 
-// StoreBucket is the JetStream object store bucket holding checkpoints.
-const StoreBucket = "sluice-checkpoints"
-
 // JetStreamStore keeps a run's checkpoints in the broker's JetStream
 // object store (a broker started with --store DIR), one object per run
 // name, replaced by each checkpoint: they outlive the workers and a
-// restart of the broker.
+// restart of the broker. Each user has a bucket of its own
+// (CheckpointBucket), which the broker creates when the user first asks
+// for it and which no other client may read, write or delete (the
+// permissions of subjects.go), so a client needs no admin role to
+// checkpoint.
 type JetStreamStore struct {
-	c    *Client
-	name string
+	c      *Client
+	name   string
+	bucket string
+	stopBy time.Time // every operation ends by then (zero: no bound)
 }
 
-// NewJetStreamStore returns the store of the checkpoints named name on
-// the broker c is connected to; it fails when the broker has no
-// JetStream (no --store).
+// errStopBy is the cause of a store operation that StopBy's time ended.
+var errStopBy = errors.New("the checkpoint store's time is up (the run's time limit)")
+
+// StopBy ends every operation of the store by t (a run's --max-time): one
+// still waiting for the broker then fails. The runtime lets a checkpoint
+// being saved go on after its run ends; this bounds that too.
+func (s *JetStreamStore) StopBy(t time.Time) { s.stopBy = t }
+
+// bound returns ctx ending by StopBy's time too.
+func (s *JetStreamStore) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.stopBy.IsZero() {
+		return ctx, func() {}
+	}
+	return context.WithDeadlineCause(ctx, s.stopBy, errStopBy)
+}
+
+// NewJetStreamStore returns the store of the checkpoints named name of
+// the user c is connected as, on the broker c is connected to; it fails
+// when the broker has no JetStream (no --store).
 func NewJetStreamStore(ctx context.Context, c *Client, name string) (*JetStreamStore, error) {
 	if name == "" || strings.ContainsAny(name, " \t\n*>") {
 		return nil, fmt.Errorf("checkpoint store name %q: expected a name without spaces, * or >", name)
 	}
-	s := &JetStreamStore{c: c, name: name}
-	if _, err := s.bucket(ctx); err != nil {
+	s := &JetStreamStore{c: c, name: name, bucket: CheckpointBucket(c.user)}
+	if _, err := s.open(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *JetStreamStore) bucket(ctx context.Context) (jetstream.ObjectStore, error) {
+// Bucket names the store's JetStream object store bucket (its user's).
+func (s *JetStreamStore) Bucket() string { return s.bucket }
+
+// objects is the user's bucket: its object store and its stream.
+type objects struct {
+	ob     jetstream.ObjectStore
+	stream jetstream.Stream
+}
+
+// storeAPITimeout bounds the requests that find the user's bucket: a
+// request sent just before the broker went away gets no answer, and a
+// checkpoint being saved would otherwise hold the run's end (and its
+// recovery) for the whole of its caller's time.
+const storeAPITimeout = 5 * time.Second
+
+// open binds to the user's bucket, asking the brokers to create it when
+// it does not exist yet.
+func (s *JetStreamStore) open(ctx context.Context) (*objects, error) {
+	ctx, cancel := context.WithTimeout(ctx, storeAPITimeout)
+	defer cancel()
 	js, err := jetstream.New(s.c.nc)
 	if err != nil {
 		return nil, err
 	}
-	ob, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: StoreBucket, Description: "sluice checkpoints", Storage: jetstream.FileStorage})
+	o, err := s.bind(ctx, js)
+	if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrBucketNotFound) {
+		if err = s.create(ctx, js); err == nil {
+			o, err = s.bind(ctx, js)
+		}
+	}
 	if err != nil {
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, nats.ErrNoResponders) {
 			return nil, fmt.Errorf("broker %s keeps no checkpoints: start it with --store DIR (JetStream): %w", redact(s.c.url), err)
 		}
-		return nil, fmt.Errorf("checkpoint store on broker %s: %w", redact(s.c.url), err)
+		return nil, fmt.Errorf("checkpoint store %s on broker %s: %w", s.bucket, redact(s.c.url), err)
 	}
-	return ob, nil
+	return o, nil
+}
+
+func (s *JetStreamStore) bind(ctx context.Context, js jetstream.JetStream) (*objects, error) {
+	st, err := js.Stream(ctx, checkpointStream(s.c.user))
+	if err != nil {
+		return nil, err
+	}
+	ob, err := js.ObjectStore(ctx, s.bucket)
+	if err != nil {
+		return nil, err
+	}
+	return &objects{ob: ob, stream: st}, nil
+}
+
+// create asks the brokers to make the user's bucket (a broker with
+// --store answers); where none answers (a JetStream server that is not a
+// sluice broker), the connection creates it itself, which only a user
+// allowed to create streams (an admin, or any user without --auth) can.
+func (s *JetStreamStore) create(ctx context.Context, js jetstream.JetStream) error {
+	m, err := s.c.nc.RequestWithContext(ctx, ckptOpenSubject(s.c.user), nil)
+	if errors.Is(err, nats.ErrNoResponders) {
+		_, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: s.bucket, Description: "sluice checkpoints of user " + s.c.user, Storage: jetstream.FileStorage})
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("asking the brokers for checkpoint bucket %s: %w", s.bucket, err)
+	}
+	var rep ckptOpenReply
+	if err := json.Unmarshal(m.Data, &rep); err != nil {
+		return fmt.Errorf("asking the brokers for checkpoint bucket %s: expected a JSON answer: %w", s.bucket, err)
+	}
+	if rep.Error != "" {
+		return errors.New(rep.Error)
+	}
+	return nil
 }
 
 // Save replaces the run's checkpoint with cp.
 func (s *JetStreamStore) Save(ctx context.Context, cp *runtime.Checkpoint) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	data, err := runtime.EncodeCheckpoint(cp)
 	if err != nil {
 		return err
 	}
-	ob, err := s.bucket(ctx)
+	o, err := s.open(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := ob.PutBytes(ctx, s.name, data); err != nil {
-		return fmt.Errorf("storing checkpoint %d as %s/%s: %w", cp.ID, StoreBucket, s.name, err)
+	if _, err := o.ob.PutBytes(ctx, s.name, data); err != nil {
+		return fmt.Errorf("storing checkpoint %d as %s/%s: %w", cp.ID, s.bucket, s.name, err)
 	}
 	return nil
 }
 
 // Latest returns the run's last checkpoint, nil when there is none.
 func (s *JetStreamStore) Latest(ctx context.Context) (*runtime.Checkpoint, error) {
-	ob, err := s.bucket(ctx)
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	o, err := s.open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	data, err := ob.GetBytes(ctx, s.name)
+	data, err := o.get(ctx, s.bucket, s.name)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading checkpoint %s/%s: %w", StoreBucket, s.name, err)
+		return nil, fmt.Errorf("reading checkpoint %s/%s: %w", s.bucket, s.name, err)
 	}
 	return runtime.DecodeCheckpoint(data)
+}
+
+// get reads object name of bucket chunk by chunk with direct gets (no
+// consumer: a client may not create one, subjects.go says why) and checks
+// its size and SHA-256 digest.
+func (o *objects) get(ctx context.Context, bucket, name string) ([]byte, error) {
+	info, err := o.ob.GetInfo(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	subj := "$O." + bucket + ".C." + info.NUID
+	data := make([]byte, 0, info.Size)
+	h := sha256.New()
+	seq := uint64(1)
+	for i := uint32(0); i < info.Chunks; i++ {
+		m, err := o.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
+		if err != nil {
+			return nil, fmt.Errorf("object %s: chunk %d of %d: %w", name, i+1, info.Chunks, err)
+		}
+		if uint64(len(data))+uint64(len(m.Data)) > info.Size {
+			return nil, fmt.Errorf("object %s: expected %d bytes, found more", name, info.Size)
+		}
+		data = append(data, m.Data...)
+		h.Write(m.Data)
+		seq = m.Sequence + 1
+	}
+	if uint64(len(data)) != info.Size {
+		return nil, fmt.Errorf("object %s: expected %d bytes, found %d", name, info.Size, len(data))
+	}
+	if got := jetstream.GetObjectDigestValue(h); got != info.Digest {
+		return nil, fmt.Errorf("object %s: expected digest %s, found %s", name, info.Digest, got)
+	}
+	return data, nil
 }
 
 // finishedObject names the object that marks the run named name finished.
@@ -91,12 +209,14 @@ func finishedObject(name string) string { return name + ".finished" }
 // SaveFinished stores data as the mark that the run finished (what
 // `sluice run --resume` reads to refuse re-running a finished run).
 func (s *JetStreamStore) SaveFinished(ctx context.Context, data []byte) error {
-	ob, err := s.bucket(ctx)
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	o, err := s.open(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := ob.PutBytes(ctx, finishedObject(s.name), data); err != nil {
-		return fmt.Errorf("marking run %s/%s finished: %w", StoreBucket, s.name, err)
+	if _, err := o.ob.PutBytes(ctx, finishedObject(s.name), data); err != nil {
+		return fmt.Errorf("marking run %s/%s finished: %w", s.bucket, s.name, err)
 	}
 	return nil
 }
@@ -104,16 +224,18 @@ func (s *JetStreamStore) SaveFinished(ctx context.Context, data []byte) error {
 // LoadFinished returns the mark SaveFinished stored, nil when there is
 // none.
 func (s *JetStreamStore) LoadFinished(ctx context.Context) ([]byte, error) {
-	ob, err := s.bucket(ctx)
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	o, err := s.open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	data, err := ob.GetBytes(ctx, finishedObject(s.name))
+	data, err := o.get(ctx, s.bucket, finishedObject(s.name))
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading %s/%s: %w", StoreBucket, finishedObject(s.name), err)
+		return nil, fmt.Errorf("reading %s/%s: %w", s.bucket, finishedObject(s.name), err)
 	}
 	return data, nil
 }

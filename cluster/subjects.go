@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -25,6 +27,15 @@ import (
 //	sluice.worker.NAME.info    a worker's WorkerInfo (micro endpoint)
 //	$SRV.>                     the micro services' discovery (workers)
 //	sluice.flowmodel.NAME      flow-model requests (package flowmodel)
+//
+// A user's checkpoints (store.go) live in a JetStream object store of its
+// own, bucket CheckpointBucket(USER) (stream OBJ_BUCKET, subjects
+// $O.BUCKET.>). A client may read and write only its own bucket: the
+// stream's info, direct gets and purges, and publishes under $O.BUCKET.>
+// (checkpointPerms). It may not create a stream: a stream's subjects are
+// whatever its creator asks, so a client that could create one could
+// capture any other user's subjects. A broker with --store creates the
+// bucket instead, when the user first asks on sluice.u.USER.ckpt.open.
 const (
 	subjectBrokers    = "sluice.brokers"
 	subjectWorker     = "sluice.worker"
@@ -32,6 +43,8 @@ const (
 	subjectFlowModels = "sluice.flowmodel.>" // flowmodel.Subject's
 	subjectServices   = "$SRV.>"             // micro's control subjects
 	inboxPrefix       = "_INBOX_"
+	brokerInbox       = "_SLUICE_BROKER" // the brokers' own connections' replies
+	ckptQueue         = "sluice-ckpt"    // the brokers answering ckpt.open requests
 )
 
 // anonymous is the user name of a connection that presents no user (a
@@ -97,6 +110,63 @@ func workerGroup(worker string) string { return subjectWorker + "." + worker }
 // workerSubject is a public endpoint of a worker: sluice.worker.NAME.WHAT.
 func workerSubject(worker, what string) string { return workerGroup(worker) + "." + what }
 
+// ckptOpenSubject is where user asks the brokers to make its checkpoint
+// bucket: sluice.u.USER.ckpt.open.
+func ckptOpenSubject(user string) string { return subjectUser + "." + user + ".ckpt.open" }
+
+// ckptOpenUser returns the user of a ckpt.open request's subject (the
+// server let only that user, or an admin, publish there).
+func ckptOpenUser(subject string) (string, error) {
+	t := strings.Split(subject, ".")
+	if len(t) != 5 || t[0]+"."+t[1] != subjectUser || t[3] != "ckpt" || t[4] != "open" {
+		return "", fmt.Errorf("checkpoint bucket request on subject %q: expected %s", subject, ckptOpenSubject("USER"))
+	}
+	if err := checkToken("user", t[2]); err != nil {
+		return "", err
+	}
+	return t[2], nil
+}
+
+// maxBucketUser is the longest user name a checkpoint bucket spells out.
+const maxBucketUser = 64
+
+// CheckpointBucket is the JetStream object store bucket that keeps user's
+// checkpoints: sluice-ckpt-USER for a name of at most 64 letters, digits,
+// '-' and '_' (what a bucket name may hold), else sluice-ckpt_ and the
+// first 32 hex digits of the name's SHA-256 (the '_' keeps the two forms
+// apart).
+func CheckpointBucket(user string) string {
+	plain := len(user) <= maxBucketUser
+	for _, r := range user {
+		plain = plain && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}
+	if plain && user != "" {
+		return "sluice-ckpt-" + user
+	}
+	sum := sha256.Sum256([]byte(user))
+	return "sluice-ckpt_" + hex.EncodeToString(sum[:16])
+}
+
+// checkpointStream is the stream behind user's checkpoint bucket.
+func checkpointStream(user string) string { return "OBJ_" + CheckpointBucket(user) }
+
+// checkpointPerms are what a client may publish to use its own checkpoint
+// bucket and nothing of another's: the stream's info, direct and plain
+// message gets, purges, and the object store's subjects. No stream or
+// consumer is created (a consumer's deliver subject, like a stream's
+// subjects, is the creator's choice and unchecked by permissions).
+func checkpointPerms(user string) []string {
+	b, st := CheckpointBucket(user), checkpointStream(user)
+	return []string{
+		"$JS.API.STREAM.INFO." + st,
+		"$JS.API.STREAM.MSG.GET." + st,
+		"$JS.API.DIRECT.GET." + st,
+		"$JS.API.DIRECT.GET." + st + ".>",
+		"$JS.API.STREAM.PURGE." + st,
+		"$O." + b + ".>",
+	}
+}
+
 // Role is what a user of the auth file may do.
 type Role string
 
@@ -127,7 +197,7 @@ func (r Role) permissions(user string) *subjectPerms {
 	switch r {
 	case RoleClient:
 		return &subjectPerms{
-			pub: []string{userPrefix(user), subjectBrokers, workerSubject("*", "info"), subjectServices, subjectFlowModels},
+			pub: append([]string{userPrefix(user), subjectBrokers, workerSubject("*", "info"), subjectServices, subjectFlowModels}, checkpointPerms(user)...),
 			sub: []string{userPrefix(user), inbox},
 		}
 	case RoleWorker:
@@ -148,5 +218,11 @@ type subjectPerms struct {
 	responses bool
 }
 
-// brokerPerms are the broker's own connection's: it answers sluice.brokers.
-var brokerPerms = &subjectPerms{sub: []string{subjectBrokers}, responses: true}
+// brokerPerms are the broker's own connection's: it answers sluice.brokers
+// and, with --store, users' ckpt.open requests by making their checkpoint
+// buckets (JetStream streams).
+var brokerPerms = &subjectPerms{
+	pub:       []string{"$JS.API.STREAM.CREATE.*", "$JS.API.STREAM.UPDATE.*", "$JS.API.STREAM.INFO.*"},
+	sub:       []string{subjectBrokers, ckptOpenSubject("*"), brokerInbox + ".>"},
+	responses: true,
+}

@@ -444,3 +444,25 @@ func validateSnapRequest(data []byte) (int64, error) {
 	}
 	return int64(f), nil
 }
+
+// consoleActors are the built-in actors that use the standard input or
+// output of the process that runs them, and what to use on a worker
+// instead.
+var consoleActors = map[string]struct{ stream, use string }{
+	"stdin":  {"reads the worker's standard input, which no client can feed", "read a file under the worker's --data-dir with file.read or csv.read"},
+	"stdout": {"would write to the worker's standard output, which the client never sees", "write a file under the worker's --data-dir with file.write or csv.write"},
+}
+
+// refuseConsole refuses an actor that would read the worker's standard
+// input or write its standard output (the built-ins stdin and stdout),
+// with a sentence naming the actor and what to do instead.
+func refuseConsole(worker string, a *ActorSpec) error {
+	for _, im := range a.Impls {
+		c, ok := consoleActors[im.Source]
+		if im.Kind != graph.ImplBuiltin || !ok {
+			continue
+		}
+		return fmt.Errorf("worker %s refuses actor %s (use: %s): it %s; map %s to the client (leave it off worker: and any: placements) so that it runs where sluice run does, or %s", worker, shown(a.Name), im.Source, c.stream, shown(a.Name), c.use)
+	}
+	return nil
+}

@@ -256,6 +256,9 @@ func (w *Worker) decodeRun(data []byte) (*RunRequest, error) {
 	if err := w.lim.validateRun(&req, ids); err != nil {
 		return nil, fmt.Errorf("worker %s: bad run request: %w", w.o.Name, err)
 	}
+	if err := refuseConsole(w.o.Name, &req.Actor); err != nil {
+		return nil, err
+	}
 	if req.Chunk == 0 {
 		req.Chunk = DefaultChunk
 	}

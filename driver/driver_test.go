@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/fsroot"
 )
 
 // TestLoadRefusals: a missing file, a directory and a binary file are one
@@ -54,5 +55,40 @@ func TestPlaceRefusesAnotherMachine(t *testing.T) {
 	m.Actors["A"].Device = "cpu"
 	if _, err := Place(context.Background(), p, PlaceOptions{Mapping: m}); err != nil {
 		t.Fatalf("a mapping onto the CPU: %v", err)
+	}
+}
+
+// TestLoadETHUnderRoot: Load gives its file root to the ETH XML reader, so
+// a <src location> that climbs out of the root is refused with fsroot's
+// rule, and without a root it reads.
+func TestLoadETHUnderRoot(t *testing.T) {
+	t.Parallel()
+	top := t.TempDir()
+	dir := filepath.Join(top, "served")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(top, "k.c"), []byte("SECRETCONTENT\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := filepath.Join(dir, "g.xml")
+	if err := os.WriteFile(g, []byte(`<graph name="g">
+  <actor name="a"><port type="out" name="o" rate="1"/><src type="c" location="../k.c"/></actor>
+  <actor name="b"><port type="in" name="i" rate="1"/></actor>
+  <channel tokensize="4"><sender actor="a" port="o"/><receiver actor="b" port="i"/></channel>
+</graph>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := fsroot.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	_, err = Load(context.Background(), g, Options{Root: root})
+	if err == nil || !strings.Contains(err.Error(), "g.xml:2:") || !strings.Contains(err.Error(), fsroot.RuleDotDot) || strings.Contains(err.Error(), "SECRETCONTENT") {
+		t.Fatalf("an ETH source outside the root: %v: expected fsroot's rule at the <src>, nothing of the file", err)
+	}
+	if _, err := Load(context.Background(), g, Options{}); err != nil {
+		t.Fatalf("without a root: %v", err)
 	}
 }

@@ -108,7 +108,7 @@ func Load(ctx context.Context, path string, o Options) (*Loaded, error) {
 		if spec.IsSDF3(data) {
 			g, err = spec.ImportSDF3Graph(path, data, o.TimeUnit)
 		} else {
-			g, err = spec.ImportETHGraph(path, data)
+			g, err = spec.ImportETHGraphWith(path, data, o.spec())
 		}
 		if err != nil {
 			return nil, err

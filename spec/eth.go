@@ -169,9 +169,20 @@ func (x *xp) xrate(e *xel, s string) (graph.Rate, bool) {
 // Each channel's tokensize N gives both its ports the opaque token type
 // bytesN; a <src type="c"> file becomes an OpenCL implementation (ETH
 // synthesizes OpenCL kernels from the C actor source). The graph is
-// validated and every problem is reported at once as an ErrorList.
+// validated and every problem is reported at once as an ErrorList. It
+// confines no path (ImportETHGraphWith does).
 func ImportETHGraph(name string, data []byte) (*graph.Graph, error) {
+	return ImportETHGraphWith(name, data, Options{})
+}
+
+// ImportETHGraphWith is ImportETHGraph with options: every <src location>
+// is read through o.Root, as a YAML graph's kernel: sources are, so one
+// that is absolute, climbs above the root with .. or leads out of it
+// through a symbolic link is refused at its <src> element with fsroot's
+// rule, quoting nothing of the file it names.
+func ImportETHGraphWith(name string, data []byte, o Options) (*graph.Graph, error) {
 	st := newState()
+	st.opts = o
 	x := &xp{*st.reader(name)}
 	root := x.parse(data)
 	if root == nil {

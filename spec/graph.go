@@ -50,7 +50,7 @@ func LoadWith(ctx context.Context, path string, o Options) (*graph.Graph, error)
 		if IsSDF3(data) {
 			return ImportSDF3Graph(path, data, 0)
 		}
-		return ImportETHGraph(path, data)
+		return ImportETHGraphWith(path, data, o)
 	}
 	return nil, ErrorList{{File: path, Msg: "unknown graph file format: expected a .yaml, .yml or .xml file"}}
 }
