@@ -210,6 +210,18 @@ function chartSize() {
   return { width: Math.max(200, tab.clientWidth - 12), height: Math.max(80, tab.clientHeight - lh - 10) };
 }
 
+// since writes a time axis tick v (seconds) in the unit the axis' span
+// calls for: ms for a run shorter than two seconds (a tick of 0.0004 s
+// would read 0 in seconds), seconds above.
+function since(v, span) {
+  if (v == null) return "";
+  if (!(span >= 2)) {
+    const ms = v * 1e3;
+    return (span < 0.02 ? ms.toFixed(2) : span < 0.2 ? ms.toFixed(1) : ms.toFixed(0)) + " ms";
+  }
+  return (span < 20 ? v.toFixed(1) : v.toFixed(0)) + " s";
+}
+
 // draw makes the chart (empty before the first point) or sets its data,
 // sized to its tab.
 function draw() {
@@ -218,7 +230,7 @@ function draw() {
   if (!chart) {
     chart = new uPlot(Object.assign(chartSize(), {
       scales: { x: { time: false } },
-      axes: [{ label: "seconds", size: 36, labelSize: 16 }, { label: "iterations/s", size: 70, values: (u, vs) => vs.map((v) => (v ? rate(v).trim() : "0")) }],
+      axes: [{ label: "time since the start", size: 36, labelSize: 16, values: (u, vs) => vs.map((v) => since(v, u.scales.x.max - u.scales.x.min)) }, { label: "iterations/s", size: 70, values: (u, vs) => vs.map((v) => (v ? rate(v).trim() : "0")) }],
       series: [{ label: "t (s)", value: (u, v) => (v == null ? "–" : v.toFixed(3)) },
         { label: "graph iterations/s", stroke: "#1769d1", width: 2, fill: "#1769d11a", value: (u, v) => (v == null ? "–" : rate(v).trim()) }],
       legend: { show: true },
