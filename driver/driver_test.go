@@ -92,3 +92,36 @@ func TestLoadETHUnderRoot(t *testing.T) {
 		t.Fatalf("without a root: %v", err)
 	}
 }
+
+// TestPredictEstimatesDynamicPorts: a graph with processes (dynamic ports)
+// is predicted as mapping.StaticEstimate's graph, as sluice map searches
+// it, and the prediction says what it assumed, first among its notes.
+func TestPredictEstimatesDynamicPorts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, err := Load(ctx, "../examples/conditional/switch-select.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(ctx, l, PrepareOptions{NoCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := CPUMachine(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := Predict(ctx, p, PredictOptions{Machine: m})
+	if err != nil {
+		t.Fatalf("expected a prediction under the static estimate, got %v", err)
+	}
+	if len(pr.Assumptions) != 2 || !strings.HasPrefix(pr.Assumptions[0], "actor sw has dynamic (KPN) ports") {
+		t.Fatalf("expected the assumptions for sw and se, found %q", pr.Assumptions)
+	}
+	if n := pr.Result.Notes; len(n) < 2 || n[0] != "assumed: "+pr.Assumptions[0] || n[1] != "assumed: "+pr.Assumptions[1] {
+		t.Fatalf("expected the assumptions first among the notes, found %q", n)
+	}
+	if !(pr.Result.Iterations > 0) {
+		t.Fatalf("expected simulated iterations, found %d", pr.Result.Iterations)
+	}
+}

@@ -176,6 +176,13 @@ type Prediction struct {
 	// Config is the simulator's configuration, for a second prediction
 	// under the same policy.
 	Config sim.Config
+	// Assumptions says, one sentence per actor with dynamic (KPN) ports,
+	// the static rates simulated in their place (mapping.StaticEstimate);
+	// the same sentences lead the result's notes, after "assumed: ".
+	Assumptions []string
+	// simulated is the graph simulated: the prepared graph, or its
+	// static estimate when it has dynamic ports.
+	simulated *graph.Graph
 }
 
 // Throughput is the predicted iterations per second (+Inf when every
@@ -196,19 +203,25 @@ func Predict(ctx context.Context, p *Prepared, o PredictOptions) (*Prediction, e
 	}
 	mach := o.Machine.Machine
 	costs := withBurn(o.Costs, o.Machine, p.Synthetic)
-	pr := &Prediction{Machine: o.Machine, Mapping: o.Mapping, Costs: costs, How: "mapping " + mappingName(o.Mapping)}
+	// A graph with dynamic (KPN) ports is simulated as its static
+	// estimate, the same one sluice map searches with.
+	g, assumed, err := mapping.StaticEstimate(p.Graph)
+	if err != nil {
+		return nil, fmt.Errorf("predict %s: %w", p.Path, err)
+	}
+	pr := &Prediction{Machine: o.Machine, Mapping: o.Mapping, Costs: costs, How: "mapping " + mappingName(o.Mapping), Assumptions: assumed, simulated: g}
 	if o.Mapping != nil {
 		if err := o.Mapping.Check(p.Graph); err != nil {
 			return nil, err
 		}
 	} else {
-		m, _, err := mapping.HEFTMapping(mapping.Input{Graph: p.Graph, Machine: mach, Costs: costs})
+		m, _, err := mapping.HEFTMapping(mapping.Input{Graph: g, Machine: mach, Costs: costs})
 		if err != nil {
 			return nil, err
 		}
 		pr.Mapping, pr.How = m, "heft (no mapping given)"
 	}
-	prog, err := sim.Build(p.Graph, pr.Mapping, mach, costs, sim.Options{Capacity: o.Capacity, NoFuseCPU: o.NoFuseCPU})
+	prog, err := sim.Build(g, pr.Mapping, mach, costs, sim.Options{Capacity: o.Capacity, NoFuseCPU: o.NoFuseCPU})
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +246,9 @@ func Predict(ctx context.Context, p *Prepared, o PredictOptions) (*Prediction, e
 	}
 	if pr.Result, err = run(prog, cfg); err != nil {
 		return nil, err
+	}
+	for i := len(assumed) - 1; i >= 0; i-- {
+		pr.Result.Notes = append([]string{"assumed: " + assumed[i]}, pr.Result.Notes...)
 	}
 	pr.Config = cfg
 	pr.Placement = map[string]string{}
@@ -276,7 +292,11 @@ func (pr *Prediction) DeclaredThroughput(p *Prepared, o PredictOptions) (float64
 		*dc = *pr.Costs
 		dc.Profile, dc.Kernels, dc.AtG = nil, nil, nil
 	}
-	prog, err := sim.Build(p.Graph, pr.Mapping, pr.Machine.Machine, dc, sim.Options{Capacity: o.Capacity, NoFuseCPU: o.NoFuseCPU})
+	g := pr.simulated
+	if g == nil {
+		g = p.Graph
+	}
+	prog, err := sim.Build(g, pr.Mapping, pr.Machine.Machine, dc, sim.Options{Capacity: o.Capacity, NoFuseCPU: o.NoFuseCPU})
 	if err != nil {
 		return 0, err
 	}
