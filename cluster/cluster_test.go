@@ -179,3 +179,24 @@ func TestRemoteEndsEarly(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseAsksAMissedWorker: a worker the tree's listing missed (its
+// answer came after the listing's quiet period, as on a loaded host) is
+// asked directly before a placement on it is refused; a worker that is
+// not there is still refused, naming it.
+func TestChooseAsksAMissedWorker(t *testing.T) {
+	t.Parallel()
+	tr := startTree(t, nil, Credentials{}, Limits{})
+	cl := connect(t, tr.root.ClientURL(), Credentials{})
+	ex := NewExecutor(cl, ExecutorOptions{})
+	ex.queried = true // a listing that found no worker
+	ctx := context.Background()
+	p, err := ex.choose(ctx, &runtime.RemoteActor{Placement: &graph.Placement{Device: "worker:w2/cpu"}})
+	if err != nil || p.Worker != "w2" || p.Device != "cpu" {
+		t.Fatalf("expected w2/cpu found by asking w2, got %+v, %v", p, err)
+	}
+	_, err = ex.choose(ctx, &runtime.RemoteActor{Placement: &graph.Placement{Device: "worker:w9/cpu"}})
+	if err == nil || !strings.Contains(err.Error(), `no worker "w9" in the tree`) {
+		t.Fatalf("expected w9 refused by name, got %v", err)
+	}
+}

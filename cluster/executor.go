@@ -147,6 +147,33 @@ func streamBytes(p *graph.Port, target int64) int64 {
 	return tok * int64(p.Type.Size)
 }
 
+// hasWorker reports whether ds holds a device of worker name.
+func hasWorker(ds []RemoteDevice, name string) bool {
+	for _, d := range ds {
+		if d.Worker == name {
+			return true
+		}
+	}
+	return false
+}
+
+// askWorker asks worker name for its devices directly, when the tree's
+// listing did not hold it (a listing collects the answers that come
+// within its quiet period, which a loaded host can miss), adds them to the
+// executor's devices and returns those.
+func (e *Executor) askWorker(ctx context.Context, name string) []RemoteDevice {
+	wi, err := e.c.Worker(ctx, name)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil || hasWorker(e.devs, name) {
+		return e.devs
+	}
+	for _, d := range wi.Devices {
+		e.devs = append(e.devs, RemoteDevice{Info: d, Worker: wi.Name, Path: wi.Broker, Limits: wi.Limits, Jobs: wi.Jobs, DataAddr: wi.DataAddr})
+	}
+	return e.devs
+}
+
 // choose finds the worker and device for a placement.
 func (e *Executor) choose(ctx context.Context, ra *runtime.RemoteActor) (Placement, error) {
 	pl := ra.Placement
@@ -158,6 +185,9 @@ func (e *Executor) choose(ctx context.Context, ra *runtime.RemoteActor) (Placeme
 		p, err := ParseWorkerPlacement(pl.Device)
 		if err != nil {
 			return p, err
+		}
+		if !hasWorker(ds, p.Worker) {
+			ds = e.askWorker(ctx, p.Worker)
 		}
 		var have []string
 		for _, d := range ds {
