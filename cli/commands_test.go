@@ -206,7 +206,7 @@ func runDocCommand(t *testing.T, work, bin string, c docCommand, file string) {
 	doccmd.KillGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = doccmd.Env(bin)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("ran %s (%.2fs): %s", c.where, time.Since(start).Seconds(), c.line)

@@ -131,7 +131,9 @@ func buildRunner(ctx context.Context, pkgs []string, log io.Writer) (string, err
 		fmt.Fprintln(log, "building Go actors (first time)…")
 	}
 	start := time.Now()
-	build := exec.CommandContext(ctx, goBin, "build", "-overlay", overlayFile, "-o", bin, "./sluicerun_"+key)
+	// -trimpath: no local paths in the program, and packages compiled
+	// once serve every module directory that holds the same sources.
+	build := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-overlay", overlayFile, "-o", bin, "./sluicerun_"+key)
 	build.Dir = mod.Dir
 	out, err := build.CombinedOutput()
 	if err != nil {

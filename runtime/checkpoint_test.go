@@ -165,7 +165,13 @@ func TestCheckpointResume(t *testing.T) {
 }
 
 func testCheckpointResume(t *testing.T, m *graph.Mapping) {
-	const iters = 100_000
+	// Long enough for three checkpoints 2 ms apart before the run ends
+	// (at 9k–26k iterations without the race detector, which runs about
+	// ten times slower).
+	iters := int64(100_000)
+	if raceEnabled {
+		iters = 30_000
+	}
 	ref := &ckFile[int64]{}
 	if _, err := Run(context.Background(), checkpointGraph(ref), Options{Iterations: iters, Workers: 2}); err != nil {
 		t.Fatal(err)

@@ -193,7 +193,7 @@ func randomGraph(seed uint64) (*graph.Graph, []*collector) {
 	nsrc := 1 + rng.IntN(2)
 	for i := range nsrc {
 		r := rates[rng.IntN(len(rates))]
-		ports = append(ports, open{addSource(g, fmt.Sprintf("src%d", i), r, int64(r*(3000+rng.IntN(3000)))), r, classes})
+		ports = append(ports, open{addSource(g, fmt.Sprintf("src%d", i), r, int64(r*(600+rng.IntN(600)))), r, classes})
 		classes++
 	}
 	n := 0

@@ -42,6 +42,9 @@ type ClusterConfig struct {
 	Cluster calibrate.ClusterOptions
 	// Log receives progress lines (nil: none).
 	Log func(format string, args ...any)
+	// Host is this host's calibration, which the cluster's links are
+	// added to (a copy: Host is not changed); nil: calibrate the host now.
+	Host *calibrate.Result
 }
 
 // ClusterResult is a -cluster comparison. Throughputs are in iterations
@@ -165,8 +168,10 @@ func CompareCluster(ctx context.Context, cfg ClusterConfig) (*ClusterResult, err
 	res := &ClusterResult{Graph: cfg.Graph, Mapping: cfg.Mapping, Iterations: cfg.Iterations, Reps: cfg.Reps,
 		CPU: calibrate.CPUModel(), NumCPU: goruntime.NumCPU(),
 		Availability: calibrate.Availability(goruntime.GOMAXPROCS(0), 50*time.Millisecond)}
-	cal, err := calibrate.Run(ctx, calibrate.Options{NoGPU: true, Log: logf})
-	if err != nil {
+	cal := &calibrate.Result{}
+	if cfg.Host != nil {
+		*cal = *cfg.Host
+	} else if cal, err = calibrate.Run(ctx, calibrate.Options{NoGPU: true, Log: logf}); err != nil {
 		return nil, err
 	}
 	co := cfg.Cluster

@@ -46,6 +46,7 @@ func TestClusterPrediction(t *testing.T) {
 		Reps:       1,
 		Cluster:    calibrate.ClusterOptions{Hops: 200, Bytes: 16 << 20, Rounds: 1},
 		Log:        t.Logf,
+		Host:       calibrated(t),
 	})
 	if err != nil {
 		t.Fatal(err)

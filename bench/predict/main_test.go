@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,9 +16,26 @@ import (
 
 var root = filepath.Join("..", "..")
 
-// TestCompareSmoke runs the predictor end to end, calibration included,
-// on one graph with library actors and on cd2dat (synthetic actors with
-// declared costs), and checks that it produces sane figures.
+// hostCalibration calibrates this host once for the package's tests (a
+// calibration takes seconds, tens under the race detector).
+var hostCalibration = sync.OnceValues(func() (*calibrate.Result, error) {
+	return calibrate.Run(context.Background(), calibrate.Options{NoGPU: true})
+})
+
+// calibrated is hostCalibration, failing t when it failed.
+func calibrated(t *testing.T) *calibrate.Result {
+	t.Helper()
+	cal, err := hostCalibration()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cal
+}
+
+// TestCompareSmoke runs the predictor end to end on the host's calibrated
+// model (the package's one calibration), on one graph with library actors
+// and on cd2dat (synthetic actors with declared costs), and checks that it
+// produces sane figures.
 func TestCompareSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("calibrates the host and runs graphs: skipped with -short")
@@ -27,6 +45,7 @@ func TestCompareSmoke(t *testing.T) {
 		Warmup:     20,
 		Iterations: 400,
 		Reps:       1,
+		Machine:    calibrated(t).Model(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -75,11 +94,7 @@ func TestSimulatorTracksRuntime(t *testing.T) {
 		t.Skip("runs every predict graph several times: skipped with -short")
 	}
 	ctx := context.Background()
-	cal, err := calibrate.Run(ctx, calibrate.Options{NoGPU: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := cal.Model()
+	base := calibrated(t).Model()
 	cpu := CPUOf(base)
 	graphs := []string{
 		filepath.Join(root, "examples", "predict", "pipeline.yaml"),

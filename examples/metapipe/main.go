@@ -63,8 +63,12 @@ func fig15Path() string {
 		return "fig15.yaml"
 	}
 	if _, file, _, ok := goruntime.Caller(0); ok {
-		return filepath.Join(filepath.Dir(file), "fig15.yaml")
+		p := filepath.Join(filepath.Dir(file), "fig15.yaml")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
 	}
+	// Built with -trimpath (no source paths): from the repository's root.
 	return filepath.Join("examples", "metapipe", "fig15.yaml")
 }
 

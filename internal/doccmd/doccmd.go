@@ -61,7 +61,10 @@ func Sluice(tb testing.TB, root string) string {
 			buildErr = err
 			return
 		}
-		c := exec.Command("go", "build", "-o", filepath.Join(dir, "sluice"), "./cmd/sluice")
+		// -trimpath as sluice run builds a graph's Go actors: the
+		// packages compiled here serve those builds too (a build without
+		// it keys its packages by their directory).
+		c := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "sluice"), "./cmd/sluice")
 		c.Dir = root
 		buildOut, buildErr = c.CombinedOutput()
 		buildDir = dir
@@ -93,10 +96,20 @@ func Run(ctx context.Context, dir, binDir, line string, env ...string) ([]byte, 
 	KillGroup(c)
 	c.WaitDelay = 5 * time.Second // a grandchild holding the output open
 	c.Dir = dir
-	c.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	if gc := goCache(); os.Getenv("GOCACHE") == "" && gc != "" {
-		c.Env = append(c.Env, "GOCACHE="+gc)
-	}
-	c.Env = append(c.Env, env...)
+	c.Env = append(Env(binDir), env...)
 	return c.CombinedOutput()
+}
+
+// Env is the environment documented commands run in: this process's, with
+// binDir first on PATH, the go command's build cache named explicitly
+// (see Run) and -trimpath added to GOFLAGS, so that a documented `go run`
+// reuses the packages Sluice compiled (a build without -trimpath keys its
+// packages by their directory, and the commands run in a copy of the
+// repository) instead of compiling them again.
+func Env(binDir string) []string {
+	env := append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if gc := goCache(); os.Getenv("GOCACHE") == "" && gc != "" {
+		env = append(env, "GOCACHE="+gc)
+	}
+	return append(env, "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -trimpath"))
 }

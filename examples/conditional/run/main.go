@@ -27,13 +27,17 @@ func main() {
 	}
 }
 
-// defaultGraph is conditional.yaml beside this command's package.
+// defaultGraph is conditional.yaml beside this command's package, or, in
+// a program built with -trimpath (no source paths), the repository's
+// examples/conditional/conditional.yaml from the working directory.
 func defaultGraph() string {
-	_, src, _, ok := goruntime.Caller(0)
-	if !ok {
-		return "examples/conditional/conditional.yaml"
+	if _, src, _, ok := goruntime.Caller(0); ok {
+		p := filepath.Join(filepath.Dir(src), "..", "conditional.yaml")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
 	}
-	return filepath.Join(filepath.Dir(src), "..", "conditional.yaml")
+	return "examples/conditional/conditional.yaml"
 }
 
 func run(file string, frames int64) error {
