@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,17 +61,58 @@ const legendCovers = `(() => { const l = document.getElementById("legend").getBo
 // zoom is the viewport's scale.
 const zoom = `(() => { const m = document.getElementById("viewport").getAttribute("transform").match(/scale\(([0-9.]+)\)/); return m ? +m[1] : 0 })()`
 
-// TestLargeGraphLegibleInBrowser opens bench/scale's 256-actor DAG: at the
-// opening view every text shown is 11 px or more (the layers folded into
-// labelled groups), the legend covers no actor, the repetition vector is
-// one folded line, zooming out stops where the groups' labels stay
-// legible, a group opens on click (its actors' names appear), the search
-// box centres an actor, and the drawing takes at most 250 ms from the
-// graph's answer to the frame painted (the best of three).
-func TestLargeGraphLegibleInBrowser(t *testing.T) {
+// openTimed opens the page of the server at url in a fresh browser
+// (nothing cached: the page compiles its code and lays out its fonts as
+// it loads and waits for the graph) and waits for the opening drawing's
+// frame: the first figure of the page's data-frames-ms. It polls with a
+// plain evaluation every 50 ms, not chromedp's WaitReady: that one asks
+// DOM.querySelector every 5 ms, and the query that first found a box of
+// the new drawing took 26 to 40 ms of the page's main thread, inside the
+// time measured (seen in a Chromium trace). Returns the browser, the
+// errors it reports from the start, and the opening drawing's time in ms.
+func openTimed(t *testing.T, url string) (context.Context, func() []string, float64) {
+	t.Helper()
 	ctx := browser(t)
 	errs := consoleErrors(t, ctx)
-	openGraph(t, ctx, &Server{File: "testdata/dag256.yaml"}, "a255")
+	steps(t, ctx, chromedp.Navigate(url))
+	frames := `document.getElementById("graph").dataset.framesMs || ""`
+	eventually(t, "the opening drawing painted", func() bool { return eval[string](t, ctx, frames) != "" })
+	f := strings.Fields(eval[string](t, ctx, frames))
+	ms, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		t.Fatalf("data-frames-ms: expected figures in ms, found %q", f)
+	}
+	return ctx, errs, ms
+}
+
+// TestLargeGraphLegibleInBrowser opens bench/scale's 256-actor DAG: the
+// opening drawing takes at most 250 ms from the graph's answer to the
+// frame painted (the best of up to three openings, each in a fresh
+// browser, see openTimed: a second one only when the first took longer);
+// at the opening view every text shown is 11 px or more
+// (the layers folded into labelled groups), the legend covers no actor,
+// the repetition vector is one folded line; a drawing again (a keystroke
+// in the YAML) takes at most 250 ms too (the best of three); zooming out
+// stops where the groups' labels stay legible, a group opens on click (its
+// actors' names appear), the search box centres an actor.
+func TestLargeGraphLegibleInBrowser(t *testing.T) {
+	srv := &Server{File: "testdata/dag256.yaml"}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	var ctx context.Context
+	var errs func() []string
+	var opening []float64
+	for len(opening) == 0 || len(opening) < 3 && opening[len(opening)-1] > 250 {
+		if ctx != nil {
+			if err := chromedp.Cancel(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ms float64
+		ctx, errs, ms = openTimed(t, ts.URL+"/?token="+srv.Token)
+		opening = append(opening, ms)
+	}
+	t.Logf("256 actors, the opening drawing: the answer to the frame painted, wall-clock: %.0f ms (each in a fresh browser)", opening)
 	if n := count(t, ctx, "#graph g.node"); n != 256 {
 		t.Fatalf("expected 256 actors drawn, found %d", n)
 	}
@@ -90,14 +133,19 @@ func TestLargeGraphLegibleInBrowser(t *testing.T) {
 		t.Fatalf("expected the repetition vector folded into one line, found %q", r)
 	}
 	shot(t, ctx, "scale")
-
-	// Drawing: the opening one, then three more (the text checked again,
-	// the view kept). Each is timed in the page from the graph's answer to
+	// The opening drawing, timed in the page from the graph's answer to
 	// the frame painted (wall-clock, performance.now() and
-	// requestAnimationFrame: the page's data-frames-ms), the best of the
-	// three at most 250 ms (the machine's other work stretches the
-	// others); the CPU time of the page's main thread per check (Chromium's
-	// ThreadTime: the request, the answer, the drawing) is logged.
+	// requestAnimationFrame: the page's data-frames-ms): the best of the
+	// openings at most 250 ms (the machine's other work stretches the
+	// others).
+	if best := slices.Min(opening); best > 250 {
+		t.Fatalf("expected the opening drawing of 256 actors within 250 ms from the answer to the frame painted (the best of %d openings, each in a fresh browser), found %.0f ms", len(opening), opening)
+	}
+
+	// Drawing again: three more (the text checked again, the view kept),
+	// timed likewise, the best of the three at most 250 ms; the CPU time
+	// of the page's main thread per check (Chromium's ThreadTime: the
+	// request, the answer, the drawing) is logged.
 	if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{TimeDomain: performance.EnableTimeDomainThreadTicks}); err != nil {
 		t.Fatal(err)
 	}

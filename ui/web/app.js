@@ -4,7 +4,7 @@
 // both ways, Go generation, runs with figures on the drawing, a throughput
 // chart, predicted vs measured throughput and a timeline. See docs/ui.md.
 import { state, api, events, $, html, withToken, rate } from "./common.js";
-import { drawGraph, drawLegend, findActor, addDetail, addDetailIn, wireDrawing, chainsChanged, foldedChainOf, fusedChains } from "./draw.js";
+import { drawGraph, drawLegend, findActor, addDetail, addDetailIn, wireDrawing, chainsChanged, foldedChainOf, fusedChains, warmUp } from "./draw.js";
 import { view, setBounds, wire, zoomTo, fit, refit, centreActor, openGroup, visibleRect } from "./view.js";
 import { showFigures, resetRun, clearFigures, belongs, redraw, throughputFromTrace, watchChart } from "./live.js";
 import { startTimeline, wireTimeline } from "./timeline.js";
@@ -120,12 +120,19 @@ function search(text) {
 }
 
 // fillSearch offers the graph's actors as the search box's suggestions
-// (written again only when they changed).
+// (written again only when they changed), once the drawing is painted (a
+// big graph's hundreds of suggestions are no part of its first frame).
 function fillSearch() {
+  requestAnimationFrame(() => setTimeout(fillSuggestions, 0));
+}
+
+function fillSuggestions() {
   const list = $("actornames"), paths = actorPaths(state.graph), key = paths.join("\n");
   if (list.dataset.key === key) return;
   list.dataset.key = key;
-  list.replaceChildren(...paths.map((p) => { const o = html("option"); o.value = p; return o; }));
+  // One markup string, parsed at once (hundreds of elements made one by
+  // one cost several times more).
+  list.innerHTML = paths.map((p) => '<option value="' + p.replace(/[&<>"']/g, (c) => "&#" + c.charCodeAt(0) + ";") + '">').join("");
 }
 $("search").addEventListener("keydown", (e) => {
   e.stopPropagation();
@@ -170,15 +177,23 @@ function selectedLine(sel) {
   return (!sel.prefix && sel.channel.line) || 0;
 }
 
-// showLine selects a line of the YAML text and scrolls to it.
+// showLine selects a line of the YAML text and scrolls to it (once the
+// panel shows: folded, the text is not laid out; see toggleYAML).
 function showLine(line) {
   if (!line) return;
   const t = $("yaml"), lines = t.value.split("\n");
   let at = 0;
   for (let i = 0; i < line - 1 && i < lines.length; i++) at += lines[i].length + 1;
   t.setSelectionRange(at, at + (lines[line - 1] || "").length);
-  t.scrollTop = Math.max(0, (line - 5) * 17.4);
   t.dataset.line = line;
+  scrollToLine();
+}
+
+// scrollToLine scrolls the YAML text to the line selected last, when the
+// panel shows.
+function scrollToLine() {
+  const t = $("yaml");
+  if (t.dataset.line && !$("editor-pane").classList.contains("collapsed")) t.scrollTop = Math.max(0, (t.dataset.line - 5) * 17.4);
 }
 
 // selectionPaths are the actors to zoom to: the selected actor, or a
@@ -411,11 +426,16 @@ $("graph").addEventListener("click", () => { state.connectFrom = null; $("hint")
 $("undo").addEventListener("click", undo);
 $("redo").addEventListener("click", redo);
 
-// toggleYAML shows or hides the YAML side panel (remembered).
+// toggleYAML shows or hides the YAML side panel (remembered). Folded, its
+// text is not laid out at all (style.css): a big graph's YAML, set as the
+// graph comes, would otherwise take the opening drawing's frame longer to
+// lay out than the drawing (1300 lines: about 60 ms); shown again, it
+// scrolls to the line selected meanwhile.
 function toggleYAML(open) {
   const p = $("editor-pane");
   const show = open === undefined ? p.classList.contains("collapsed") : open;
   p.classList.toggle("collapsed", !show);
+  if (show) scrollToLine();
   $("yamltoggle").classList.toggle("on", show);
   try { localStorage.setItem("sluice.yaml", show ? "1" : "0"); } catch (e) { /* private mode */ }
   setTimeout(() => { if (view.bounds.boxes.length) refit(); }, 200);
@@ -649,8 +669,15 @@ async function saveMapping() {
   }
 }
 
+// load asks for the graph; should the answer take longer than 100 ms (the
+// server checks a big graph for seconds), the page compiles its drawing
+// code meanwhile (warmUp) rather than in the opening drawing's time.
 async function load() {
-  const [r, b] = await Promise.all([api("GET", "/api/graph"), api("GET", "/api/builtins")]);
+  const graph = api("GET", "/api/graph");
+  let came = false;
+  graph.then(() => { came = true; }, () => { came = true; });
+  setTimeout(() => { if (!came && !state.graph) warmUp(); }, 100);
+  const [r, b] = await Promise.all([graph, api("GET", "/api/builtins")]);
   if (b.status === 200) builtins = b.data;
   if (r.data.yaml !== undefined) { $("yaml").value = r.data.yaml; remember(r.data.yaml); }
   show(r.status, r.data, r.at);

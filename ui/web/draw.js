@@ -9,7 +9,7 @@
 // click. The drawing is written as SVG markup and parsed at once.
 import dagre from "dagre";
 import { state, $, html } from "./common.js";
-import { quickLayout } from "./quick.js";
+import { quickLayout, QuickGraph } from "./quick.js";
 
 const HEAD = 28, ROW = 20, FOOT = 40, PAD = 10;
 // TAG is about the width of the longest tag above a box (a measured
@@ -216,15 +216,15 @@ function short(r) {
 
 // layout lays out the drawn actors, clusters and channels: dagre for
 // graphs of up to BIG actors (or with a composite expanded), quickLayout
-// for bigger ones, where an opened fused chain is not a cluster
-// (chainTitleMarkup); the result is kept for the next drawing of the same
+// (in a QuickGraph) for bigger ones, where an opened fused chain is not a
+// cluster (chainTitleMarkup); the result is kept for the next drawing of the same
 // boxes and channels (a keystroke in the YAML, an edit of a cost).
 function layout(g, report) {
   const { nodes, clusters, edges } = collect(g);
-  const lay = new dagre.graphlib.Graph({ multigraph: true, compound: true });
   // Big graphs open as an overview, too small for channel labels: they are
   // left out (and shown on hover), and laid out by quickLayout.
   const big = nodes.length > BIG && !clusters.some((c) => !c.chain);
+  const lay = big ? new QuickGraph() : new dagre.graphlib.Graph({ multigraph: true, compound: true });
   lay.setGraph({ rankdir: "LR", nodesep: 28, ranksep: big ? 90 : 30, edgesep: 14, marginx: 12, marginy: 40 });
   lay.setDefaultEdgeLabel(() => ({}));
   if (!big) {
@@ -280,9 +280,9 @@ function layoutCached(lay, run) {
 
 // drawing is what the current drawing needs to add a box's detail later:
 // each actor's node (its element found once drawn) and layout box, each
-// channel's selection, the report and its findings, the handlers, the
-// fused chains drawn.
-const drawing = { nodes: new Map(), edges: new Map(), report: null, paint: null, on: null, lazy: false, chainsKey: "", width: 0 };
+// channel's selection, a big graph's channels' labels (their tooltips),
+// the report and its findings, the handlers, the fused chains drawn.
+const drawing = { nodes: new Map(), edges: new Map(), labels: new Map(), report: null, paint: null, on: null, lazy: false, chainsKey: "", width: 0 };
 
 // The drawing is written as one SVG markup string and parsed by the
 // browser at once (a few thousand elements made one by one through the
@@ -292,10 +292,13 @@ const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESC[c]);
 // r1 writes a coordinate with one decimal at most.
 const r1 = (v) => Math.round(v * 10) / 10;
 // mk is an element's markup: its attributes (escaped; undefined ones left
-// out) and its content (markup).
+// out; numbers as they are) and its content (markup).
 function mk(name, attrs, inner) {
   let s = "<" + name;
-  for (const k in attrs) if (attrs[k] !== undefined) s += " " + k + '="' + esc(attrs[k]) + '"';
+  for (const k in attrs) {
+    const v = attrs[k];
+    if (v !== undefined) s += " " + k + '="' + (typeof v === "number" ? v : esc(v)) + '"';
+  }
   return s + ">" + (inner || "") + "</" + name + ">";
 }
 
@@ -305,12 +308,27 @@ function mk(name, attrs, inner) {
 export function drawGraph(g, report, on) {
   const vp = $("viewport");
   state.drawn = (state.drawn || 0) + 1;
+  const { markup, boxes, groups, room, w, h } = drawMarkup(g, report, on);
+  // The layout's coordinates, shifted down to leave the room.
+  vp.innerHTML = '<g id="drawroot" transform="translate(0,' + room + ')">' + markup + "</g>";
+  for (const e of vp.querySelectorAll("g.node, g.chain")) {
+    const x = drawing.nodes.get(e.dataset.actor || e.dataset.fused);
+    x.node = e;
+    if (x.detail) x.detail = e.lastChild;
+  }
+  return { w, h, boxes, groups, room };
+}
+
+// drawMarkup lays the graph out and writes its drawing's markup (the
+// drawing's state set for it); the boxes and groups are shifted down by
+// room, as the markup will be.
+function drawMarkup(g, report, on) {
   const { lay, nodes, clusters, big } = layout(g, report);
   const paint = findingsOf(report);
   const boxes = nodes.map((n) => { const d = lay.node(n.path); return { path: n.path, x: d.x - d.width / 2, y: d.y - d.height / 2, w: d.width, h: d.height }; });
   // Room above the drawing for the groups' labels in the overview.
   const gg = lay.graph(), room = Math.max(60, Math.round(0.08 * gg.height));
-  Object.assign(drawing, { nodes: new Map(), edges: new Map(), report, paint, on, lazy: big, chainsKey: chainsKey(), width: gg.width });
+  Object.assign(drawing, { nodes: new Map(), edges: new Map(), labels: new Map(), report, paint, on, lazy: big, chainsKey: chainsKey(), width: gg.width });
   const out = [];
   const groups = layerGroups(boxes, paint);
   for (const grp of groups) out.push(groupMarkup(grp));
@@ -329,18 +347,36 @@ export function drawGraph(g, report, on) {
     out.push(nodeMarkup(n, d, paint, x.detail ? detailMarkup(x) : ""));
   }
   out.push(defs());
-  // The layout's coordinates, shifted down to leave the room.
-  vp.innerHTML = '<g id="drawroot" transform="translate(0,' + room + ')">' + out.join("") + "</g>";
-  for (const e of vp.querySelectorAll("g.node, g.chain")) {
-    const x = drawing.nodes.get(e.dataset.actor || e.dataset.fused);
-    x.node = e;
-    if (x.detail) x.detail = e.lastChild;
-  }
   for (const b of boxes) b.y += room;
   for (const grp of groups) { grp.y += room; }
   let w = gg.width;
   for (const b of boxes) w = Math.max(w, b.x + b.w + 12);
-  return { w, h: room + Math.max(gg.height, bottom + 40 + 26 * back.size), boxes, groups, room };
+  return { markup: out.join(""), boxes, groups, room, w, h: room + Math.max(gg.height, bottom + 40 + 26 * back.size) };
+}
+
+// warmUp writes, and throws away, the drawing of a made-up graph of 96
+// actors in 12 layers, as big graphs are drawn (the overview): the
+// drawing's code is compiled then, while the page waits for the server
+// to check the graph (seconds for hundreds of actors), instead of in the
+// opening drawing's time. The drawing shown, if any, and the kept layout
+// are left as they were.
+export function warmUp() {
+  const actors = [], channels = [], per = 8, layers = 12;
+  const port = (name) => ({ name, type: "f32", rate: "1" });
+  for (let l = 0; l < layers; l++) {
+    for (let i = 0; i < per; i++) {
+      actors.push({ name: "w" + l + "_" + i, kind: "synthetic", inputs: l ? [port("in0"), port("in1")] : [], outputs: l < layers - 1 ? [port("out0"), port("out1")] : [] });
+      if (!l) continue;
+      for (const [k, j] of [[0, i], [1, (i * 3 + l) % per]]) {
+        channels.push({ name: "w" + (l - 1) + "_" + j + ".out" + k + "->w" + l + "_" + i + ".in" + k, from: "w" + (l - 1) + "_" + j + ".out" + k, to: "w" + l + "_" + i + ".in" + k, capacity: 8, initial: 0 });
+      }
+    }
+  }
+  const ds = $("graph").dataset, kept = Object.assign({}, drawing), keptLaid = laid, keptData = [ds.layoutMs, ds.layoutCached];
+  drawMarkup({ name: "warm-up", actors, channels }, null, null);
+  Object.assign(drawing, kept);
+  laid = keptLaid;
+  ["layoutMs", "layoutCached"].forEach((k, i) => { if (keptData[i] === undefined) delete ds[k]; else ds[k] = keptData[i]; });
 }
 
 function defs() {
@@ -495,11 +531,12 @@ function edgeMarkup(lay, e, paint, backY) {
     path = smooth(pts);
   }
   drawing.edges.set(d.name, { kind: "channel", prefix: d.e.prefix, channel });
+  if (d.big) drawing.labels.set(d.name, d.label);
   const marker = paint.rates.has(d.name) ? "arrow-rates" : bad ? "arrow-bad" : "arrow";
   const line = mk("path", { class: "line", d: path, "marker-end": "url(#" + marker + ")" });
   // A big graph's channel is its line alone (class edge line), which takes
-  // the clicks; its name and rates are its tooltip.
-  if (d.big) return mk("path", { class: cls + " line", "data-channel": d.name, "data-tip": d.name + ": " + d.label.join(" "), d: path, "marker-end": "url(#" + marker + ")" });
+  // the clicks; its name and rates are its tooltip (edgeTip).
+  if (d.big) return mk("path", { class: cls + " line", "data-channel": d.name, d: path, "marker-end": "url(#" + marker + ")" });
   const attrs = { class: cls, "data-channel": d.name, "data-from": channel.from, "data-to": channel.to };
   return mk("g", attrs, mk("path", { class: "hit", d: path }) + line + edgeLabelBox(d, lx, ly));
 }
@@ -695,15 +732,20 @@ export function wireDrawing(openGroup) {
   // rates.
   const tip = $("tip");
   vp.addEventListener("mousemove", (ev) => {
-    const t = ev.target.closest && (ev.target.closest("g.node") || ev.target.closest("g.chain, .edge[data-tip]"));
+    const t = ev.target.closest && (ev.target.closest("g.node") || ev.target.closest("g.chain, path.edge"));
     if (!t || ev.target.closest("circle.port")) { tip.style.display = "none"; return; }
-    tip.textContent = t.classList.contains("node") ? t.dataset.actor + (t.dataset.figure && state.runShown ? ": " + t.dataset.figure + " busy" : "") : t.dataset.tip;
+    tip.textContent = t.classList.contains("node") ? t.dataset.actor + (t.dataset.figure && state.runShown ? ": " + t.dataset.figure + " busy" : "") : t.dataset.tip || edgeTip(t.dataset.channel);
     const r = $("canvas").getBoundingClientRect();
     tip.style.left = ev.clientX - r.left + 14 + "px";
     tip.style.top = ev.clientY - r.top + 12 + "px";
     tip.style.display = "block";
   });
   vp.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+}
+
+// edgeTip is a big graph's channel's tooltip: its name and rates.
+function edgeTip(name) {
+  return name + ": " + (drawing.labels.get(name) || []).join(" ");
 }
 
 // drawLegend explains the colours (placements on the drawing) and badges,

@@ -90,3 +90,25 @@ function place(lay, layers, opts) {
   });
   Object.assign(lay.graph(), { width: x - opts.ranksep + opts.marginx, height: H + 2 * opts.marginy });
 }
+
+// QuickGraph is the graph a big drawing is laid out in by quickLayout:
+// what it and the drawing ask of dagre's graph (nodes with their labels,
+// edges named, the graph's label), without graphlib's bookkeeping, which
+// took a big graph's opening drawing (its code not compiled yet) tens of
+// ms. An edge's name is its key (the channels' names are unique).
+export class QuickGraph {
+  constructor() { this.label = {}; this.byNode = new Map(); this.list = []; this.byName = new Map(); }
+  setGraph(label) { this.label = label; }
+  graph() { return this.label; }
+  setDefaultEdgeLabel() {}
+  setNode(v, label) { this.byNode.set(v, label); }
+  node(v) { return this.byNode.get(v); }
+  nodes() { return [...this.byNode.keys()]; }
+  parent() { return undefined; }
+  setEdge(v, w, label, name) {
+    if (!this.byName.has(name)) this.list.push({ v, w, name });
+    this.byName.set(name, label);
+  }
+  edge(e) { return this.byName.get(e.name); }
+  edges() { return this.list; }
+}
