@@ -29,6 +29,7 @@ package main
 
 import (
 	"github.com/sluicehq/sluice/cli"
+	_ "github.com/sluicehq/sluice/device/all" // every backend: CUDA, OpenCL, the CPU
 
 	_ "github.com/sluicehq/sluice/examples/imagepipe"
 )

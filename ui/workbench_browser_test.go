@@ -326,7 +326,8 @@ func recordRun(t *testing.T, file string) (stats, trace string) {
 
 // TestRecordedRunInBrowser shows the image pipeline with a run recorded by
 // ui/record-gpu.sh: the filters coloured by the device the mapping puts
-// them on, the run's figures on the drawing and its timeline. It uses
+// them on, the run's figures on the drawing and its timeline (a second
+// screenshot, NAME-timeline). It uses
 // testdata/imagepipe-opencl (recorded on PoCL with opencl.yaml) or, with
 // SLUICE_UI_GPU_RUN=OUT, the recording of `ui/record-gpu.sh run DIR OUT`
 // on a GPU machine (cuda.yaml); the screenshot is imagepipe-opencl or gpu.
@@ -360,6 +361,12 @@ func TestRecordedRunInBrowser(t *testing.T) {
 		return eval[bool](t, ctx, `getComputedStyle(document.getElementById("timeline")).display === "block"`)
 	})
 	shot(t, ctx, name)
+	// The timeline: a lane per worker and one for the device.
+	steps(t, ctx, chromedp.Click(chromedp.CSS(`#dock button[data-tab="timeline"]`)))
+	if n := eval[string](t, ctx, `document.getElementById("timeline").dataset.firings || ""`); n == "" || n == "0" {
+		t.Fatalf("timeline: expected the recorded firings drawn, found %q", n)
+	}
+	shot(t, ctx, name+"-timeline")
 	noConsoleErrors(t, errs)
 }
 

@@ -229,6 +229,53 @@ func level(f, a, b float32) float32 {
 	return 600 + 1600*f + 1800*c*(0.5+f)
 }
 
+// Pixel LCG of Tile: h ← h·lcgMul + lcgAdd before each pixel of a row.
+const (
+	lcgMul = 6364136223846793005
+	lcgAdd = 1442695040888963407
+)
+
+// lcgJump returns the multiplier and increment of n steps of the pixel
+// LCG at once (h ← h·m + a), by squaring: the composition of two affine
+// steps (m1, a1) then (m2, a2) is (m1·m2, a1·m2 + a2).
+func lcgJump(n int) (m, a uint64) {
+	m, a = 1, 0
+	sm, sa := uint64(lcgMul), uint64(lcgAdd) // 2^k steps
+	for ; n > 0; n >>= 1 {
+		if n&1 == 1 {
+			m, a = m*sm, a*sm+sa
+		}
+		sm, sa = sm*sm, sa*sm+sa
+	}
+	return m, a
+}
+
+// TileSample writes to set the pixels of tile i (as Tile writes them, bit
+// for bit) at x = x0, x0+step, … and y = y0, y0+step, … only, without
+// computing the others: set(x, y, v) for each, rows in order. Each row's
+// noise is jumped ahead to x0 and then step pixels at a time.
+func (c Config) TileSample(s *Scene, known []Pos, i, x0, y0, step int, set func(x, y int, v uint16)) {
+	p := known[i]
+	base := mix(c.Seed ^ uint64(i+1)<<40)
+	noise := float32(c.Noise)
+	m0, a0 := lcgJump(x0 + 1)
+	ms, as := lcgJump(step)
+	for y := y0; y < c.Height; y += step {
+		h := mix(base+uint64(y))*m0 + a0
+		sy := p.Y + y
+		fr := s.fine[(sy%s.pf)*s.pf:][:s.pf]
+		ar := s.ca[(sy%s.pa)*s.pa:][:s.pa]
+		br := s.cb[(sy%s.pb)*s.pb:][:s.pb]
+		for x := x0; x < c.Width; x += step {
+			n := (float32(h>>40&0xffff)+float32(h>>24&0xffff))/65536 - 1
+			sx := p.X + x
+			v := level(fr[sx%s.pf], ar[sx%s.pa], br[sx%s.pb]) + noise*n
+			set(x, y, uint16(min(max(v, 0), 65535)))
+			h = h*ms + as
+		}
+	}
+}
+
 // Tile writes tile i (row-major index) into dst (Width×Height pixels): the
 // scene at the tile's true origin plus camera noise that differs from tile
 // to tile, so overlaps never match exactly.
@@ -248,7 +295,7 @@ func (c Config) Tile(s *Scene, known []Pos, i int, dst []uint16) {
 		br := s.cb[(sy%s.pb)*s.pb:][:s.pb]
 		xf, xa, xb := p.X%s.pf, p.X%s.pa, p.X%s.pb
 		for x := range row {
-			h = h*6364136223846793005 + 1442695040888963407 // LCG step: cheap per-pixel noise
+			h = h*lcgMul + lcgAdd // LCG step: cheap per-pixel noise
 			n := (float32(h>>40&0xffff)+float32(h>>24&0xffff))/65536 - 1
 			v := level(fr[xf], ar[xa], br[xb]) + noise*n
 			row[x] = uint16(min(max(v, 0), 65535))

@@ -111,8 +111,9 @@ func Mismatches(c Config, got []Pos) int {
 }
 
 // Compose builds the mosaic, every MosaicScale-th pixel in x and y: the
-// tiles, read again (regenerated) one at a time, are laid at their origins
-// in row-major order, later tiles over earlier ones.
+// tiles, read again (regenerated: only the pixels the mosaic keeps, see
+// Config.TileSample) one at a time, are laid at their origins in row-major
+// order, later tiles over earlier ones.
 func Compose(c Config, pos []Pos) *image.Gray16 {
 	pos = normalise(pos)
 	mx, my := 0, 0
@@ -122,17 +123,11 @@ func Compose(c Config, pos []Pos) *image.Gray16 {
 	s := c.MosaicScale
 	img := image.NewGray16(image.Rect(0, 0, (mx+s-1)/s, (my+s-1)/s))
 	scene, known := SceneFor(c), c.Known()
-	tile := make([]uint16, c.Pixels())
 	for i, p := range pos {
-		c.Tile(scene, known, i, tile)
-		for y := (s - p.Y%s) % s; y < c.Height; y += s {
-			row := img.Pix[((p.Y+y)/s)*img.Stride:]
-			for x := (s - p.X%s) % s; x < c.Width; x += s {
-				v := tile[y*c.Width+x]
-				o := (p.X + x) / s * 2
-				row[o], row[o+1] = byte(v>>8), byte(v)
-			}
-		}
+		c.TileSample(scene, known, i, (s-p.X%s)%s, (s-p.Y%s)%s, s, func(x, y int, v uint16) {
+			o := ((p.Y+y)/s)*img.Stride + (p.X+x)/s*2
+			img.Pix[o], img.Pix[o+1] = byte(v>>8), byte(v)
+		})
 	}
 	return img
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/color"
 	"math"
 	"math/cmplx"
 	"os"
@@ -190,5 +192,57 @@ func TestHermitianPCM(t *testing.T) {
 		if diff > 1e-4*peak {
 			t.Errorf("%d×%d: largest difference %.3g of the peak %.3g", n, n, diff, peak)
 		}
+	}
+}
+
+// TestTileSampleMatchesTile: the sampled pixels are Tile's, bit for bit,
+// for every start and several steps (the noise's jump ahead included).
+func TestTileSampleMatchesTile(t *testing.T) {
+	t.Parallel()
+	c := DefaultConfig()
+	scene, known := SceneFor(c), c.Known()
+	full := make([]uint16, c.Pixels())
+	for _, i := range []int{0, 3} {
+		c.Tile(scene, known, i, full)
+		for _, step := range []int{1, 3, 16} {
+			for _, x0 := range []int{0, 1, step - 1} {
+				n := 0
+				c.TileSample(scene, known, i, x0, x0, step, func(x, y int, v uint16) {
+					n++
+					if w := full[y*c.Width+x]; v != w {
+						t.Fatalf("tile %d, step %d, start %d: pixel (%d, %d) = %d, Tile has %d", i, step, x0, x, y, v, w)
+					}
+				})
+				if want := ((c.Width - x0 + step - 1) / step) * ((c.Height - x0 + step - 1) / step); n != want {
+					t.Fatalf("tile %d, step %d, start %d: %d pixels sampled, expected %d", i, step, x0, n, want)
+				}
+			}
+		}
+	}
+}
+
+// TestComposeMatchesFullTiles: the mosaic from sampled pixels is the one
+// from whole tiles, laid in the same order.
+func TestComposeMatchesFullTiles(t *testing.T) {
+	t.Parallel()
+	c := DefaultConfig()
+	c.Rows, c.Cols, c.MosaicScale = 3, 3, 5
+	pos := c.Known()
+	got := Compose(c, pos)
+	pos = normalise(pos)
+	want := image.NewGray16(got.Bounds())
+	scene, known := SceneFor(c), c.Known()
+	tile := make([]uint16, c.Pixels())
+	s := c.MosaicScale
+	for i, p := range pos {
+		c.Tile(scene, known, i, tile)
+		for y := (s - p.Y%s) % s; y < c.Height; y += s {
+			for x := (s - p.X%s) % s; x < c.Width; x += s {
+				want.SetGray16((p.X+x)/s, (p.Y+y)/s, color.Gray16{Y: tile[y*c.Width+x]})
+			}
+		}
+	}
+	if !bytes.Equal(got.Pix, want.Pix) {
+		t.Fatal("the mosaic composed from sampled pixels differs from the one composed from whole tiles")
 	}
 }
