@@ -8,7 +8,7 @@
 # `sluice run` builds it for the graph's go: key; on a machine without Go,
 # build it elsewhere:
 #
-#	mkdir -p /tmp/iprun && printf 'package main\n\nimport (\n\t"github.com/sluicehq/sluice/cli"\n\t_ "github.com/sluicehq/sluice/examples/imagepipe"\n)\n\nfunc main() { cli.Main() }\n' > /tmp/iprun/main.go
+#	mkdir -p /tmp/iprun && printf 'package main\n\nimport (\n\t"github.com/sluicehq/sluice/cli"\n\t_ "github.com/sluicehq/sluice/device/all"\n\t_ "github.com/sluicehq/sluice/examples/imagepipe"\n)\n\nfunc main() { cli.Main() }\n' > /tmp/iprun/main.go
 #	cp -r /tmp/iprun ./iprun && CGO_ENABLED=0 go build -o sluice-ip ./iprun && rm -r ./iprun
 #
 # and run from the repository root:
