@@ -51,7 +51,7 @@ func StaticEstimate(g *graph.Graph) (*graph.Graph, []string, error) {
 		notes = append(notes, fmt.Sprintf("actor %s has dynamic (KPN) ports: simulated as moving, on every firing, the rates of the ports they are joined to (%s tokens), as one process (no replicas)", a.Name, strings.Join(rates, ", ")))
 	}
 	if _, err := analysis.RepetitionVector(c); err != nil {
-		return nil, nil, fmt.Errorf("mapping: the dynamic (KPN) ports of %s cannot be estimated from the ports they are joined to (%v): give them rates to map this graph", strings.Join(names, ", "), err)
+		return nil, nil, fmt.Errorf("mapping: the dynamic (KPN) ports of %s cannot be estimated from the ports they are joined to (%v): give them rates to map or simulate this graph", strings.Join(names, ", "), err)
 	}
 	return c, notes, nil
 }
