@@ -134,6 +134,10 @@ func TestDocumentedCommands(t *testing.T) {
 	root, _ := filepath.Abs("..")
 	work := copyRepo(t, root)
 	bin := doccmd.Sluice(t, root)
+	// Alongside the other long tests (TestMapEveryExample): every command
+	// runs as a process in the copy, nothing here uses the working
+	// directory.
+	t.Parallel()
 	var files []string
 	files = append(files, filepath.Join(root, "README.md"))
 	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))

@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/calibrate"
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/doccmd"
 	"github.com/sluicehq/sluice/internal/filekind"
 )
 
@@ -87,13 +90,21 @@ func TestMapEveryExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("maps and runs every example")
 	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(doccmd.Sluice(t, root), "sluice")
+	// Alongside the other long tests: the commands run as processes in
+	// the repository's root, with a cache of their own holding this
+	// host's model (examples/machines/host2.yaml).
+	t.Parallel()
 	cache := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", cache)
 	model, err := os.ReadFile("../examples/machines/host2.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := calibrate.CachePath()
+	path, err := cachedModelPath(cache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +113,10 @@ func TestMapEveryExample(t *testing.T) {
 	}
 	if err := os.WriteFile(path, model, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	sluice := func(t *testing.T, _ string, args ...string) (string, string, int) {
+		t.Helper()
+		return sluiceProcess(t, bin, root, []string{"XDG_CACHE_HOME=" + cache}, args...)
 	}
 	dir := t.TempDir()
 	files := closedExamples(t)
@@ -143,15 +158,55 @@ func TestMapEveryExample(t *testing.T) {
 	}
 	t.Logf("%d of %d closed examples mapped and run; %d refused for want of a gpu processor", ran, len(files), len(refused))
 	t.Run("kernel-only actors on this host's OpenCL device", func(t *testing.T) {
-		mapKernelOnly(t, dir, refused)
+		mapKernelOnly(t, sluice, dir, refused)
 	})
+}
+
+// cachedModelPath is where sluice looks for this host's calibrated model
+// (calibrate.CachePath) when its cache directory is cache.
+func cachedModelPath(cache string) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	p, err := calibrate.CachePath()
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(base, p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("the model's cache path %s is not under the cache directory %s", p, base)
+	}
+	return filepath.Join(cache, rel), nil
+}
+
+// sluiceProcess runs the sluice binary bin in dir with env added, and
+// returns its standard output, standard error and exit status (as the
+// in-process sluice does, for tests that run beside others).
+func sluiceProcess(t *testing.T, bin, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(doccmd.Env(filepath.Dir(bin)), env...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("sluice %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errb.String(), code
 }
 
 // mapKernelOnly maps the examples refused on the CPU-only model onto a
 // model of the CPU pool and this host's first OpenCL device (a processor
 // named by its device ID, as a calibrated model names it) and runs each
 // mapping written.
-func mapKernelOnly(t *testing.T, dir string, files []string) {
+func mapKernelOnly(t *testing.T, sluice func(*testing.T, string, ...string) (string, string, int), dir string, files []string) {
 	needOpenCL(t)
 	id := ""
 	for _, r := range device.Discover(context.Background()) {
