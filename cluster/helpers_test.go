@@ -14,7 +14,17 @@ import (
 	"github.com/sluicehq/sluice/runtime"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks that no test leaves a goroutine behind, but one of
+// nats.go's (v1.55.0): an object store Put publishes asynchronously through
+// a JetStream context of its own and cleans it up when done, and when the
+// cleanup runs before the context's status goroutine
+// (resetPendingAcksOnReconnect) has read its channel, that goroutine reads
+// nil and waits on a nil channel for ever (jetstream/publish.go, 566–570;
+// jetstream.go, cleanupReplySub). The library's, once per unlucky Put, and
+// seen once in the suite.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
+}
 
 // testCPU is the device a test worker lends.
 var testCPU = device.Info{ID: "cpu", Backend: "cpu", Name: "test cpu", Kind: device.CPU, ComputeUnits: 2, GlobalMem: 1 << 30, HostUnified: true}
