@@ -247,8 +247,12 @@ func Predict(ctx context.Context, p *Prepared, o PredictOptions) (*Prediction, e
 	if pr.Result, err = run(prog, cfg); err != nil {
 		return nil, err
 	}
-	for i := len(assumed) - 1; i >= 0; i-- {
-		pr.Result.Notes = append([]string{"assumed: " + assumed[i]}, pr.Result.Notes...)
+	if len(assumed) > 0 {
+		notes := make([]string, 0, len(assumed)+len(pr.Result.Notes))
+		for _, a := range assumed {
+			notes = append(notes, "assumed: "+a)
+		}
+		pr.Result.Notes = append(notes, pr.Result.Notes...)
 	}
 	pr.Config = cfg
 	pr.Placement = map[string]string{}

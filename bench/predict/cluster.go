@@ -168,9 +168,10 @@ func CompareCluster(ctx context.Context, cfg ClusterConfig) (*ClusterResult, err
 	res := &ClusterResult{Graph: cfg.Graph, Mapping: cfg.Mapping, Iterations: cfg.Iterations, Reps: cfg.Reps,
 		CPU: calibrate.CPUModel(), NumCPU: goruntime.NumCPU(),
 		Availability: calibrate.Availability(goruntime.GOMAXPROCS(0), 50*time.Millisecond)}
-	cal := &calibrate.Result{}
+	var cal *calibrate.Result
 	if cfg.Host != nil {
-		*cal = *cfg.Host
+		c := *cfg.Host // Cluster adds the links to its receiver
+		cal = &c
 	} else if cal, err = calibrate.Run(ctx, calibrate.Options{NoGPU: true, Log: logf}); err != nil {
 		return nil, err
 	}

@@ -229,6 +229,14 @@ func level(f, a, b float32) float32 {
 	return 600 + 1600*f + 1800*c*(0.5+f)
 }
 
+// pixel is a tile's pixel: the scene's level from its three textures'
+// values f, a, b plus the camera noise drawn from the LCG state h, scaled
+// by noise, clamped to 16 bits.
+func pixel(h uint64, f, a, b, noise float32) uint16 {
+	n := (float32(h>>40&0xffff)+float32(h>>24&0xffff))/65536 - 1
+	return uint16(min(max(level(f, a, b)+noise*n, 0), 65535))
+}
+
 // Pixel LCG of Tile: h ← h·lcgMul + lcgAdd before each pixel of a row.
 const (
 	lcgMul = 6364136223846793005
@@ -267,10 +275,8 @@ func (c Config) TileSample(s *Scene, known []Pos, i, x0, y0, step int, set func(
 		ar := s.ca[(sy%s.pa)*s.pa:][:s.pa]
 		br := s.cb[(sy%s.pb)*s.pb:][:s.pb]
 		for x := x0; x < c.Width; x += step {
-			n := (float32(h>>40&0xffff)+float32(h>>24&0xffff))/65536 - 1
 			sx := p.X + x
-			v := level(fr[sx%s.pf], ar[sx%s.pa], br[sx%s.pb]) + noise*n
-			set(x, y, uint16(min(max(v, 0), 65535)))
+			set(x, y, pixel(h, fr[sx%s.pf], ar[sx%s.pa], br[sx%s.pb], noise))
 			h = h*ms + as
 		}
 	}
@@ -296,9 +302,7 @@ func (c Config) Tile(s *Scene, known []Pos, i int, dst []uint16) {
 		xf, xa, xb := p.X%s.pf, p.X%s.pa, p.X%s.pb
 		for x := range row {
 			h = h*lcgMul + lcgAdd // LCG step: cheap per-pixel noise
-			n := (float32(h>>40&0xffff)+float32(h>>24&0xffff))/65536 - 1
-			v := level(fr[xf], ar[xa], br[xb]) + noise*n
-			row[x] = uint16(min(max(v, 0), 65535))
+			row[x] = pixel(h, fr[xf], ar[xa], br[xb], noise)
 			if xf++; xf == s.pf {
 				xf = 0
 			}
