@@ -203,6 +203,9 @@ func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
 // Worker asks one worker for its info.
 func (c *Client) Worker(ctx context.Context, name string) (WorkerInfo, error) {
 	var wi WorkerInfo
+	if err := checkWorkerName(name); err != nil {
+		return wi, err // a wildcard would ask every worker
+	}
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	m, err := c.nc.RequestWithContext(rctx, workerSubject(name, "info"), nil)

@@ -195,8 +195,13 @@ func TestChooseAsksAMissedWorker(t *testing.T) {
 	if err != nil || p.Worker != "w2" || p.Device != "cpu" {
 		t.Fatalf("expected w2/cpu found by asking w2, got %+v, %v", p, err)
 	}
-	_, err = ex.choose(ctx, &runtime.RemoteActor{Placement: &graph.Placement{Device: "worker:w9/cpu"}})
-	if err == nil || !strings.Contains(err.Error(), `no worker "w9" in the tree`) {
-		t.Fatalf("expected w9 refused by name, got %v", err)
+	for _, name := range []string{"w9", "*", ">", "w1.info"} {
+		_, err = ex.choose(ctx, &runtime.RemoteActor{Placement: &graph.Placement{Device: "worker:" + name + "/cpu"}})
+		if err == nil || !strings.Contains(err.Error(), `no worker "`+name+`" in the tree`) {
+			t.Fatalf("expected %s refused by name, got %v", name, err)
+		}
+	}
+	if _, err := cl.Worker(ctx, "*"); err == nil || !strings.Contains(err.Error(), "expected no dots") {
+		t.Fatalf("Worker(*): expected a refused name, got %v", err)
 	}
 }

@@ -95,8 +95,8 @@ func StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
 		h, _ := os.Hostname()
 		o.Name = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
-	if strings.ContainsAny(o.Name, ". */>") {
-		return nil, fmt.Errorf("worker: name %q: expected no dots, spaces, slashes, '*' or '>'", o.Name)
+	if err := checkWorkerName(o.Name); err != nil {
+		return nil, err
 	}
 	if o.HeartbeatInterval <= 0 {
 		o.HeartbeatInterval = DefaultHeartbeatInterval
@@ -788,4 +788,13 @@ func spansOf(trace []byte, actor string) [][3]int64 {
 		}
 	}
 	return out
+}
+
+// checkWorkerName refuses a name no worker can have: one that is not a
+// single subject token (sluice.worker.NAME.…).
+func checkWorkerName(name string) error {
+	if name == "" || strings.ContainsAny(name, ". */>\t\r\n") {
+		return fmt.Errorf("worker: name %q: expected no dots, spaces, slashes, '*' or '>'", name)
+	}
+	return nil
 }
