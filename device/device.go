@@ -255,6 +255,14 @@ type Event interface {
 	Release()
 }
 
+// Retainer is an Event that can be held twice: Retain returns a second
+// reference to the same command's completion, released on its own. A
+// run's trace keeps the events of its copies this way, to read their
+// times once they complete, after the runtime has let go of them.
+type Retainer interface {
+	Retain() (Event, error)
+}
+
 // Source is kernel source to build.
 type Source struct {
 	// Name is the user's file name ("blur.cl"); diagnostics point there.

@@ -181,9 +181,10 @@ type devRunner struct {
 	depth         int
 	c             *execCtx
 	lastEnd       int64
-	tmp           []byte // copy-host
-	pinErr        error  // why a host FIFO could not be pinned (speed only)
-	spin          int64  // ns to poll without sleeping (pollSpin, pollSpinCPU)
+	tmp           []byte     // copy-host
+	pinErr        error      // why a host FIFO could not be pinned (speed only)
+	spin          int64      // ns to poll without sleeping (pollSpin, pollSpinCPU)
+	link          *linkTrace // the copies' trace lanes (nil: not traced)
 
 	// Rounds (when q is a device.Batcher): each pass enqueues one
 	// invocation of every unit that can fire, in topological order, as one

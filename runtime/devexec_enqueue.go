@@ -166,6 +166,7 @@ func (op *enqOp) bindInputs() error {
 			if err != nil {
 				return op.fail("copy to device", err)
 			}
+			d.traceCopy(ev, false, op.u, int64(len(src)))
 			d.deps = append(d.deps, ev) // the first launch waits for it
 			if copiedIn(p) {
 				op.inEv = ev // an earlier one is released with deps
@@ -340,10 +341,11 @@ func (op *enqOp) readOutputs() error {
 			d.reads = append(d.reads, devRead{dst: dst, stage: p.stage, off: slot * du.G * p.rate * p.tsize})
 			continue
 		}
-		ev, err := d.cq.Read(dst, p.stage, slot*du.G*p.rate*p.tsize, kev)
+		ev, err := d.read(dst, p.stage, slot*du.G*p.rate*p.tsize, kev)
 		if err != nil {
 			return op.fail("copy to host", err)
 		}
+		d.traceCopy(ev, true, op.u, int64(len(dst)))
 		op.reads = append(op.reads, ev)
 	}
 	if len(op.reads) > 0 {

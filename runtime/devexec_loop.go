@@ -26,6 +26,7 @@ func (d *devRunner) loop() {
 			return
 		}
 		p0 := d.releaseCopied()
+		d.link.collect(d.c.now(), false)
 		p1, ok := d.retireCompleted()
 		if !ok {
 			return
@@ -246,6 +247,7 @@ func (d *devRunner) drain() {
 	_ = d.wq.Finish()
 	_ = d.cq.Finish()
 	_ = d.q.Finish()
+	d.link.finish(d.c.now())
 	for _, inv := range d.inflight {
 		if inv.ev != nil {
 			inv.ev.Release()

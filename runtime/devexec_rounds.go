@@ -213,7 +213,10 @@ func (d *devRunner) endRound() error {
 			if rd.peer != nil {
 				rev, err = d.cq.(device.PeerCopier).CopyPeer(rd.peer, rd.peerOff, rd.stage, rd.off, rd.n, ev)
 			} else {
-				rev, err = d.cq.Read(rd.dst, rd.stage, rd.off, ev)
+				rev, err = d.read(rd.dst, rd.stage, rd.off, ev)
+				if err == nil {
+					d.traceCopy(rev, true, inv.u, int64(len(rd.dst)))
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("actor %s firings %d–%d on %s: copy to host: %w", inv.u.name, inv.base, inv.base+inv.k-1, d.id, err)

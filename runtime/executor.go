@@ -169,6 +169,9 @@ func (d *devRunner) Kind() ExecutorKind { return KindDevice }
 
 func (d *devRunner) launch(r *run) {
 	d.c = r.newCtx("device " + d.id)
+	if r.traceCap > 0 {
+		d.link = newLinkTrace(r, d.id)
+	}
 	r.wg.Add(1)
 	go d.loop()
 }

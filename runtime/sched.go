@@ -488,8 +488,11 @@ type execCtx struct {
 	acc     []*unitAcc
 	trace   []traceEvent
 	tracing bool
-	t0      int64
-	wk      *worker // the pool worker this context is, or nil
+	// copies: a lane of a device's copies (linkTrace), whose trace events
+	// hold the bytes moved where a firing's index would be
+	copies bool
+	t0     int64
+	wk     *worker // the pool worker this context is, or nil
 	// lastTeamNs is how long this context's last firing of a team round
 	// took (awaitRound's patience).
 	lastTeamNs int64

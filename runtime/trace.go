@@ -51,9 +51,12 @@ func (r *run) writeTrace(w io.Writer) error {
 		for _, e := range c.trace {
 			buf = append(buf[:0], ",\n"+`{"name":`...)
 			buf = append(buf, names[e.unit]...)
-			if e.firing < 0 {
+			switch {
+			case c.copies:
+				buf = append(buf, `,"cat":"copy","ph":"X","pid":1,"tid":`...)
+			case e.firing < 0:
 				buf = append(buf, `,"cat":"process","ph":"X","pid":1,"tid":`...)
-			} else {
+			default:
 				buf = append(buf, `,"cat":"firing","ph":"X","pid":1,"tid":`...)
 			}
 			buf = strconv.AppendInt(buf, int64(c.id), 10)
@@ -61,7 +64,11 @@ func (r *run) writeTrace(w io.Writer) error {
 			buf = appendMicros(buf, e.ts)
 			buf = append(buf, `,"dur":`...)
 			buf = appendMicros(buf, e.dur)
-			if e.firing >= 0 {
+			if c.copies {
+				buf = append(buf, `,"args":{"bytes":`...)
+				buf = strconv.AppendInt(buf, e.firing, 10)
+				buf = append(buf, '}')
+			} else if e.firing >= 0 {
 				buf = append(buf, `,"args":{"firing":`...)
 				buf = strconv.AppendInt(buf, e.firing, 10)
 				buf = append(buf, fused[e.unit]...)

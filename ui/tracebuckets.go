@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // MaxBuckets is the most buckets per row GET /api/run/trace?px= answers.
@@ -23,6 +24,7 @@ type traceSlices struct {
 type traceRow struct {
 	Tid    int
 	Name   string
+	Copies bool // a device link's copies (category "copy"), not firings
 	Slices []slice
 	maxDur float64 // longest slice, to find those starting before a window
 }
@@ -42,6 +44,7 @@ func parseTrace(data []byte) (*traceSlices, error) {
 			Ts   float64 `json:"ts"`
 			Dur  float64 `json:"dur"`
 			Tid  int     `json:"tid"`
+			Cat  string  `json:"cat"`
 			Args struct {
 				Name string `json:"name"`
 			} `json:"args"`
@@ -69,7 +72,7 @@ func parseTrace(data []byte) (*traceSlices, error) {
 		if !ok {
 			r = len(out.Rows)
 			row[e.Tid] = r
-			out.Rows = append(out.Rows, traceRow{Tid: e.Tid})
+			out.Rows = append(out.Rows, traceRow{Tid: e.Tid, Copies: e.Cat == "copy"})
 		}
 		out.Rows[r].Slices = append(out.Rows[r].Slices, slice{e.Ts, e.Dur, a})
 		out.Rows[r].maxDur = max(out.Rows[r].maxDur, e.Dur)
@@ -78,7 +81,6 @@ func parseTrace(data []byte) (*traceSlices, error) {
 	if len(out.Rows) == 0 {
 		out.T0, out.T1 = 0, 0
 	}
-	slices.SortFunc(out.Rows, func(a, b traceRow) int { return a.Tid - b.Tid })
 	for i := range out.Rows {
 		r := &out.Rows[i]
 		r.Name = names[r.Tid]
@@ -87,8 +89,22 @@ func parseTrace(data []byte) (*traceSlices, error) {
 		}
 		slices.SortFunc(r.Slices, func(a, b slice) int { return cmpFloat(a.ts, b.ts) })
 	}
+	// Devices and their links first (a GPU's lanes stay in view above
+	// sixteen workers), then the others, each in the run's order.
+	slices.SortFunc(out.Rows, func(a, b traceRow) int {
+		if da, db := a.deviceSide(), b.deviceSide(); da != db {
+			if da {
+				return -1
+			}
+			return 1
+		}
+		return a.Tid - b.Tid
+	})
 	return out, nil
 }
+
+// deviceSide reports whether the row is a device's kernels or its link.
+func (r *traceRow) deviceSide() bool { return r.Copies || strings.HasPrefix(r.Name, "device ") }
 
 func cmpFloat(a, b float64) int {
 	switch {
@@ -112,15 +128,19 @@ type BucketsJSON struct {
 	Px     int              `json:"px"`
 	Actors []string         `json:"actors"`
 	Rows   []BucketsRowJSON `json:"rows"`
-	// Firings counts the firings overlapping the window, over all rows.
+	// Firings counts the firings overlapping the window, over all rows
+	// but the links'.
 	Firings int `json:"firings"`
 }
 
-// BucketsRowJSON is one worker's buckets.
+// BucketsRowJSON is one worker's buckets, or a device link's (Copies:
+// its busy time is copies, each named after the kernel actor whose
+// tokens it moves).
 type BucketsRowJSON struct {
-	Name  string    `json:"name"`
-	Busy  []float64 `json:"busy"`
-	Actor []int     `json:"actor"`
+	Name   string    `json:"name"`
+	Copies bool      `json:"copies,omitempty"`
+	Busy   []float64 `json:"busy"`
+	Actor  []int     `json:"actor"`
 }
 
 // buckets aggregates the slices overlapping [from, to] into px buckets per row.
@@ -146,7 +166,9 @@ func (t *traceSlices) buckets(from, to float64, px int) BucketsJSON {
 			if end < from {
 				continue
 			}
-			out.Firings++
+			if !r.Copies {
+				out.Firings++
+			}
 			k0 := max(0, int((s.ts-from)/w))
 			k1 := min(px-1, int((end-from)/w))
 			for k := k0; k <= k1; k++ {
@@ -166,7 +188,7 @@ func (t *traceSlices) buckets(from, to float64, px int) BucketsJSON {
 		for k := range busy {
 			busy[k] = math.Round(math.Min(1, busy[k]/w)*1000) / 1000 // 3 digits: the answer stays small
 		}
-		out.Rows[i] = BucketsRowJSON{Name: r.Name, Busy: busy, Actor: who}
+		out.Rows[i] = BucketsRowJSON{Name: r.Name, Copies: r.Copies, Busy: busy, Actor: who}
 	}
 	return out
 }

@@ -81,3 +81,35 @@ func TestTraceCounts(t *testing.T) {
 		t.Fatalf("expected a's firings ending at 10, 20, 40 and b's at 40 in 4 buckets, found %+v", c)
 	}
 }
+
+// A device link's lane (copies, category "copy") is marked as such and its
+// copies are not counted as firings; the device's lanes come before the
+// pool's workers.
+func TestTraceBucketsLinkLane(t *testing.T) {
+	t.Parallel()
+	data := []byte(`{"traceEvents":[
+{"name":"thread_name","ph":"M","pid":1,"tid":0,"args":{"name":"cpu-0"}},
+{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"device cuda:0"}},
+{"name":"thread_name","ph":"M","pid":1,"tid":2,"args":{"name":"link to cuda:0"}},
+{"name":"src","cat":"firing","ph":"X","pid":1,"tid":0,"ts":0,"dur":2,"args":{"firing":0}},
+{"name":"blur","cat":"firing","ph":"X","pid":1,"tid":1,"ts":10,"dur":5,"args":{"firing":0}},
+{"name":"blur","cat":"copy","ph":"X","pid":1,"tid":2,"ts":2,"dur":8,"args":{"bytes":76800}},
+{"name":"blur","cat":"copy","ph":"X","pid":1,"tid":2,"ts":12,"dur":3,"args":{"bytes":76800}}]}`)
+	ts, err := parseTrace(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ts.buckets(ts.T0, ts.T1, 15)
+	if b.Firings != 2 || len(b.Rows) != 3 {
+		t.Fatalf("expected 2 firings on 3 rows, found %d on %d", b.Firings, len(b.Rows))
+	}
+	if r := b.Rows[0]; r.Copies || r.Name != "device cuda:0" {
+		t.Errorf("row 0: %+v, want the device's firings", r)
+	}
+	if r := b.Rows[1]; !r.Copies || r.Name != "link to cuda:0" || r.Busy[2] != 1 {
+		t.Errorf("row 1: %+v, want the link's copies, busy from 2 µs", r)
+	}
+	if r := b.Rows[2]; r.Copies || r.Name != "cpu-0" {
+		t.Errorf("row 2: %+v, want the pool's worker last", r)
+	}
+}

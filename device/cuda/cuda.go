@@ -856,6 +856,7 @@ type Queue struct {
 }
 
 var _ device.Queue = (*Queue)(nil)
+var _ device.Retainer = (*Event)(nil)
 
 // Device returns the queue's device.
 func (q *Queue) Device() device.Device { return q.dev }
@@ -1371,6 +1372,20 @@ func (e *Event) Release() {
 		e.prev.unref()
 		e.keep = nil
 	}
+}
+
+// Retain returns a second reference to the command's completion, released
+// on its own (device.Retainer).
+func (e *Event) Retain() (device.Event, error) {
+	if e.released.Load() {
+		return nil, device.ErrReleased
+	}
+	if e.captured {
+		return &Event{q: e.q, captured: true}, nil
+	}
+	e.e.refs.Add(1)
+	e.prev.refs.Add(1)
+	return &Event{q: e.q, e: e.e, prev: e.prev, keep: e.keep}, nil
 }
 
 // CUEvent returns the underlying CUDA event (0 for a captured command).

@@ -7,6 +7,7 @@ import (
 )
 
 var _ device.Batcher = (*Queue)(nil)
+var _ device.Retainer = (*Event)(nil)
 
 // BeginBatch starts a batch (device.Batcher). OpenCL has no graphs:
 // launches go to the queue at once, without a cl_event each, and EndBatch

@@ -754,6 +754,18 @@ func (e *Event) Times() (device.Times, error) {
 	return device.Times(t), nil
 }
 
+// Retain returns a second reference to the command's completion
+// (clRetainEvent), released on its own (device.Retainer).
+func (e *Event) Retain() (device.Event, error) {
+	if e.released.Load() {
+		return nil, device.ErrReleased
+	}
+	if err := e.ev.Retain(); err != nil {
+		return nil, err
+	}
+	return &Event{ev: e.ev, pc: e.pc, q: e.q, keep: e.keep}, nil
+}
+
 // Release drops the event; later calls do nothing.
 func (e *Event) Release() {
 	if e.released.CompareAndSwap(false, true) {

@@ -1,5 +1,5 @@
-// The timeline: the last run's trace as a lane per worker or device,
-// zoomed by the wheel, the actor named on hover. The server aggregates the
+// The timeline: the last run's trace as a lane per worker or device (and
+// per direction of a device's link, tinted blue), zoomed by the wheel, the actor named on hover. The server aggregates the
 // firings into one bucket per pixel column and lane (GET
 // /api/run/trace?from=&to=&px=), so the page never holds the events.
 import { api, $, html } from "./common.js";
@@ -67,7 +67,7 @@ function drawTimeline() {
   const bw = (d.to - d.from) / d.px;
   d.rows.forEach((r, i) => {
     const y = TOP + LANE * i;
-    ctx.fillStyle = i % 2 ? "#f7f8fa" : "#fff";
+    ctx.fillStyle = r.copies ? (i % 2 ? "#eaf1fb" : "#f1f6fd") : i % 2 ? "#f7f8fa" : "#fff";
     ctx.fillRect(0, y, c.width, LANE);
     ctx.fillStyle = "#3b4656";
     ctx.fillText(r.name, 6, y + 17);
@@ -107,7 +107,7 @@ function hover(e) {
   const t = timeline.from + ((e.offsetX - LEFT) / w) * (timeline.to - timeline.from);
   const k = d ? Math.floor((t - d.from) / ((d.to - d.from) / d.px)) : -1;
   if (!row || e.offsetX < LEFT || k < 0 || k >= row.actor.length || row.actor[k] < 0) { tip.style.display = "none"; return; }
-  tip.textContent = d.actors[row.actor[k]] + " on " + row.name + " · " + t.toFixed(1) + " µs · " + Math.round(100 * row.busy[k]) + " % busy";
+  tip.textContent = (row.copies ? "copies for " : "") + d.actors[row.actor[k]] + " on " + row.name + " · " + t.toFixed(1) + " µs · " + Math.round(100 * row.busy[k]) + " % busy";
   tip.style.left = e.offsetX + 14 + "px";
   tip.style.top = e.offsetY + 10 + "px";
   tip.style.display = "block";
