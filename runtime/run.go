@@ -188,6 +188,7 @@ type run struct {
 	// Remote actors: one prepared job each.
 	remotes  []*remoteUnit
 	traceCap int
+	spans    spanLanes // device work Go actors reported (Firing.TraceDevice)
 
 	ck *checkpoints // Options.Checkpoint (checkpoint.go)
 

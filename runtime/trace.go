@@ -3,6 +3,7 @@ package runtime
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -27,7 +28,14 @@ func (r *run) writeTrace(w io.Writer) error {
 	buf = strconv.AppendQuote(buf, "sluice "+r.g.Name)
 	buf = append(buf, `}}`...)
 	bw.Write(buf)
-	for _, c := range r.ctxs {
+	// the lanes of device work Go actors reported follow the run's own
+	r.spans.mu.Lock()
+	ctxs := append(slices.Clip(r.ctxs), r.spans.lanes...)
+	for i, c := range r.spans.lanes {
+		c.id = len(r.ctxs) + i
+	}
+	r.spans.mu.Unlock()
+	for _, c := range ctxs {
 		buf = append(buf[:0], `,`+"\n"+`{"name":"thread_name","ph":"M","pid":1,"tid":`...)
 		buf = strconv.AppendInt(buf, int64(c.id), 10)
 		buf = append(buf, `,"args":{"name":`...)
@@ -47,7 +55,7 @@ func (r *run) writeTrace(w io.Writer) error {
 			fused[i] = strconv.AppendQuote([]byte(`,"fused":`), fu.name)
 		}
 	}
-	for _, c := range r.ctxs {
+	for _, c := range ctxs {
 		for _, e := range c.trace {
 			buf = append(buf[:0], ",\n"+`{"name":`...)
 			buf = append(buf, names[e.unit]...)

@@ -7,6 +7,7 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/sluicehq/sluice/internal/cu"
@@ -63,6 +64,51 @@ type gpuSlot struct {
 	hostRes    unsafe.Pointer // pinned copy of res
 	resBytes   int64
 	peaksBytes int64
+	marks      [3]cu.Event // timing marks around a timed call's copy and kernels
+}
+
+// GPUTimes are one call's times on the device (UploadTimed, AlignTimed):
+// its copy between host and device and its kernels, as wall-clock
+// intervals (the device's own durations, ending when the host saw the
+// call's stream finish).
+type GPUTimes struct {
+	CopyStart, CopyEnd       time.Time
+	ComputeStart, ComputeEnd time.Time
+}
+
+// times fills t, when non-nil, from the marks 0, 1 and 2 a timed call
+// recorded on s's stream, which the host has just seen finish: the span
+// from mark 0 to 1 comes first, from 1 to 2 second, the second ending now.
+// copyFirst says which of them is the copy.
+func (s *gpuSlot) times(t *GPUTimes, copyFirst bool) error {
+	if t == nil {
+		return nil
+	}
+	end := time.Now()
+	a, err := cu.Elapsed(s.marks[0], s.marks[1])
+	if err != nil {
+		return err
+	}
+	b, err := cu.Elapsed(s.marks[1], s.marks[2])
+	if err != nil {
+		return err
+	}
+	da, db := time.Duration(float64(a)*1e6), time.Duration(float64(b)*1e6)
+	first, mid := end.Add(-da-db), end.Add(-db)
+	if copyFirst {
+		*t = GPUTimes{CopyStart: first, CopyEnd: mid, ComputeStart: mid, ComputeEnd: end}
+	} else {
+		*t = GPUTimes{ComputeStart: first, ComputeEnd: mid, CopyStart: mid, CopyEnd: end}
+	}
+	return nil
+}
+
+// mark records timing mark i on s's stream when timed.
+func (s *gpuSlot) mark(timed bool, i int) error {
+	if !timed {
+		return nil
+	}
+	return s.marks[i].Record(s.stream)
 }
 
 // GPU is the PCIAM engine for w×h tiles on GPU 0.
@@ -186,6 +232,11 @@ func (e *GPU) newSlot() (*gpuSlot, error) {
 	if s.hostRes, err = e.ctx.MemAllocHost(s.resBytes); err != nil {
 		return nil, err
 	}
+	for i := range s.marks {
+		if s.marks[i], err = e.ctx.EventCreate(cu.EventDefault); err != nil {
+			return nil, err
+		}
+	}
 	// cufftPlan2d(plan, nx = rows, ny = columns, type)
 	if err := cufftCall("cufftPlan2d", cufftSym.plan2d, uintptr(unsafe.Pointer(&s.r2c)), uintptr(e.h), uintptr(e.w), cufftR2C); err != nil {
 		return nil, err
@@ -269,6 +320,13 @@ func (e *GPU) Release(h uint64) {
 // (Moisan's periodic-plus-smooth decomposition) and its mean, divided by
 // its magnitude. It returns the handle, to be read reads times (Release).
 func (e *GPU) Upload(tile []uint16, reads int) (uint64, error) {
+	return e.UploadTimed(tile, reads, nil)
+}
+
+// UploadTimed is Upload that, with t non-nil, also measures the tile's
+// copy to the device and its kernels into t (a traced run's actor shows
+// them, Firing.TraceDevice).
+func (e *GPU) UploadTimed(tile []uint16, reads int, t *GPUTimes) (uint64, error) {
 	n := e.w * e.h
 	if len(tile) < n {
 		return 0, fmt.Errorf("stitch: GPU: tile of %d pixels: expected %d×%d", len(tile), e.w, e.h)
@@ -281,8 +339,15 @@ func (e *GPU) Upload(tile []uint16, reads int) (uint64, error) {
 	defer func() { e.slots <- s }()
 	copy(unsafe.Slice((*uint16)(s.hostTile), n), tile[:n])
 	w32, h32, n32 := int32(e.w), int32(e.h), int32(n)
+	timed := t != nil
 	err = e.ctx.Do(func() error {
+		if err := s.mark(timed, 0); err != nil {
+			return err
+		}
 		if err := s.stream.CopyHtoD(sp.tile, s.hostTile, int64(n)*2); err != nil {
+			return err
+		}
+		if err := s.mark(timed, 1); err != nil {
 			return err
 		}
 		if err := launch(e.fn.toReal, s, cu.Dim3{X: 1024, Y: 1, Z: 1}, cu.Dim3{X: 256, Y: 1, Z: 1},
@@ -300,7 +365,13 @@ func (e *GPU) Upload(tile []uint16, reads int) (uint64, error) {
 			unsafe.Pointer(&sp.spec), unsafe.Pointer(&s.tl), unsafe.Pointer(&w32), unsafe.Pointer(&h32)); err != nil {
 			return err
 		}
-		return s.stream.Synchronize()
+		if err := s.mark(timed, 2); err != nil {
+			return err
+		}
+		if err := s.stream.Synchronize(); err != nil {
+			return err
+		}
+		return s.times(t, true)
 	})
 	if err != nil {
 		for i := 0; i < reads; i++ {
@@ -317,6 +388,12 @@ func (e *GPU) Upload(tile []uint16, reads int) (uint64, error) {
 // peak's four translations, on the device; the best translation wins, as
 // in AlignWith.
 func (e *GPU) Align(a, b uint64, peaks int) (Translation, error) {
+	return e.AlignTimed(a, b, peaks, nil)
+}
+
+// AlignTimed is Align that, with t non-nil, also measures the pair's
+// kernels and the copy of their results to the host into t.
+func (e *GPU) AlignTimed(a, b uint64, peaks int, t *GPUTimes) (Translation, error) {
 	if peaks < 1 || peaks > maxPeaks {
 		return Translation{}, fmt.Errorf("stitch: GPU: %d peaks: expected 1 to %d", peaks, maxPeaks)
 	}
@@ -337,7 +414,11 @@ func (e *GPU) Align(a, b uint64, peaks int) (Translation, error) {
 	pkV, pkI := s.res, s.res+maxPeaks*4
 	sums := s.res + cu.DevicePtr(s.peaksBytes)
 	one, threads := cu.Dim3{X: 1, Y: 1, Z: 1}, cu.Dim3{X: 256, Y: 1, Z: 1}
+	timed := t != nil
 	err = e.ctx.Do(func() error {
+		if err := s.mark(timed, 0); err != nil {
+			return err
+		}
 		if err := launch(e.fn.cross, s, cu.Dim3{X: 1024, Y: 1, Z: 1}, threads,
 			unsafe.Pointer(&sa.spec), unsafe.Pointer(&sb.spec), unsafe.Pointer(&s.q), unsafe.Pointer(&half32)); err != nil {
 			return err
@@ -363,10 +444,19 @@ func (e *GPU) Align(a, b uint64, peaks int) (Translation, error) {
 			unsafe.Pointer(&pkI), unsafe.Pointer(&sums)); err != nil {
 			return err
 		}
+		if err := s.mark(timed, 1); err != nil {
+			return err
+		}
 		if err := s.stream.CopyDtoH(s.hostRes, s.res, s.resBytes); err != nil {
 			return err
 		}
-		return s.stream.Synchronize()
+		if err := s.mark(timed, 2); err != nil {
+			return err
+		}
+		if err := s.stream.Synchronize(); err != nil {
+			return err
+		}
+		return s.times(t, false)
 	})
 	if err != nil {
 		return Translation{}, fmt.Errorf("stitch: GPU %d×%d pair: %w", e.w, e.h, err)
@@ -422,3 +512,7 @@ func (e *GPU) PeakHandles() int64 { return e.peak.Load() }
 // Live returns the number of spectra on the device whose handles have
 // reads left.
 func (e *GPU) Live() int64 { return e.live.Load() }
+
+// ResultBytes is what a pair's alignment copies back to the host: its
+// peaks and the correlations' sums.
+func (e *GPU) ResultBytes() int64 { return int64(maxPeaks*8 + 4*maxPeaks*5*8) }

@@ -47,10 +47,16 @@ func fireGPUFFT(f *runtime.Firing) error {
 	if err != nil {
 		return fmt.Errorf("actor %s: %w", f.Actor().Name, err)
 	}
-	h, err := e.Upload(runtime.Input[uint16](f, 0), gpuReads(c, int(f.Index())))
+	var t *GPUTimes
+	if f.Tracing() {
+		t = &GPUTimes{}
+	}
+	tile := runtime.Input[uint16](f, 0)
+	h, err := e.UploadTimed(tile, gpuReads(c, int(f.Index())), t)
 	if err != nil {
 		return fmt.Errorf("actor %s: firing %d: %w", f.Actor().Name, f.Index(), err)
 	}
+	traceGPU(f, t, true, int64(c.Width*c.Height*2))
 	for o := 0; o < f.NumOut(); o++ {
 		runtime.Output[uint64](f, o)[0] = h
 	}
@@ -75,10 +81,30 @@ func fireGPUAlign(f *runtime.Firing, north bool) error {
 		if ha == 0 || hb == 0 {
 			return fmt.Errorf("actor %s: firing %d: handles %d and %d: expected both tiles of the pair on the GPU", f.Actor().Name, i, hb, ha)
 		}
-		if t, err = e.Align(ha, hb, c.Peaks); err != nil {
+		var gt *GPUTimes
+		if f.Tracing() {
+			gt = &GPUTimes{}
+		}
+		if t, err = e.AlignTimed(ha, hb, c.Peaks, gt); err != nil {
 			return fmt.Errorf("actor %s: firing %d: %w", f.Actor().Name, i, err)
 		}
+		traceGPU(f, gt, false, e.ResultBytes())
 	}
 	t.Encode(&runtime.Output[[4]float64](f, 0)[0])
 	return nil
 }
+
+// traceGPU shows a firing's GPU work in a traced run: its kernels on the
+// lane "device cuda:0", its copy on the link's lane (toDevice: the tile
+// up; else the pair's results down). t is nil when not traced.
+func traceGPU(f *runtime.Firing, t *GPUTimes, toDevice bool, bytes int64) {
+	if t == nil {
+		return
+	}
+	f.TraceDevice(
+		runtime.DeviceSpan{Device: gpuDevice, Copy: true, ToDevice: toDevice, Bytes: bytes, Start: t.CopyStart, End: t.CopyEnd},
+		runtime.DeviceSpan{Device: gpuDevice, Start: t.ComputeStart, End: t.ComputeEnd})
+}
+
+// gpuDevice is the device the GPU engine uses (GPU 0), as the trace names it.
+const gpuDevice = "cuda:0"

@@ -1,7 +1,9 @@
 package stitch_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -120,5 +122,62 @@ func TestGPUGraph(t *testing.T) {
 	}
 	if l := e.Live(); l != live {
 		t.Errorf("%d spectra live after the run, want %d", l, live)
+	}
+}
+
+// TestGPUGraphTrace: a traced run of stitch-gpu.yaml shows the GPU's work
+// the actors did themselves: each tile's copy up on "link to cuda:0", each
+// pair's results down on "link from cuda:0" and their kernels on "device
+// cuda:0", each within the run.
+func TestGPUGraphTrace(t *testing.T) {
+	needGPU(t, 128, 128)
+	g, err := spec.Load("stitch-gpu.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range g.Actors {
+		a.Attrs["mosaic"] = ""
+	}
+	c, err := stitch.ActorConfig(g.Actors[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	st, err := runtime.Run(context.Background(), g, runtime.Options{Trace: &buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		TraceEvents []struct {
+			Name, Cat, Ph string
+			Tid           int
+			Ts, Dur       float64
+			Args          struct{ Name string }
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &tr); err != nil {
+		t.Fatal(err)
+	}
+	lanes := map[int]string{}
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			lanes[e.Tid] = e.Args.Name
+		}
+	}
+	n := map[string]int{}
+	for _, e := range tr.TraceEvents {
+		l := lanes[e.Tid]
+		if e.Ph != "X" || (l != "device cuda:0" && l != "link to cuda:0" && l != "link from cuda:0") {
+			continue
+		}
+		if e.Ts < 0 || e.Dur < 0 || e.Ts+e.Dur > float64(st.Elapsed.Microseconds())+1000 {
+			t.Fatalf("%s on %s at %.1f µs for %.1f µs: outside the run (%v)", e.Name, l, e.Ts, e.Dur, st.Elapsed)
+		}
+		n[l]++
+	}
+	tiles := c.Tiles()
+	pairs := (c.Cols-1)*c.Rows + (c.Rows-1)*c.Cols
+	if n["link to cuda:0"] != tiles || n["link from cuda:0"] != pairs || n["device cuda:0"] != tiles+pairs {
+		t.Fatalf("GPU spans per lane %v: want %d tiles up, %d pairs down, %d on the device", n, tiles, pairs, tiles+pairs)
 	}
 }
