@@ -11,8 +11,8 @@ import (
 )
 
 // TestRecordGPUScript runs ui/record-gpu.sh end to end on this machine:
-// build makes sluice with the image pipeline's Go actors and the device
-// backends (it must list this host's CPU among its devices), and run
+// build makes sluice with the image pipeline's and the stitching's Go
+// actors and the device backends (it must list this host's CPU among its devices), and run
 // records the pipeline with MAPPING=opencl.yaml (PoCL counts; skipped
 // where there is no OpenCL device), writing the statistics and the trace
 // that the workbench loads as a saved run.
@@ -30,7 +30,7 @@ func TestRecordGPUScript(t *testing.T) {
 	if b, err := exec.CommandContext(ctx, "bash", "record-gpu.sh", "build", dir).CombinedOutput(); err != nil {
 		t.Fatalf("record-gpu.sh build: %v\n%s", err, b)
 	}
-	devs, err := exec.CommandContext(ctx, filepath.Join(dir, "sluice-imagepipe"), "devices").CombinedOutput()
+	devs, err := exec.CommandContext(ctx, filepath.Join(dir, "sluice-record"), "devices").CombinedOutput()
 	if err != nil || !strings.Contains(string(devs), "\ncpu ") {
 		t.Fatalf("the recording program's devices: %v: expected this host's CPU listed (the device backends built in), found:\n%s", err, devs)
 	}
@@ -44,5 +44,17 @@ func TestRecordGPUScript(t *testing.T) {
 	}
 	if _, err := LoadSavedRun(filepath.Join(out, "stats.json"), filepath.Join(out, "trace.json")); err != nil {
 		t.Fatalf("the recording does not load as a saved run: %v", err)
+	}
+}
+
+// TestRecordGPUScriptRefusesUnknownApp: APP names what to record; anything
+// else is refused with a sentence, before the binary is looked for.
+func TestRecordGPUScriptRefusesUnknownApp(t *testing.T) {
+	t.Parallel()
+	run := exec.Command("bash", "record-gpu.sh", "run", t.TempDir(), t.TempDir())
+	run.Env = append(os.Environ(), "APP=mjpeg")
+	b, err := run.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "APP=mjpeg: expected imagepipe or stitch") {
+		t.Fatalf("APP=mjpeg: %v, %q: want a refusal naming the choices", err, b)
 	}
 }

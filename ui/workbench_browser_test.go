@@ -331,10 +331,18 @@ func recordRun(t *testing.T, file string) (stats, trace string) {
 // testdata/imagepipe-opencl (recorded on PoCL with opencl.yaml) or, with
 // SLUICE_UI_GPU_RUN=OUT, the recording of `ui/record-gpu.sh run DIR OUT`
 // on a GPU machine (cuda.yaml); the screenshot is imagepipe-opencl or gpu.
+// With SLUICE_UI_GPU_APP=stitch as well, OUT is a recording of APP=stitch
+// (stitch-42x59-gpu.yaml, whose GPU work is done by Go actors) and the
+// screenshot stitch-gpu.
 func TestRecordedRunInBrowser(t *testing.T) {
 	dir, mapFile, name := "testdata/imagepipe-opencl", "../examples/imagepipe/opencl.yaml", "imagepipe-opencl"
+	graphFile, focus, kernels := "../examples/imagepipe/imagepipe.yaml", "blur", []string{"blur", "sobel", "motion"}
 	if d := os.Getenv("SLUICE_UI_GPU_RUN"); d != "" {
 		dir, mapFile, name = d, "../examples/imagepipe/cuda.yaml", "gpu"
+		if os.Getenv("SLUICE_UI_GPU_APP") == "stitch" {
+			mapFile, name = "../examples/stitch/cuda16.yaml", "stitch-gpu"
+			graphFile, focus, kernels = "../examples/stitch/stitch-42x59-gpu.yaml", "fft", nil
+		}
 	}
 	saved, err := LoadSavedRun(filepath.Join(dir, "stats.json"), filepath.Join(dir, "trace.json"))
 	if err != nil {
@@ -346,16 +354,16 @@ func TestRecordedRunInBrowser(t *testing.T) {
 	}
 	ctx := browser(t)
 	errs := consoleErrors(t, ctx)
-	openGraph(t, ctx, &Server{File: "../examples/imagepipe/imagepipe.yaml", Mapping: m, Saved: saved}, "blur")
+	openGraph(t, ctx, &Server{File: graphFile, Mapping: m, Saved: saved}, focus)
 	cpu := eval[string](t, ctx, `getComputedStyle(document.querySelector('#graph g.node[data-actor="src"] .head')).fill`)
-	for _, a := range []string{"blur", "sobel", "motion"} {
+	for _, a := range kernels {
 		fill := eval[string](t, ctx, `getComputedStyle(document.querySelector('#graph g.node[data-actor="`+a+`"] .head')).fill`)
 		if fill == cpu || eval[string](t, ctx, `document.querySelector('#graph g.node[data-actor="`+a+`"]').dataset.place`) == "cpu" {
 			t.Fatalf("%s: expected it coloured by its device, found the CPU's colour %s", a, fill)
 		}
 	}
-	eventually(t, "figures on blur", func() bool {
-		return strings.Contains(text(t, ctx, `#graph g.node[data-actor="blur"] .figure`), "/s · ")
+	eventually(t, "figures on "+focus, func() bool {
+		return strings.Contains(text(t, ctx, `#graph g.node[data-actor="`+focus+`"] .figure`), "/s · ")
 	})
 	eventually(t, "the timeline", func() bool {
 		return eval[bool](t, ctx, `getComputedStyle(document.getElementById("timeline")).display === "block"`)
