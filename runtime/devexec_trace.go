@@ -84,8 +84,11 @@ func (d *devRunner) read(dst []byte, stage device.Buffer, off int64, after devic
 	if after == nil {
 		return d.cq.Read(dst, stage, off)
 	}
+	if d.link == nil {
+		return d.cq.Read(dst, stage, off, after)
+	}
 	mk, ok := d.cq.(marker)
-	if d.link == nil || !ok {
+	if !ok {
 		return d.cq.Read(dst, stage, off, after)
 	}
 	m, err := mk.Marker(after)
