@@ -42,17 +42,17 @@ func (f *Firing) TraceDevice(spans ...DeviceSpan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sp := range spans {
-		name, copies := "device "+sp.Device, false
+		name := "device " + sp.Device
 		if sp.Copy {
-			name, copies = "link from "+sp.Device, true
+			name = "link from " + sp.Device
 			if sp.ToDevice {
 				name = "link to " + sp.Device
 			}
 		}
-		l := s.lane(name, copies)
+		l := s.lane(name, sp.Device)
 		ts := sp.Start.Sub(r.start).Nanoseconds()
 		e := traceEvent{unit: int32(u.idx), firing: f.index, ts: ts, dur: max(sp.End.Sub(sp.Start).Nanoseconds(), 0)}
-		if copies {
+		if sp.Copy {
 			e.firing = sp.Bytes
 		}
 		l.trace = append(l.trace, e)
@@ -78,14 +78,19 @@ type spanLanes struct {
 	lanes []*execCtx // each only a name, the copies flag and its events
 }
 
-// lane returns the lane named name, made on first use. The caller holds mu.
-func (s *spanLanes) lane(name string, copies bool) *execCtx {
-	for _, c := range s.lanes {
-		if c.name == name {
-			return c
+// lane returns the lane named name, made on first use with its device's
+// other two (its kernels, its link to it, its link from it, in that
+// order). The caller holds mu.
+func (s *spanLanes) lane(name, dev string) *execCtx {
+	for range 2 {
+		for _, c := range s.lanes {
+			if c.name == name {
+				return c
+			}
+		}
+		for i, p := range [3]string{"device ", "link to ", "link from "} {
+			s.lanes = append(s.lanes, &execCtx{name: p + dev, copies: i > 0, tracing: true})
 		}
 	}
-	c := &execCtx{name: name, copies: copies, tracing: true}
-	s.lanes = append(s.lanes, c)
-	return c
+	panic("runtime: span lane " + name + " not made")
 }

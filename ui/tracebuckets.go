@@ -89,13 +89,21 @@ func parseTrace(data []byte) (*traceSlices, error) {
 		}
 		slices.SortFunc(r.Slices, func(a, b slice) int { return cmpFloat(a.ts, b.ts) })
 	}
-	// Devices and their links first (a GPU's lanes stay in view above
-	// sixteen workers), then the others, each in the run's order.
+	// Devices first (a GPU's lanes stay in view above sixteen workers),
+	// each as its kernels, its link to it and its link from it; then the
+	// others, in the run's order.
 	slices.SortFunc(out.Rows, func(a, b traceRow) int {
-		if da, db := a.deviceSide(), b.deviceSide(); da != db {
-			if da {
-				return -1
+		da, ka := a.deviceSide()
+		db, kb := b.deviceSide()
+		switch {
+		case da != "" && db != "":
+			if c := strings.Compare(da, db); c != 0 {
+				return c
 			}
+			return ka - kb
+		case da != "":
+			return -1
+		case db != "":
 			return 1
 		}
 		return a.Tid - b.Tid
@@ -103,8 +111,16 @@ func parseTrace(data []byte) (*traceSlices, error) {
 	return out, nil
 }
 
-// deviceSide reports whether the row is a device's kernels or its link.
-func (r *traceRow) deviceSide() bool { return r.Copies || strings.HasPrefix(r.Name, "device ") }
+// deviceSide returns the device whose kernels (k 0) or link (k 1: to it,
+// 2: from it) the row shows, or "" for a worker's row.
+func (r *traceRow) deviceSide() (dev string, k int) {
+	for k, p := range [3]string{"device ", "link to ", "link from "} {
+		if d, ok := strings.CutPrefix(r.Name, p); ok && (k == 0 || r.Copies) {
+			return d, k
+		}
+	}
+	return "", 0
+}
 
 func cmpFloat(a, b float64) int {
 	switch {

@@ -84,17 +84,18 @@ func TestTraceCounts(t *testing.T) {
 
 // A device link's lane (copies, category "copy") is marked as such and its
 // copies are not counted as firings; the device's lanes come before the
-// pool's workers.
+// pool's workers, its kernels before its link whatever their order in the
+// trace.
 func TestTraceBucketsLinkLane(t *testing.T) {
 	t.Parallel()
 	data := []byte(`{"traceEvents":[
 {"name":"thread_name","ph":"M","pid":1,"tid":0,"args":{"name":"cpu-0"}},
-{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"device cuda:0"}},
-{"name":"thread_name","ph":"M","pid":1,"tid":2,"args":{"name":"link to cuda:0"}},
+{"name":"thread_name","ph":"M","pid":1,"tid":2,"args":{"name":"device cuda:0"}},
+{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"link to cuda:0"}},
 {"name":"src","cat":"firing","ph":"X","pid":1,"tid":0,"ts":0,"dur":2,"args":{"firing":0}},
-{"name":"blur","cat":"firing","ph":"X","pid":1,"tid":1,"ts":10,"dur":5,"args":{"firing":0}},
-{"name":"blur","cat":"copy","ph":"X","pid":1,"tid":2,"ts":2,"dur":8,"args":{"bytes":76800}},
-{"name":"blur","cat":"copy","ph":"X","pid":1,"tid":2,"ts":12,"dur":3,"args":{"bytes":76800}}]}`)
+{"name":"blur","cat":"firing","ph":"X","pid":1,"tid":2,"ts":10,"dur":5,"args":{"firing":0}},
+{"name":"blur","cat":"copy","ph":"X","pid":1,"tid":1,"ts":2,"dur":8,"args":{"bytes":76800}},
+{"name":"blur","cat":"copy","ph":"X","pid":1,"tid":1,"ts":12,"dur":3,"args":{"bytes":76800}}]}`)
 	ts, err := parseTrace(data)
 	if err != nil {
 		t.Fatal(err)
