@@ -118,6 +118,10 @@ type GPU struct {
 	fn    struct{ toReal, borders, phase, cross, peaks, ncc cu.Function }
 	slots chan *gpuSlot
 
+	slotMu   sync.Mutex
+	made     int // slots made (slot)
+	maxSlots int
+
 	mu      sync.Mutex
 	handles []*gpuSpectrum // handle h is handles[h-1]
 	free    []uint64       // released handles, buffers kept for reuse
@@ -130,9 +134,11 @@ var (
 	gpuEngines = map[[2]int]*GPU{}
 )
 
-// GPUFor returns the shared engine for w×h tiles, made on first use with
-// one slot per CPU (at most 16): the kernels compiled, the cuFFT plans
-// made.
+// GPUFor returns the shared engine for w×h tiles, made on first use: the
+// kernels compiled, one slot's cuFFT plans made. Calls that find every
+// slot busy make another, up to one per CPU (at most 16), so that the
+// slots' set-up (two cuFFT plans each, tens of milliseconds) is spread
+// over the firings that need them instead of holding up the first.
 func GPUFor(w, h int) (*GPU, error) {
 	if _, _, err := CUFFTVersion(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoGPU, err)
@@ -169,9 +175,8 @@ func GPUFor(w, h int) (*GPU, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stitch: compiling the GPU kernels: %w", err)
 	}
-	e := &GPU{ctx: ctx, w: w, h: h}
-	n := min(goruntime.NumCPU(), 16)
-	e.slots = make(chan *gpuSlot, n)
+	e := &GPU{ctx: ctx, w: w, h: h, maxSlots: min(goruntime.NumCPU(), 16), made: 1}
+	e.slots = make(chan *gpuSlot, e.maxSlots)
 	err = ctx.Do(func() error {
 		img := c.Image
 		if c.PTX && (len(img) == 0 || img[len(img)-1] != 0) {
@@ -190,13 +195,11 @@ func GPUFor(w, h int) (*GPU, error) {
 				return err
 			}
 		}
-		for i := 0; i < n; i++ {
-			s, err := e.newSlot()
-			if err != nil {
-				return fmt.Errorf("slot %d: %w", i, err)
-			}
-			e.slots <- s
+		s, err := e.newSlot()
+		if err != nil {
+			return fmt.Errorf("slot 0: %w", err)
 		}
+		e.slots <- s
 		return nil
 	})
 	if err != nil {
@@ -248,6 +251,36 @@ func (e *GPU) newSlot() (*gpuSlot, error) {
 		if err := cufftCall("cufftSetStream", cufftSym.setStream, uintptr(p), uintptr(s.stream)); err != nil {
 			return nil, err
 		}
+	}
+	return s, nil
+}
+
+// slot takes a free slot; when none is free it makes one more, up to
+// maxSlots, rather than wait for one.
+func (e *GPU) slot() (*gpuSlot, error) {
+	select {
+	case s := <-e.slots:
+		return s, nil
+	default:
+	}
+	e.slotMu.Lock()
+	if e.made == e.maxSlots {
+		e.slotMu.Unlock()
+		return <-e.slots, nil
+	}
+	e.made++
+	e.slotMu.Unlock()
+	var s *gpuSlot
+	err := e.ctx.Do(func() error {
+		var err error
+		s, err = e.newSlot()
+		return err
+	})
+	if err != nil {
+		e.slotMu.Lock()
+		e.made--
+		e.slotMu.Unlock()
+		return nil, fmt.Errorf("stitch: GPU: a new slot: %w", err)
 	}
 	return s, nil
 }
@@ -331,11 +364,15 @@ func (e *GPU) UploadTimed(tile []uint16, reads int, t *GPUTimes) (uint64, error)
 	if len(tile) < n {
 		return 0, fmt.Errorf("stitch: GPU: tile of %d pixels: expected %d×%d", len(tile), e.w, e.h)
 	}
-	h, sp, err := e.alloc(reads)
+	s, err := e.slot()
 	if err != nil {
 		return 0, err
 	}
-	s := <-e.slots
+	h, sp, err := e.alloc(reads)
+	if err != nil {
+		e.slots <- s
+		return 0, err
+	}
 	defer func() { e.slots <- s }()
 	copy(unsafe.Slice((*uint16)(s.hostTile), n), tile[:n])
 	w32, h32, n32 := int32(e.w), int32(e.h), int32(n)
@@ -405,7 +442,10 @@ func (e *GPU) AlignTimed(a, b uint64, peaks int, t *GPUTimes) (Translation, erro
 	if err != nil {
 		return Translation{}, err
 	}
-	s := <-e.slots
+	s, err := e.slot()
+	if err != nil {
+		return Translation{}, err
+	}
 	defer func() { e.slots <- s }()
 	w32, h32, k32 := int32(e.w), int32(e.h), int32(peaks)
 	half32, n32 := int32((e.w/2+1)*e.h), int32(e.w*e.h)
