@@ -3,7 +3,6 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -28,36 +27,14 @@ func TestTraceDeviceLinks(t *testing.T) {
 		if len(s.got) != iters*rate {
 			t.Fatalf("sink got %d tokens, want %d", len(s.got), iters*rate)
 		}
-		var tr struct {
-			TraceEvents []struct {
-				Name string  `json:"name"`
-				Cat  string  `json:"cat"`
-				Ph   string  `json:"ph"`
-				Tid  int     `json:"tid"`
-				Ts   float64 `json:"ts"`
-				Dur  float64 `json:"dur"`
-				Args struct {
-					Name  string `json:"name"`
-					Bytes int64  `json:"bytes"`
-				} `json:"args"`
-			} `json:"traceEvents"`
-		}
-		if err := json.Unmarshal(buf.Bytes(), &tr); err != nil {
-			t.Fatalf("trace is not JSON: %v", err)
-		}
-		lane := map[int]string{}
-		for _, e := range tr.TraceEvents {
-			if e.Ph == "M" && e.Name == "thread_name" {
-				lane[e.Tid] = e.Args.Name
-			}
-		}
+		events, lane := readTrace(t, buf.Bytes())
 		type laneSum struct {
 			bytes, n int64
 			end      float64
 		}
 		sums := map[string]*laneSum{}
 		runUs := float64(st.Elapsed.Microseconds()) + 1000
-		for _, e := range tr.TraceEvents {
+		for _, e := range events {
 			if e.Ph != "X" || e.Cat != "copy" {
 				continue
 			}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 
@@ -93,4 +94,36 @@ func firings(t *testing.T, st *Stats, name string) int64 {
 		t.Fatalf("no stats for actor %s", name)
 	}
 	return a.Firings
+}
+
+// tracedEvent is one event of a written trace (Options.Trace), as a test
+// reads it back.
+type tracedEvent struct {
+	Name, Cat, Ph string
+	Tid           int
+	Ts, Dur       float64
+	Args          struct {
+		Name   string // thread_name metadata
+		Bytes  int64  // a copy's
+		Firing int64
+	}
+}
+
+// readTrace parses a written trace: its events, and each thread's name by
+// tid (the lanes).
+func readTrace(t *testing.T, data []byte) ([]tracedEvent, map[int]string) {
+	t.Helper()
+	var tr struct {
+		TraceEvents []tracedEvent `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(data, &tr); err != nil {
+		t.Fatalf("trace is not JSON: %v\n%s", err, data[:min(len(data), 500)])
+	}
+	lanes := map[int]string{}
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			lanes[e.Tid] = e.Args.Name
+		}
+	}
+	return tr.TraceEvents, lanes
 }

@@ -3,7 +3,6 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -42,29 +41,10 @@ func TestTraceDeviceSpans(t *testing.T) {
 	if err != nil || !traced {
 		t.Fatalf("traced run: err %v, Tracing() %v: want no error and true", err, traced)
 	}
-	var tr struct {
-		TraceEvents []struct {
-			Name, Cat, Ph string
-			Tid           int
-			Ts, Dur       float64
-			Args          struct {
-				Name  string
-				Bytes int64
-			}
-		} `json:"traceEvents"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &tr); err != nil {
-		t.Fatal(err)
-	}
-	lanes := map[int]string{}
-	for _, e := range tr.TraceEvents {
-		if e.Ph == "M" && e.Name == "thread_name" {
-			lanes[e.Tid] = e.Args.Name
-		}
-	}
+	events, lanes := readTrace(t, buf.Bytes())
 	type sum struct{ n, bytes int64 }
 	got := map[string]sum{}
-	for _, e := range tr.TraceEvents {
+	for _, e := range events {
 		if e.Ph != "X" || e.Name != "gpu" || lanes[e.Tid] == "" || lanes[e.Tid][0] == 'c' {
 			continue
 		}
