@@ -95,10 +95,12 @@ func TestClientCancelStopsWorkerJob(t *testing.T) {
 		_, err := runtime.Run(ctx, pipeline(0, 64, sink), runtime.Options{Mapping: mp, Remote: fastExecutor(cl)})
 		done <- err
 	}()
-	for tr.w1.Info().Jobs == 0 {
-		time.Sleep(10 * time.Millisecond)
+	// cancel once tokens have come back from the worker's actor
+	for deadline := time.Now().Add(45 * time.Second); tr.w1.Info().Jobs == 0 || sink.len() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no tokens back from worker w1 within 45 s (jobs there: %d)", tr.w1.Info().Jobs)
+		}
 	}
-	time.Sleep(100 * time.Millisecond)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("run: %v, want the context's cancellation", err)

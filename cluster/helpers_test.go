@@ -115,6 +115,13 @@ type collector struct {
 	got []float32
 }
 
+// len returns how many tokens the sink has received so far.
+func (c *collector) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.got)
+}
+
 func (c *collector) fire(f *runtime.Firing) error {
 	c.mu.Lock()
 	c.got = append(c.got, runtime.Input[float32](f, 0)...)

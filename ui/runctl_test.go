@@ -90,12 +90,22 @@ func TestRunStartAndTrace(t *testing.T) {
 }
 
 func TestRunStop(t *testing.T) {
-	s := &Server{File: rampGraph(t)}
+	g := rampGraph(t)
+	s := &Server{File: g}
 	h := s.Handler()
 	if rec, m := do(t, h, "POST", "/api/run/start?iterations=1000000", ""); rec.Code != 202 {
 		t.Fatalf("start: expected 202, found %d: %v", rec.Code, m)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// stop once the run is under way: its sink has written
+	out := filepath.Join(filepath.Dir(g), "out.f32")
+	for deadline := time.Now().Add(45 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if fi, err := os.Stat(out); err == nil && fi.Size() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run wrote nothing to %s within 45 s", out)
+		}
+	}
 	if rec, _ := do(t, h, "POST", "/api/run/stop", ""); rec.Code != 200 {
 		t.Fatalf("stop: expected 200, found %d", rec.Code)
 	}
