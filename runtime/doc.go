@@ -102,6 +102,8 @@
 //     tags, input history, iterated actors, conditional patterns and the
 //     boolean-dataflow built-ins.
 //   - stats.go, live.go, trace.go, watchdog.go: statistics, live progress
-//     (Snapshot), the Chrome trace and deadlock detection.
+//     (Snapshot), the Chrome trace and deadlock detection; a device's
+//     copies on the trace's link tracks (devexec_trace.go) and the device
+//     work Go actors report (spans.go, Firing.TraceDevice).
 //   - rv.go: repetition vector and minimal buffers from package analysis.
 package runtime
