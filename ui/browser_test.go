@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,24 +19,111 @@ import (
 	"github.com/sluicehq/sluice/device"
 )
 
-// browser starts headless Chromium, or skips the test when it is absent
-// (fails instead with SLUICE_REQUIRE_CHROMIUM=1).
+// browser opens a tab of the package's shared headless Chromium (started
+// on first use, stopped by TestMain), or skips the test when Chromium is
+// absent (fails instead with SLUICE_REQUIRE_CHROMIUM=1). Each test's tab
+// is its own page on its own server (its own origin); closing it at the
+// test's end leaves the browser to the next test, which saves a browser's
+// start (seconds of CPU) per test.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	path, err := exec.LookPath("chromium")
+	b, err := shared.browser()
 	if err != nil {
-		if os.Getenv("SLUICE_REQUIRE_CHROMIUM") == "1" {
-			t.Fatal("chromium: expected it on PATH (SLUICE_REQUIRE_CHROMIUM=1), found none; run scripts/install-chromium.sh")
-		}
-		t.Skip("chromium is not on PATH: run scripts/install-chromium.sh to test the page")
+		t.Fatalf("headless Chromium: %v", err)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(1400, 900))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	if b == nil {
+		skipNoChromium(t)
+	}
+	ctx, cancelTab := chromedp.NewContext(b)
+	ctx, cancel := context.WithTimeout(ctx, 120*time.Second)
+	t.Cleanup(func() { cancel(); cancelTab() })
+	return ctx
+}
+
+// freshBrowser starts a headless Chromium of the test's own, for what
+// must be measured cold (the page's first drawing).
+func freshBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path, ok := chromiumPath()
+	if !ok {
+		skipNoChromium(t)
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromiumOptions(path)...)
 	ctx, cancelB := chromedp.NewContext(actx)
 	ctx, cancelC := context.WithTimeout(ctx, 120*time.Second)
 	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
 	return ctx
+}
+
+func chromiumPath() (string, bool) {
+	path, err := exec.LookPath("chromium")
+	return path, err == nil
+}
+
+func chromiumOptions(path string) []chromedp.ExecAllocatorOption {
+	return append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1400, 900))
+}
+
+func skipNoChromium(t *testing.T) {
+	t.Helper()
+	if os.Getenv("SLUICE_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("chromium: expected it on PATH (SLUICE_REQUIRE_CHROMIUM=1), found none; run scripts/install-chromium.sh")
+	}
+	t.Skip("chromium is not on PATH: run scripts/install-chromium.sh to test the page")
+}
+
+// sharedChromium is the package's one headless Chromium for browser.
+type sharedChromium struct {
+	mu     sync.Mutex
+	ctx    context.Context // the browser's first tab: new tabs open from it
+	cancel func()
+	err    error
+	tried  bool
+}
+
+var shared sharedChromium
+
+// browser returns the running browser's context, starting it on first
+// use; nil with no error when there is no Chromium.
+func (s *sharedChromium) browser() (context.Context, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tried {
+		return s.ctx, s.err
+	}
+	s.tried = true
+	path, ok := chromiumPath()
+	if !ok {
+		return nil, nil
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), chromiumOptions(path)...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	if _, err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil { // starts it
+		cancelB()
+		cancelA()
+		s.err = err
+		return nil, err
+	}
+	s.ctx, s.cancel = ctx, func() { cancelB(); cancelA() }
+	return s.ctx, nil
+}
+
+// stop ends the shared browser, if it started.
+func (s *sharedChromium) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+	}
+}
+
+// TestMain stops the shared browser once every test has run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	shared.stop()
+	os.Exit(code)
 }
 
 // shot saves a PNG of the page as DIR/name.png when SLUICE_UI_SCREENSHOTS=DIR.

@@ -72,7 +72,7 @@ const zoom = `(() => { const m = document.getElementById("viewport").getAttribut
 // errors it reports from the start, and the opening drawing's time in ms.
 func openTimed(t *testing.T, url string) (context.Context, func() []string, float64) {
 	t.Helper()
-	ctx := browser(t)
+	ctx := freshBrowser(t)
 	errs := consoleErrors(t, ctx)
 	steps(t, ctx, chromedp.Navigate(url))
 	frames := `document.getElementById("graph").dataset.framesMs || ""`
