@@ -33,6 +33,15 @@ else
   echo "Graphviz could not be installed: the documented dot --svg commands will be skipped" >&2
 fi
 
+echo "== libjpeg-turbo (the motion example's fast JPEG decoder, loaded at run time)"
+if ldconfig -p 2>/dev/null | grep -q 'libturbojpeg\.so\.0' || { command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] &&
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -q libturbojpeg0 >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libturbojpeg0 >/dev/null 2>&1; }; }; }; then
+  export SLUICE_REQUIRE_TURBOJPEG=1
+else
+  echo "libturbojpeg could not be installed: the motion example's tests use image/jpeg only" >&2
+fi
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

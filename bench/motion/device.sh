@@ -6,10 +6,11 @@
 #   bench/motion/device.sh build BIN        # with Go: build BIN/motion and BIN/motion.test
 #   bench/motion/device.sh run BIN OUT      # on the GPU machine, from the repository root
 #
-# run writes OUT/<config>.json (one bench/motion result each), OUT/test.txt
+# run writes OUT/<config>-<decoder>.json (one bench/motion result each: go
+# is image/jpeg, turbojpeg libjpeg-turbo where libturbojpeg loads), OUT/test.txt
 # (the CUDA and OpenCL correctness tests), OUT/bench.txt (per-frame costs of
 # the decoder and the Go filters on this CPU) and OUT/summary.txt. It takes
-# about two minutes (FRAMES_DIV=N divides the frames of every run). Configurations (taskset pins the one-core ones; Go
+# about two minutes per decoder (FRAMES_DIV=N divides the frames of every run). Configurations (taskset pins the one-core ones; Go
 # then runs with GOMAXPROCS 1):
 #
 #   one-core        all actors on CPU core 0
@@ -69,13 +70,23 @@ one() { # name, then the arguments of bench/motion
   fi
 }
 
-one one-core        taskset -c 0 "$bin/motion" -backend cpu -replicas 1 -frames $((2000 / div))
-one all-cores       "$bin/motion" -backend cpu -replicas "$ncpu" -frames $((20000 / div))
-one one-core-gpu    taskset -c 0 "$bin/motion" -backend cuda -replicas 1 -frames $((3000 / div))
-one all-cores-gpu   "$bin/motion" -backend cuda -replicas "$ncpu" -frames $((40000 / div))
-for g in 8 64; do
-  one "all-cores-gpu-G$g" "$bin/motion" -backend cuda -replicas "$ncpu" -G "$g" -frames $((40000 / div))
+# Every configuration with Go's image/jpeg and, where libturbojpeg loads
+# (installed, or named by SLUICE_TURBOJPEG), with libjpeg-turbo.
+decs=go
+if "$bin/motion" -backend cpu -replicas 1 -frames 20 -decoder turbojpeg > /dev/null 2> "$out/turbojpeg.err"; then
+  decs="go turbojpeg"
+else
+  echo "turbojpeg: not here: $(tail -n 1 "$out/turbojpeg.err")" >> "$out/summary.txt"
+fi
+for d in $decs; do
+  one "one-core-$d"        taskset -c 0 "$bin/motion" -decoder "$d" -backend cpu -replicas 1 -frames $((2000 / div))
+  one "all-cores-$d"       "$bin/motion" -decoder "$d" -backend cpu -replicas "$ncpu" -frames $((20000 / div))
+  one "one-core-gpu-$d"    taskset -c 0 "$bin/motion" -decoder "$d" -backend cuda -replicas 1 -frames $((3000 / div))
+  one "all-cores-gpu-$d"   "$bin/motion" -decoder "$d" -backend cuda -replicas "$ncpu" -frames $((40000 / div))
+  for g in 8 64; do
+    one "all-cores-gpu-G$g-$d" "$bin/motion" -decoder "$d" -backend cuda -replicas "$ncpu" -G "$g" -frames $((40000 / div))
+  done
+  one "all-cores-gpu-2x-$d" "$bin/motion" -decoder "$d" -backend cuda -replicas $((2 * ncpu)) -frames $((40000 / div))
 done
-one all-cores-gpu-2x "$bin/motion" -backend cuda -replicas $((2 * ncpu)) -frames $((40000 / div))
 cat "$out/summary.txt"
 exit $fail

@@ -6,7 +6,7 @@
 // under taskset -c 0). The seed measured 57 frames/s on one core and 2347
 // frames/s with four cores and a GTX 670.
 //
-//	go run ./bench/motion [-backend cpu|opencl|cuda] [-replicas N] [-frames N] [-json]
+//	go run ./bench/motion [-backend cpu|opencl|cuda] [-replicas N] [-frames N] [-decoder auto|go|turbojpeg] [-json]
 //	taskset -c 0 motion -backend cpu -replicas 1 -workers 1
 //
 // The reader loops over the input (default: the example's generated clip;
@@ -17,7 +17,9 @@
 // the filters' too); 0 keeps the mapping's. The rate counts the frames
 // that reach the sink after the first -warm ones. Per actor it prints the
 // busy time per frame; the busiest CPU actor per replica is the
-// bottleneck when the device is not.
+// bottleneck when the device is not. -decoder picks the decode actor's
+// JPEG decoder: libjpeg-turbo's TurboJPEG where libturbojpeg loads (auto,
+// the default), Go's image/jpeg (go).
 package main
 
 import (
@@ -66,6 +68,7 @@ type Result struct {
 	G         int         `json:"work_groups,omitempty"`
 	I         int         `json:"work_items,omitempty"`
 	Device    string      `json:"device"`
+	Decoder   string      `json:"decoder"` // the JPEG decoder the decode actor used
 	Frames    int64       `json:"frames"`
 	FPS       float64     `json:"fps"`
 	VsOneCore float64     `json:"vs_seed_one_core"`
@@ -89,12 +92,18 @@ func main() {
 		input   = flag.String("input", "", "MJPEG file (default: SLUICE_MOTION_INPUT, else the generated clip)")
 		asJSON  = flag.Bool("json", false, "print one JSON object")
 		dir     = flag.String("dir", "", "examples/motion (default: found from the working directory)")
+		decoder = flag.String("decoder", "auto", "JPEG decoder of the decode actor: auto (TurboJPEG where libturbojpeg loads, else image/jpeg), go or turbojpeg")
 	)
 	flag.Parse()
 	if *warm < 0 {
 		*warm = *frames / 10
 	}
-	r, err := run(context.Background(), *dir, *backend, *input, *frames, *warm, *reps, *workers, *g, *items)
+	dec, err := motion.ParseDecoder(*decoder)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "motion: -decoder:", err)
+		os.Exit(2)
+	}
+	r, err := run(context.Background(), *dir, *backend, *input, dec, *frames, *warm, *reps, *workers, *g, *items)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "motion:", err)
 		os.Exit(1)
@@ -104,8 +113,8 @@ func main() {
 		fmt.Println(string(b))
 		return
 	}
-	fmt.Printf("%s on %s, %d CPUs, replicas %d: %.0f frames/s (%.1f× seed's one core %d, %.2f× seed's best %d), bottleneck %s\n",
-		r.Backend, r.Device, r.CPUs, r.Replicas, r.FPS, r.VsOneCore, SeedOneCoreFPS, r.VsSeed, SeedBestFPS, r.Bottle)
+	fmt.Printf("%s on %s, %d CPUs, replicas %d, decoder %s: %.0f frames/s (%.1f× seed's one core %d, %.2f× seed's best %d), bottleneck %s\n",
+		r.Backend, r.Device, r.CPUs, r.Replicas, r.Decoder, r.FPS, r.VsOneCore, SeedOneCoreFPS, r.VsSeed, SeedBestFPS, r.Bottle)
 	for _, a := range r.Actors {
 		fmt.Printf("  %-7s %-6s ×%-2d %8.1f µs/frame  load %.2f\n", a.Name, a.Kind, a.Replicas, a.BusyUS, a.Load)
 	}
@@ -130,7 +139,7 @@ func available(backend string) (bool, string) {
 	return false, "backend " + backend + " not registered"
 }
 
-func run(ctx context.Context, dir, backend, input string, frames, warm int64, reps, workers, g, items int) (*Result, error) {
+func run(ctx context.Context, dir, backend, input string, decoder motion.Decoder, frames, warm int64, reps, workers, g, items int) (*Result, error) {
 	if dir == "" {
 		dir = exampleDir()
 	}
@@ -141,7 +150,17 @@ func run(ctx context.Context, dir, backend, input string, frames, warm int64, re
 	sink := &motion.Sink{Warm: warm}
 	gr.Actor("read").Impls = []graph.Impl{{Kind: graph.ImplGo, Func: &motion.Reader{Path: input, Loop: true}}}
 	gr.Actor("sink").Impls = []graph.Impl{{Kind: graph.ImplGo, Func: sink}}
-	res := &Result{Backend: backend, Workers: workers, CPUs: goruntime.GOMAXPROCS(0), Device: "cpu", Frames: frames}
+	decoder = decoder.Resolve()
+	if decoder == motion.DecoderTurbo {
+		if err := motion.TurboJPEG(); err != nil {
+			return nil, fmt.Errorf("-decoder turbojpeg: %w", err)
+		}
+	}
+	if gr.Actor("decode").Attrs == nil {
+		gr.Actor("decode").Attrs = map[string]string{}
+	}
+	gr.Actor("decode").Attrs["decoder"] = string(decoder)
+	res := &Result{Backend: backend, Workers: workers, CPUs: goruntime.GOMAXPROCS(0), Device: "cpu", Decoder: string(decoder), Frames: frames}
 	opts := runtime.Options{Iterations: frames, Workers: workers}
 	var m *graph.Mapping
 	switch backend {

@@ -8,10 +8,24 @@ import (
 	"image/jpeg"
 )
 
-// DecodeGray decodes a JPEG image with image/jpeg into a W×H grey frame:
+// DecodeGray decodes a JPEG image into a W×H grey frame with the decoder
+// auto stands for here: TurboJPEG where the library loads, else image/jpeg.
+func DecodeGray(jpg []byte, out []uint8) error {
+	return DecodeWith(DecoderAuto, jpg, out)
+}
+
+// DecodeWith decodes a JPEG image into a W×H grey frame with decoder d.
+func DecodeWith(d Decoder, jpg []byte, out []uint8) error {
+	if d.Resolve() == DecoderTurbo {
+		return DecodeGrayTurbo(jpg, out)
+	}
+	return DecodeGrayGo(jpg, out)
+}
+
+// DecodeGrayGo decodes a JPEG image with image/jpeg into a W×H grey frame:
 // a grey image's pixels, a colour (YCbCr) image's luma plane, or for other
 // colour models (CMYK) image/color's grey conversion.
-func DecodeGray(jpg []byte, out []uint8) error {
+func DecodeGrayGo(jpg []byte, out []uint8) error {
 	img, err := jpeg.Decode(bytes.NewReader(jpg))
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"net/textproto"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -175,19 +176,36 @@ func TestStreamErrors(t *testing.T) {
 	img := image.NewGray(image.Rect(0, 0, 64, 48))
 	var b bytes.Buffer
 	jpeg.Encode(&b, img, nil)
-	if err := DecodeGray(b.Bytes(), make([]uint8, Pixels)); err == nil {
-		t.Error("64×48 frame: expected an error")
-	} else {
-		t.Log(err)
+	for _, d := range decodersHere(t) {
+		if err := DecodeWith(d, b.Bytes(), make([]uint8, Pixels)); err == nil || !strings.Contains(err.Error(), "a 64×48 JPEG image: expected 320×240") {
+			t.Errorf("%s, a 64×48 frame: %v: expected an error naming both sizes", d, err)
+		}
+		if err := DecodeWith(d, b.Bytes()[:b.Len()/2], make([]uint8, Pixels)); err == nil {
+			t.Errorf("%s, a truncated JPEG: expected an error", d)
+		}
 	}
 }
 
-// DecodeGray gives image/jpeg's pixels for a grey JPEG and its luma plane
-// for a colour one.
+// decodersHere lists the decoders this machine has: image/jpeg, and
+// TurboJPEG where the library loads (a failure when it does not and
+// SLUICE_REQUIRE_TURBOJPEG=1).
+func decodersHere(t testing.TB) []Decoder {
+	if err := TurboJPEG(); err != nil {
+		if os.Getenv("SLUICE_REQUIRE_TURBOJPEG") == "1" {
+			t.Fatalf("SLUICE_REQUIRE_TURBOJPEG=1: %v", err)
+		}
+		t.Logf("TurboJPEG not tested: %v", err)
+		return []Decoder{DecoderGo}
+	}
+	return []Decoder{DecoderGo, DecoderTurbo}
+}
+
+// DecodeGrayGo gives image/jpeg's pixels for a grey JPEG and its luma
+// plane for a colour one.
 func TestDecodeGray(t *testing.T) {
 	jpg := testFrames(t, 1)[0]
 	got := make([]uint8, Pixels)
-	if err := DecodeGray(jpg, got); err != nil {
+	if err := DecodeGrayGo(jpg, got); err != nil {
 		t.Fatal(err)
 	}
 	ref, err := jpeg.Decode(bytes.NewReader(jpg))
@@ -207,7 +225,7 @@ func TestDecodeGray(t *testing.T) {
 	if err := jpeg.Encode(&b, rgb, &jpeg.Options{Quality: 90}); err != nil {
 		t.Fatal(err)
 	}
-	if err := DecodeGray(b.Bytes(), got); err != nil {
+	if err := DecodeGrayGo(b.Bytes(), got); err != nil {
 		t.Fatal(err)
 	}
 	ycc, _ := jpeg.Decode(bytes.NewReader(b.Bytes()))
@@ -246,17 +264,87 @@ func TestClipReproducible(t *testing.T) {
 	t.Logf("clip: %d bytes, %d frames", len(da), ClipFrames)
 }
 
-// BenchmarkDecode times image/jpeg decoding one 320×240 grey frame of
-// the default clip (the decoder actor's work).
+// TurboJPEG decodes every frame of the clip within one grey level of
+// image/jpeg (the two libraries' inverse DCTs round differently), and a
+// colour frame's luma likewise.
+func TestDecodeGrayTurbo(t *testing.T) {
+	if len(decodersHere(t)) < 2 {
+		t.Skip("no TurboJPEG here (install libturbojpeg0)")
+	}
+	got, want := make([]uint8, Pixels), make([]uint8, Pixels)
+	check := func(what string, jpg []byte) {
+		t.Helper()
+		if err := DecodeGrayTurbo(jpg, got); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if err := DecodeGrayGo(jpg, want); err != nil {
+			t.Fatal(err)
+		}
+		differ := 0
+		for i := range got {
+			if d := int(got[i]) - int(want[i]); d > 1 || d < -1 {
+				t.Fatalf("%s, pixel %d: TurboJPEG %d, image/jpeg %d: expected within one level", what, i, got[i], want[i])
+			} else if d != 0 {
+				differ++
+			}
+		}
+		if differ > Pixels/20 {
+			t.Fatalf("%s: %d pixels of %d differ by one level: expected at most 5 %%", what, differ, Pixels)
+		}
+	}
+	for i, jpg := range testFrames(t, ClipFrames) {
+		check(fmt.Sprintf("frame %d", i), jpg)
+	}
+	rgb := image.NewRGBA(image.Rect(0, 0, W, H))
+	for i := range Pixels {
+		rgb.Set(i%W, i/W, color.RGBA{uint8(i), uint8(i / W), want[i], 255})
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, rgb, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	check("a colour frame", b.Bytes())
+}
+
+// TestDecoderAttribute: the decode actor's attribute picks the decoder;
+// a name it does not know is refused, naming the choices.
+func TestDecoderAttribute(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Decoder
+	}{{"", DecoderAuto}, {"auto", DecoderAuto}, {"go", DecoderGo}, {"turbojpeg", DecoderTurbo}} {
+		if d, err := ParseDecoder(c.in); err != nil || d != c.want {
+			t.Errorf("ParseDecoder(%q) = %q, %v: want %q", c.in, d, err, c.want)
+		}
+	}
+	if _, err := ParseDecoder("nvjpeg"); err == nil || !strings.Contains(err.Error(), "expected auto, go or turbojpeg") {
+		t.Errorf("ParseDecoder(nvjpeg): %v: want a refusal naming the choices", err)
+	}
+	if want := DecoderGo; TurboJPEG() == nil {
+		want = DecoderTurbo
+		if got := DecoderAuto.Resolve(); got != want {
+			t.Errorf("auto with TurboJPEG loaded resolves to %q, want %q", got, want)
+		}
+	} else if got := DecoderAuto.Resolve(); got != want {
+		t.Errorf("auto without TurboJPEG resolves to %q, want %q", got, want)
+	}
+}
+
+// BenchmarkDecode times decoding one 320×240 grey frame of the default
+// clip (the decoder actor's work) with each decoder this machine has.
 func BenchmarkDecode(b *testing.B) {
 	s := NewScene()
 	frame := make([]uint8, Pixels)
 	s.Render(10, frame)
 	jpg, _ := EncodeGray(frame, ClipQuality)
-	b.SetBytes(Pixels)
-	for b.Loop() {
-		if err := DecodeGray(jpg, frame); err != nil {
-			b.Fatal(err)
-		}
+	for _, d := range decodersHere(b) {
+		b.Run(string(d), func(b *testing.B) {
+			b.SetBytes(Pixels)
+			for b.Loop() {
+				if err := DecodeWith(d, jpg, frame); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

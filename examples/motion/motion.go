@@ -168,11 +168,16 @@ func TokenJPEG(tok []byte) ([]byte, error) {
 }
 
 // Decode is the decoder actor's firing (stateless): one compressed frame
-// in, one 320×240 grey frame out.
+// in, one 320×240 grey frame out, decoded by the decoder its attribute
+// "decoder" names (auto, go or turbojpeg; auto when absent).
 func Decode(f *runtime.Firing) error {
+	d, err := ParseDecoder(f.Actor().Attrs["decoder"])
+	if err != nil {
+		return fmt.Errorf("motion.decode: attribute %w", err)
+	}
 	jpg, err := TokenJPEG(runtime.Input[byte](f, 0))
 	if err == nil {
-		err = DecodeGray(jpg, runtime.Output[uint8](f, 0))
+		err = DecodeWith(d, jpg, runtime.Output[uint8](f, 0))
 	}
 	if err != nil {
 		return fmt.Errorf("motion.decode: frame %d: %w", f.Index(), err)
