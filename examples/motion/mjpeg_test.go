@@ -16,7 +16,7 @@ import (
 )
 
 // testFrames returns n JPEG frames of the default scene.
-func testFrames(t *testing.T, n int) [][]byte {
+func testFrames(t testing.TB, n int) [][]byte {
 	t.Helper()
 	s := NewScene()
 	frame := make([]uint8, Pixels)
@@ -347,4 +347,30 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzDecodeGray feeds any bytes, as a frame from a file would arrive, to
+// both decoders: each decodes a 320×240 frame or returns an error; neither
+// crashes, and TurboJPEG (a C library) writes no more than the frame.
+func FuzzDecodeGray(f *testing.F) {
+	for _, jpg := range testFrames(f, 2) {
+		f.Add(jpg)
+		f.Add(jpg[:len(jpg)/3])
+	}
+	f.Add([]byte{0xff, 0xd8, 0xff, 0xd9})
+	decs := decodersHere(f)
+	f.Fuzz(func(t *testing.T, jpg []byte) {
+		for _, d := range decs {
+			out := make([]uint8, Pixels+64)
+			for i := Pixels; i < len(out); i++ {
+				out[i] = 0xa5
+			}
+			_ = DecodeWith(d, jpg, out[:Pixels])
+			for i := Pixels; i < len(out); i++ {
+				if out[i] != 0xa5 {
+					t.Fatalf("%s wrote past the frame, at byte %d", d, i)
+				}
+			}
+		}
+	})
 }
