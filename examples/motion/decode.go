@@ -26,6 +26,15 @@ func DecodeWith(d Decoder, jpg []byte, out []uint8) error {
 // a grey image's pixels, a colour (YCbCr) image's luma plane, or for other
 // colour models (CMYK) image/color's grey conversion.
 func DecodeGrayGo(jpg []byte, out []uint8) error {
+	// The header first: image/jpeg allocates the size a header claims, so
+	// a damaged or hostile frame claiming 65535×65535 would take gigabytes.
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(jpg))
+	if err != nil {
+		return err
+	}
+	if cfg.Width != W || cfg.Height != H {
+		return fmt.Errorf("a %d×%d JPEG image: expected %d×%d", cfg.Width, cfg.Height, W, H)
+	}
 	img, err := jpeg.Decode(bytes.NewReader(jpg))
 	if err != nil {
 		return err

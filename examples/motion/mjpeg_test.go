@@ -11,6 +11,7 @@ import (
 	"net/textproto"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 )
@@ -373,4 +374,28 @@ func FuzzDecodeGray(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A frame whose header claims 65280×65280 is refused from its header by
+// both decoders, without allocating the image it claims (4 GiB).
+func TestDecodeHugeHeader(t *testing.T) {
+	jpg := append([]byte(nil), testFrames(t, 1)[0]...)
+	sof := bytes.Index(jpg, []byte{0xff, 0xc0})
+	if sof < 0 {
+		t.Fatal("no SOF0 marker in the test frame")
+	}
+	// SOF0: marker, length (2), precision (1), height (2), width (2)
+	copy(jpg[sof+5:], []byte{0xff, 0x00, 0xff, 0x00})
+	for _, d := range decodersHere(t) {
+		var before, after goruntime.MemStats
+		goruntime.ReadMemStats(&before)
+		err := DecodeWith(d, jpg, make([]uint8, Pixels))
+		goruntime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "a 65280×65280 JPEG image: expected 320×240") {
+			t.Errorf("%s: %v: expected the header's size refused", d, err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+			t.Errorf("%s: %d MiB allocated to refuse it: expected the header alone read", d, n>>20)
+		}
+	}
 }
