@@ -3,6 +3,7 @@ package stitch
 import (
 	"fmt"
 	"math"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -186,33 +187,61 @@ func SceneFor(c Config) *Scene {
 
 // valueNoise is periodic fractal value noise on an n×n torus: for each
 // octave, a lattice of cells[i]×cells[i] random values interpolated with
-// smoothstep weights, summed with the given amplitudes.
+// smoothstep weights, summed with the given amplitudes. Rows are computed
+// on all CPUs at once; each pixel adds its octaves in order, so the values
+// do not depend on how the rows are shared.
 func valueNoise(n int, cells []int, amp []float32, seed uint64) []float32 {
-	out := make([]float32, n*n)
+	return valueNoiseOn(n, cells, amp, seed, goruntime.GOMAXPROCS(0))
+}
+
+// valueNoiseOn is valueNoise with its rows shared by workers goroutines.
+func valueNoiseOn(n int, cells []int, amp []float32, seed uint64, workers int) []float32 {
+	lats := make([][]float32, len(cells))
 	for o, k := range cells {
-		lat := make([]float32, k*k)
-		for i := range lat {
-			lat[i] = float32(unit(mix(seed<<32 ^ uint64(o)<<24 ^ uint64(i))))
+		lats[o] = make([]float32, k*k)
+		for i := range lats[o] {
+			lats[o][i] = float32(unit(mix(seed<<32 ^ uint64(o)<<24 ^ uint64(i))))
 		}
-		for y := 0; y < n; y++ {
-			fy := float64(y) * float64(k) / float64(n)
-			y0 := int(fy)
-			ty := float32(fy - float64(y0))
-			ty = ty * ty * (3 - 2*ty)
-			y1 := (y0 + 1) % k
-			for x := 0; x < n; x++ {
-				fx := float64(x) * float64(k) / float64(n)
-				x0 := int(fx)
-				tx := float32(fx - float64(x0))
-				tx = tx * tx * (3 - 2*tx)
-				x1 := (x0 + 1) % k
-				a := lat[y0*k+x0] + (lat[y0*k+x1]-lat[y0*k+x0])*tx
-				b := lat[y1*k+x0] + (lat[y1*k+x1]-lat[y1*k+x0])*tx
-				out[y*n+x] += amp[o] * (a + (b-a)*ty)
+	}
+	out := make([]float32, n*n)
+	rows := func(y0, y1 int) {
+		for y := y0; y < y1; y++ {
+			for o, k := range cells {
+				noiseRow(out[y*n:(y+1)*n], y, n, k, lats[o], amp[o])
 			}
 		}
 	}
+	workers = min(max(workers, 1), n)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows(w*n/workers, (w+1)*n/workers)
+		}()
+	}
+	wg.Wait()
 	return out
+}
+
+// noiseRow adds row y of one octave (lattice lat of k×k values, amplitude
+// a) to row.
+func noiseRow(row []float32, y, n, k int, lat []float32, a float32) {
+	fy := float64(y) * float64(k) / float64(n)
+	y0 := int(fy)
+	ty := float32(fy - float64(y0))
+	ty = ty * ty * (3 - 2*ty)
+	y1 := (y0 + 1) % k
+	for x := range row {
+		fx := float64(x) * float64(k) / float64(n)
+		x0 := int(fx)
+		tx := float32(fx - float64(x0))
+		tx = tx * tx * (3 - 2*tx)
+		x1 := (x0 + 1) % k
+		p := lat[y0*k+x0] + (lat[y0*k+x1]-lat[y0*k+x0])*tx
+		q := lat[y1*k+x0] + (lat[y1*k+x1]-lat[y1*k+x0])*tx
+		row[x] += a * (p + (q-p)*ty)
+	}
 }
 
 // At is the scene's noise-free grey level at (x, y) (x, y ≥ 0).

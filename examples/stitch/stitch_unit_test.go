@@ -246,3 +246,19 @@ func TestComposeMatchesFullTiles(t *testing.T) {
 		t.Fatal("the mosaic composed from sampled pixels differs from the one composed from whole tiles")
 	}
 }
+
+// The scene's textures are the same however many goroutines share their
+// rows.
+func TestValueNoiseWorkers(t *testing.T) {
+	t.Parallel()
+	cells, amp := []int{4, 8, 16}, []float32{0.5, 0.3, 0.2}
+	one := valueNoiseOn(96, cells, amp, 7, 1)
+	for _, w := range []int{2, 7, 200} {
+		got := valueNoiseOn(96, cells, amp, 7, w)
+		for i := range one {
+			if got[i] != one[i] {
+				t.Fatalf("%d workers, value %d: %v, one worker %v", w, i, got[i], one[i])
+			}
+		}
+	}
+}
