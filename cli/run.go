@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -165,6 +166,13 @@ func runGraph(cmd *cobra.Command, path string, f runFlags) error {
 func runGraphIn(cmd *cobra.Command, path string, f runFlags, outer context.Context) error {
 	if done, err := resumeFinished(cmd, f); done || err != nil { // resume.go
 		return err
+	}
+	// The run's loggers (recovery, a checkpoint store that does not
+	// answer, progress) write from goroutines of their own: a writer that
+	// is not a file (a test's buffer) gets a lock. A file keeps its type,
+	// which the progress bars look at.
+	if _, isFile := cmd.ErrOrStderr().(*os.File); !isFile {
+		cmd.SetErr(&syncWriter{w: cmd.ErrOrStderr()})
 	}
 	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
 	l, err := driver.Load(ctx, path, loadOptions(cmd))
@@ -352,7 +360,7 @@ func attachOutputs(cmd *cobra.Command, path string, opts *runtime.Options, f run
 	if ex, ok := opts.Remote.(*cluster.Executor); ok {
 		remoteClient = ex.Client()
 	}
-	opts.Checkpoint, err = checkpointOptions(cmd.Context(), f, remoteClient)
+	opts.Checkpoint, err = checkpointOptions(cmd.Context(), f, remoteClient, stderr)
 	return cleanup, display, err
 }
 
@@ -557,7 +565,7 @@ var _ = graph.ImplBuiltin
 // --resume into the run's checkpoint options (nil: no checkpoints): a
 // directory, or nats:NAME for the JetStream store of the broker that cl
 // is connected to.
-func checkpointOptions(ctx context.Context, f runFlags, cl *cluster.Client) (*runtime.CheckpointOptions, error) {
+func checkpointOptions(ctx context.Context, f runFlags, cl *cluster.Client, stderr io.Writer) (*runtime.CheckpointOptions, error) {
 	dir := f.ckDir
 	if f.resume != "" {
 		if dir != "" && dir != f.resume {
@@ -583,6 +591,7 @@ func checkpointOptions(ctx context.Context, f runFlags, cl *cluster.Client) (*ru
 		if dl, ok := ctx.Deadline(); ok {
 			js.StopBy(dl) // --max-time bounds a save still going on at the run's end
 		}
+		js.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
 		store = js
 	}
 	o := &runtime.CheckpointOptions{Interval: f.ckInterval, Store: store, SpillDir: filepath.Join(dir, "spill")}
@@ -610,4 +619,16 @@ func checkpointOptions(ctx context.Context, f runFlags, cl *cluster.Client) (*ru
 		return nil, nil
 	}
 	return o, nil
+}
+
+// syncWriter serialises the writes of several goroutines to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -28,6 +28,10 @@ type JetStreamStore struct {
 	name   string
 	bucket string
 	stopBy time.Time // every operation ends by then (zero: no bound)
+	// Logf, when set, is told while a checkpoint's save goes unanswered:
+	// after StoreAttempt, then every 5 s (a broker restarted without its
+	// store keeps a save waiting until StopBy's time).
+	Logf func(format string, args ...any)
 }
 
 // errStopBy is the cause of a store operation that StopBy's time ended.
@@ -142,6 +146,7 @@ func (s *JetStreamStore) Save(ctx context.Context, cp *runtime.Checkpoint) error
 	if err != nil {
 		return err
 	}
+	defer s.watch(ctx, fmt.Sprintf("checkpoint %d", cp.ID))()
 	o, err := s.open(ctx)
 	if err != nil {
 		return err
@@ -150,6 +155,36 @@ func (s *JetStreamStore) Save(ctx context.Context, cp *runtime.Checkpoint) error
 		return fmt.Errorf("storing checkpoint %d as %s/%s: %w", cp.ID, s.bucket, s.name, err)
 	}
 	return nil
+}
+
+// watch reports through Logf, while the operation what goes on, that the
+// store has not answered: after StoreAttempt, then every 5 s, until the
+// returned stop is called or ctx ends.
+func (s *JetStreamStore) watch(ctx context.Context, what string) (stop func()) {
+	if s.Logf == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(exited)
+		t := time.NewTimer(StoreAttempt)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.Logf("%s: the checkpoint store does not answer (nothing for %s): %s", what,
+					time.Since(start).Round(time.Second), strings.Replace(retryingFor(ctx, time.Time{}), "retrying", "waiting", 1))
+				t.Reset(5 * time.Second)
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 // Latest returns the run's last checkpoint, nil when there is none.
