@@ -374,6 +374,19 @@ func TestRecordedRunInBrowser(t *testing.T) {
 	if n := eval[string](t, ctx, `document.getElementById("timeline").dataset.firings || ""`); n == "" || n == "0" {
 		t.Fatalf("timeline: expected the recorded firings drawn, found %q", n)
 	}
+	// The second lane is the device's link to it: the pointer says whose
+	// tokens its copies moved.
+	tip := eval[string](t, ctx, `(() => { const c = document.getElementById("timeline"), r = c.getBoundingClientRect();
+		for (let x = 140; x < c.width; x += 2) {
+			c.dispatchEvent(new MouseEvent("mousemove", {clientX: r.left + x, clientY: r.top + 22 + 26 + 13, bubbles: true}));
+			const t = document.getElementById("tltip");
+			if (t.style.display === "block") return t.textContent;
+		}
+		return "" })()`)
+	if !regexp.MustCompile(`^copies for \S+ on link to \S+ · [0-9.]+ µs · \d+ % busy$`).MatchString(tip) {
+		t.Fatalf("timeline: expected the pointer over the link's lane to name the copies' actor, found %q", tip)
+	}
+	eval[bool](t, ctx, `document.getElementById("timeline").dispatchEvent(new MouseEvent("mouseleave")) || true`)
 	shot(t, ctx, name+"-timeline")
 	noConsoleErrors(t, errs)
 }
