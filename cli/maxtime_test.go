@@ -101,6 +101,7 @@ func TestRunMaxTime(t *testing.T) {
 // within 5 s, says it retries until the run's time limit, retries until
 // --max-time passes, and the run then stops with status 124.
 func TestRunMaxTimeStoreUnreachable(t *testing.T) {
+	t.Parallel() // most of its time is the run waiting for --max-time
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -169,7 +170,7 @@ channels:
 		}
 		restarted = nb
 	}()
-	const limit = 20 * time.Second
+	const limit = 12 * time.Second
 	start := time.Now()
 	errs, code := runExit(t, "run", g, "--progress", "off", "--broker", url, "--mapping", m,
 		"--checkpoint-dir", "nats:endless", "--checkpoint-interval", "50ms", "--max-time", limit.String())
@@ -186,7 +187,7 @@ channels:
 	for _, want := range []string{
 		"the checkpoint store does not answer",
 		"until the run's time limit",
-		"stopped at --max-time 20s",
+		"stopped at --max-time " + limit.String(),
 		"continue it with --resume nats:endless",
 	} {
 		if !strings.Contains(errs, want) {
