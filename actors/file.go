@@ -391,6 +391,9 @@ func formatParam(p runtime.Params) (bool, error) {
 }
 
 func newStdin(a *graph.Actor, p runtime.Params) (any, error) {
+	if why := p.Files().NoStdin; why != "" {
+		return nil, errors.New(why)
+	}
 	if err := sourceParams(a, p, "format", "count", "header"); err != nil {
 		return nil, err
 	}

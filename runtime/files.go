@@ -11,7 +11,7 @@ import "github.com/sluicehq/sluice/internal/fsroot"
 // The zero FileAccess is unconfined: `sluice run` reads and writes
 // wherever its user can. A worker started with --data-dir DIR sets Root to
 // DIR; one started without sets Refused, and the workbench sets Root to
-// the directory it serves.
+// the directory it serves and NoStdin.
 type FileAccess struct {
 	// Root, when set, confines every path to a directory tree: absolute
 	// paths, ".." above it and symbolic links out of it are refused
@@ -20,4 +20,9 @@ type FileAccess struct {
 	// Refused, when set, refuses every actor that names a file, with
 	// this sentence as the reason.
 	Refused string
+	// NoStdin, when set, refuses the built-in stdin actor with this
+	// sentence as the reason: the process that runs the graph is a server
+	// whose standard input nobody feeds (a read would wait on its
+	// terminal, and no cancellation can interrupt it).
+	NoStdin string
 }

@@ -51,6 +51,11 @@ func (c *runControl) state() RunStateJSON {
 	return RunStateJSON{Running: c.running, Runs: c.runs, Error: c.err, Trace: c.trace != nil, Compare: c.prepared != nil && !c.running}
 }
 
+// noStdin is why the page's runs refuse the stdin actor: the server's
+// standard input is the terminal it was started in (or nothing), and a
+// read there would hold the run past the page's stop.
+const noStdin = "the workbench's runs have no standard input (the stdin actor would wait on the terminal sluice ui runs in): run the graph with sluice run and feed it there (seq 5 | sluice run FILE), or read a file with file.read or csv.read"
+
 // postRunStart runs FILE with the runtime for ?iterations=N (default 100)
 // graph iterations, in the background, its actors placed by the server's
 // mapping (none: all on the CPU); 409 while a run is on.
@@ -94,9 +99,10 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer cancel()
 		var trace bytes.Buffer
-		// The page's runs open files only inside the server's root.
+		// The page's runs open files only inside the server's root, and
+		// have no standard input.
 		opts := runtime.Options{Iterations: n, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond,
-			Files: runtime.FileAccess{Root: s.root.At(s.cwd)}}
+			Files: runtime.FileAccess{Root: s.root.At(s.cwd), NoStdin: noStdin}}
 		stats, err := driver.Run(ctx, pl, opts)
 		if stats != nil {
 			live.set(finalRun(stats))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,5 +158,34 @@ func TestRunDesignOnlyGraph(t *testing.T) {
 	}
 	if len(run.Actors) != len(want) {
 		t.Fatalf("actors = %+v", run.Actors)
+	}
+}
+
+// TestRunRefusesStdin: a page's run of a graph with a stdin actor ends at
+// once with a sentence saying why and what to do (the server's standard
+// input is its terminal: a read there outlived the page's stop), and the
+// next run starts.
+func TestRunRefusesStdin(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile(filepath.Join("..", "examples", "run", "stdin-saxpy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "stdin-saxpy.yaml")
+	if err := os.WriteFile(f, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{File: f}
+	h := s.Handler()
+	for run := 1; run <= 2; run++ {
+		if rec, m := do(t, h, "POST", "/api/run/start?iterations=3", ""); rec.Code != 202 {
+			t.Fatalf("start %d: expected 202, found %d: %v", run, rec.Code, m)
+		}
+		st := waitRun(t, s)
+		for _, want := range []string{"actor read (stdin)", "no standard input", "sluice run", "file.read"} {
+			if !strings.Contains(st.Error, want) {
+				t.Fatalf("run %d of a graph reading stdin: error %q: expected it to contain %q", run, st.Error, want)
+			}
+		}
 	}
 }
