@@ -82,8 +82,8 @@ func (s *textSource) Start(ctx context.Context) error { return s.StartRun(ctx, n
 
 // StartRun opens the file, at a resumed run's offset; stdin is spilled
 // into the run's spill directory, if it has one.
-func (s *textSource) StartRun(_ context.Context, run *runtime.Handle) error {
-	r, err := s.open(run)
+func (s *textSource) StartRun(ctx context.Context, run *runtime.Handle) error {
+	r, err := s.open(ctx, run)
 	if err != nil {
 		return err
 	}

@@ -86,11 +86,12 @@ type fileSource struct {
 // open opens the file, or returns stdin when there is no path: spilled
 // when the run has checkpoints and a directory for the spill, and then
 // starting at a resumed run's offset.
-func (s *fileSource) open(run *runtime.Handle) (io.Reader, error) {
+func (s *fileSource) open(ctx context.Context, run *runtime.Handle) (io.Reader, error) {
 	if s.path == "" {
+		in := newCancelReader(ctx, os.Stdin) // a stopped run stops waiting for it
 		dir := run.SpillDir()
 		if dir == "" {
-			return os.Stdin, nil
+			return in, nil
 		}
 		at := int64(-1)
 		if s.resume != nil {
@@ -100,7 +101,7 @@ func (s *fileSource) open(run *runtime.Handle) (io.Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("stdin: %w", err)
 		}
-		s.stdin = &stdinReader{replay: replay, in: os.Stdin, sp: sp, consumed: max(at, 0)}
+		s.stdin = &stdinReader{replay: replay, in: in, sp: sp, consumed: max(at, 0)}
 		return s.stdin, nil
 	}
 	f, err := s.root.Open("", s.path)
@@ -191,8 +192,8 @@ func (s *byteSource) Start(ctx context.Context) error { return s.StartRun(ctx, n
 
 // StartRun opens the file; stdin is spilled into the run's spill
 // directory, if it has one (runtime.Handle.SpillDir).
-func (s *byteSource) StartRun(_ context.Context, run *runtime.Handle) error {
-	r, err := s.open(run)
+func (s *byteSource) StartRun(ctx context.Context, run *runtime.Handle) error {
+	r, err := s.open(ctx, run)
 	if err != nil {
 		return err
 	}

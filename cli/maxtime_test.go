@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/internal/doccmd"
 )
 
 // runExit runs the sluice command line in the module's root and returns
@@ -198,5 +201,37 @@ channels:
 	// the limit too (the runtime lets a save go on 30 s past a run's end).
 	if took < limit || took > limit+15*time.Second {
 		t.Errorf("the run stopped after %s: expected soon after its --max-time of %s", took, limit)
+	}
+}
+
+// TestRunMaxTimeIdleStdin: a run reading a standard input nobody writes
+// (a terminal, an open pipe) stops at --max-time, status 124, rather than
+// when the input ends: a read of stdin is not a place a stopped run waits.
+func TestRunMaxTimeIdleStdin(t *testing.T) {
+	t.Parallel()
+	root, _ := filepath.Abs("..")
+	bin := filepath.Join(doccmd.Sluice(t, root), "sluice")
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close() // held open: the run sees no end of its input
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "examples/run/stdin-saxpy.yaml", "--max-time", "1s")
+	cmd.Dir = root
+	cmd.Stdin = pr
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	start := time.Now()
+	err = cmd.Run()
+	pr.Close()
+	took := time.Since(start)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 124 || !strings.Contains(errb.String(), "stopped at --max-time 1s") {
+		t.Fatalf("exit %v after %s: expected status 124 and the --max-time message:\n%s", err, took, errb.String())
+	}
+	if took > 20*time.Second {
+		t.Fatalf("the run ended %s after it started: expected soon after its --max-time of 1s", took)
 	}
 }
