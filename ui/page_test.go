@@ -5,24 +5,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/graph"
 )
 
+// tempExample is a copy of examples/cd2dat.yaml of the test's own.
 func tempExample(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(example)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "cd2dat.yaml")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return exampleCopy(t, "cd2dat.yaml")
 }
 
 func TestPageServed(t *testing.T) {

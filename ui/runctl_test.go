@@ -129,15 +129,7 @@ func TestRunStop(t *testing.T) {
 // from the page: its actors fire as synthetic ones, each firing as long as
 // its cost, the repetition vector's counts per iteration.
 func TestRunDesignOnlyGraph(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "examples", "cd2dat.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := filepath.Join(t.TempDir(), "cd2dat.yaml")
-	if err := os.WriteFile(f, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s := &Server{File: f}
+	s := &Server{File: tempExample(t)}
 	h := s.Handler()
 	if rec, m := do(t, h, "POST", "/api/run/start?iterations=3", ""); rec.Code != 202 {
 		t.Fatalf("start: expected 202, found %d: %v", rec.Code, m)
@@ -167,15 +159,7 @@ func TestRunDesignOnlyGraph(t *testing.T) {
 // next run starts.
 func TestRunRefusesStdin(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile(filepath.Join("..", "examples", "run", "stdin-saxpy.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := filepath.Join(t.TempDir(), "stdin-saxpy.yaml")
-	if err := os.WriteFile(f, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s := &Server{File: f}
+	s := &Server{File: exampleCopy(t, "run/stdin-saxpy.yaml")}
 	h := s.Handler()
 	for run := 1; run <= 2; run++ {
 		if rec, m := do(t, h, "POST", "/api/run/start?iterations=3", ""); rec.Code != 202 {
@@ -188,4 +172,19 @@ func TestRunRefusesStdin(t *testing.T) {
 			}
 		}
 	}
+}
+
+// exampleCopy copies examples/NAME into a directory of the test's own and
+// returns the copy's path: a server serving it writes nothing in the tree.
+func exampleCopy(t *testing.T, name string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "examples", filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), filepath.Base(name))
+	if err := os.WriteFile(f, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
