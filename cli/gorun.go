@@ -45,6 +45,7 @@ func runElsewhere(cmd *cobra.Command, g *graph.Graph) (bool, error) {
 	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	c.Env = append(os.Environ(), childEnv+"=1")
 	c.Cancel = func() error { return c.Process.Signal(os.Interrupt) }
+	dieWithParent(c)
 	err = c.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

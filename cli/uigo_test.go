@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +36,8 @@ func TestUIRunsGoActors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir(), "GOCACHE="+strings.TrimSpace(string(gocache)))
+	cache := t.TempDir()
+	c.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "GOCACHE="+strings.TrimSpace(string(gocache)))
 	out, err := c.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +46,28 @@ func TestUIRunsGoActors(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	t.Cleanup(func() {
+		// SIGKILL, which sluice cannot pass on: the graph's program it
+		// started (under cache) must end with it all the same.
+		_ = c.Process.Kill()
+		_ = c.Wait()
+		if goruntime.GOOS != "linux" {
+			return
+		}
+		for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			left := processesUnder(cache)
+			if len(left) == 0 {
+				return
+			}
+			if time.Now().After(end) {
+				for _, p := range left {
+					_ = p.Kill()
+				}
+				t.Errorf("the graph's program outlived sluice ui killed with SIGKILL by 10 s (%d processes)", len(left))
+				return
+			}
+		}
+	})
 	url := make(chan string, 1)
 	building := make(chan string, 2)
 	go func() {
@@ -110,4 +134,25 @@ func TestUIRunsGoActors(t *testing.T) {
 	if !regexp.MustCompile(`"name":"measure","firings":20\b`).Match(b) {
 		t.Fatalf("expected measure to have fired 20 times, found %s", b)
 	}
+}
+
+// processesUnder returns the processes whose program lies under dir (from
+// /proc: Linux only).
+func processesUnder(dir string) []*os.Process {
+	ents, _ := os.ReadDir("/proc")
+	var out []*os.Process
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.HasPrefix(string(cmd), dir+string(filepath.Separator)) {
+			continue
+		}
+		if p, err := os.FindProcess(pid); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
