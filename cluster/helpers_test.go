@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	_ "github.com/sluicehq/sluice/actors"
 	"github.com/sluicehq/sluice/device"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/testtmp"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -23,7 +25,12 @@ import (
 // jetstream.go, cleanupReplySub). The library's, once per unlucky Put, and
 // seen once in the suite.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
+	os.Exit(testtmp.Run(func() int {
+		code := 0
+		goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"),
+			goleak.Cleanup(func(c int) { code = c }))
+		return code
+	}))
 }
 
 // testCPU is the device a test worker lends.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/cluster"
 	"github.com/sluicehq/sluice/device"
+	"github.com/sluicehq/sluice/internal/testtmp"
 )
 
 // browser opens a tab of the package's shared headless Chromium (started
@@ -121,9 +122,11 @@ func (s *sharedChromium) stop() {
 
 // TestMain stops the shared browser once every test has run.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	shared.stop()
-	os.Exit(code)
+	os.Exit(testtmp.Run(func() int {
+		code := m.Run()
+		shared.stop()
+		return code
+	}))
 }
 
 // shot saves a PNG of the page as DIR/name.png when SLUICE_UI_SCREENSHOTS=DIR.

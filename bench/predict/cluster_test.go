@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/calibrate"
+	"github.com/sluicehq/sluice/internal/testtmp"
 )
 
 // TestMain makes the test binary a cluster worker when the -cluster
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testtmp.Main(m)
 }
 
 // TestClusterPrediction runs the -cluster comparison end to end on

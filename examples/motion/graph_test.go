@@ -14,6 +14,7 @@ import (
 	_ "github.com/sluicehq/sluice/device/cuda"
 	_ "github.com/sluicehq/sluice/device/opencl"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/testtmp"
 	"github.com/sluicehq/sluice/runtime"
 	"github.com/sluicehq/sluice/spec"
 )
@@ -27,27 +28,18 @@ type result struct {
 	kinds   map[string]string      // actor → how it ran (runtime.ActorStats.Kind)
 }
 
-// clipDir holds the clip that clipPath writes; TestMain removes it.
-var clipDir string
-
-// clipPath writes the default clip once for the package's tests.
+// clipPath writes the default clip once for the package's tests (in
+// their own TMPDIR, which TestMain removes).
 var clipPath = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "motion-test")
 	if err != nil {
 		return "", err
 	}
-	clipDir = dir
 	p := filepath.Join(dir, ClipName)
 	return p, WriteClip(p)
 })
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if clipDir != "" {
-		os.RemoveAll(clipDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testtmp.Main(m) }
 
 func avail(backend string) bool {
 	for _, r := range device.Discover(context.Background()) {
