@@ -90,7 +90,7 @@ func measureHost(ctx context.Context, workers int, logf func(string, ...any)) (*
 	h.Availability = Availability(workers, 100*time.Millisecond)
 	logf("effective parallelism of %d workers: %.2f; they ran %.0f%% of the time", workers, h.Parallelism, 100*h.Availability)
 	var err error
-	if err = measureRuntime(ctx, h); err != nil {
+	if err = MeasureRuntime(ctx, h); err != nil {
 		return nil, err
 	}
 	logf("runtime: %.0f ns per firing (+%.0f ns timed), %.0f ns per round, %.0f ns per port", h.FiringNs, h.EmptyFiringNs, h.RoundNs, h.PortNs)
@@ -188,7 +188,7 @@ func spin(n int) float64 {
 	return x
 }
 
-// measureRuntime derives the runtime's per-firing, per-round and per-port
+// MeasureRuntime derives the runtime's per-firing, per-round and per-port
 // costs from one-worker runs of a chain src → 4 × empty → sink of rate-1
 // float32 actors whose firings do nothing:
 //
@@ -200,8 +200,11 @@ func spin(n int) float64 {
 //     capacity 2, each round pays twice as many more ports.
 //
 // Each figure is the median of 5 runs (of a tenth of the firings in a
-// program built with the race detector: its figures are for tests).
-func measureRuntime(ctx context.Context, h *Host) error {
+// program built with the race detector: its figures are for tests). It
+// sets h's EmptyFiringNs, FiringNs, PortNs and RoundNs, and is part of
+// Run; called alone it measures them again under the host's present load
+// (a comparison with a run whose costs the calibration's load inflated).
+func MeasureRuntime(ctx context.Context, h *Host) error {
 	const stages = 4
 	actors := float64(stages + 2)
 	ends := float64(2 * (stages + 1)) // channel ends per iteration with one channel between neighbours

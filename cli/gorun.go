@@ -134,7 +134,9 @@ func buildRunner(ctx context.Context, pkgs []string, log io.Writer) (string, err
 	start := time.Now()
 	// -trimpath: no local paths in the program, and packages compiled
 	// once serve every module directory that holds the same sources.
-	build := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-overlay", overlayFile, "-o", bin, "./sluicerun_"+key)
+	// -ldflags=-w: no DWARF, a third less linking (2.9 s instead of 4.4 s
+	// on two cores); stack traces and profiles keep their symbols.
+	build := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags=-w", "-overlay", overlayFile, "-o", bin, "./sluicerun_"+key)
 	build.Dir = mod.Dir
 	out, err := build.CombinedOutput()
 	if err != nil {

@@ -7,6 +7,8 @@ package doccmd
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,13 +52,21 @@ var (
 // binary, and returns the directory holding the binary (to put first on
 // PATH). It skips the test when there is no Go toolchain and fails it when
 // the build fails.
+//
+// The binary goes to one place per module directory in the user's cache
+// (sluice/doccmd/KEY/sluice), shared by the test binaries of a run and by
+// later runs: the go command leaves a binary whose build ID matches the
+// sources as it is, so only the first of them links it (several seconds
+// of CPU each), and a binary replaced by a later link is renamed into
+// place, never rewritten under a running process. Without DWARF (-w): no
+// test debugs it.
 func Sluice(tb testing.TB, root string) string {
 	tb.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		tb.Skip("no go command on PATH: the documented commands need a built sluice")
 	}
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sluice-doccmd-")
+		dir, err := binDir(root)
 		if err != nil {
 			buildErr = err
 			return
@@ -64,7 +74,7 @@ func Sluice(tb testing.TB, root string) string {
 		// -trimpath as sluice run builds a graph's Go actors: the
 		// packages compiled here serve those builds too (a build without
 		// it keys its packages by their directory).
-		c := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "sluice"), "./cmd/sluice")
+		c := exec.Command("go", "build", "-trimpath", "-ldflags=-w", "-o", filepath.Join(dir, "sluice"), "./cmd/sluice")
 		c.Dir = root
 		buildOut, buildErr = c.CombinedOutput()
 		buildDir = dir
@@ -73,6 +83,23 @@ func Sluice(tb testing.TB, root string) string {
 		tb.Fatalf("go build ./cmd/sluice: %v\n%s", buildErr, buildOut)
 	}
 	return buildDir
+}
+
+// binDir is the directory Sluice builds into for the module at root: in
+// the user's cache, else the temporary directory, keyed by root's
+// absolute path.
+func binDir(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(abs))
+	dir := filepath.Join(base, "sluice", "doccmd", hex.EncodeToString(sum[:8]))
+	return dir, os.MkdirAll(dir, 0o755)
 }
 
 // goCache is the go command's build cache as the test process sees it,
