@@ -83,3 +83,16 @@ func BenchmarkDAG10kAnalysisOnly(b *testing.B) {
 func BenchmarkDAG1kUniform(b *testing.B) {
 	benchAll(b, randGraph(rand.New(rand.NewPCG(7, 7)), "dag", 1000, true))
 }
+
+// BenchmarkThroughputBoundCD2DAT is one state-space exploration of cd2dat
+// with its minimal buffers (the step ThroughputBuffers repeats).
+func BenchmarkThroughputBoundCD2DAT(b *testing.B) {
+	g := cdToDAT()
+	rv, _ := RepetitionVector(g)
+	min, _ := MinimalBuffers(g, rv)
+	for b.Loop() {
+		if _, err := ThroughputBound(g, rv, min); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
