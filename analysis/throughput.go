@@ -330,8 +330,9 @@ func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budge
 // lowers each enlarged channel as far as the period holds. It fails with
 // an error wrapping ErrStateBudget when reaching the period takes more
 // than 500 evaluations or a state space beyond DefaultStateBudget; when
-// the 500 run out while lowering, the channels not yet lowered keep their
-// enlarged capacities (enough for the period, perhaps more than needed).
+// a budget runs out while lowering, the channels not yet lowered keep
+// their enlarged capacities (enough for the period, perhaps more than
+// needed).
 func ThroughputBuffers(g *graph.Graph, rv *Repetitions) (map[string]int, Throughput, error) {
 	return throughputBuffers(g, rv, time.Time{})
 }
@@ -426,9 +427,10 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 		order = append(order, ci)
 	}
 	sort.Ints(order)
-	// The capacities grown so far meet the target: a budget (evaluations or
-	// time) spent while shrinking them leaves the rest as grown, larger
-	// than needed but right.
+	// The capacities grown so far meet the target: a budget spent while
+	// shrinking them (the 500 evaluations, the time, or one evaluation's
+	// state space: smaller capacities can take far more states to repeat)
+	// leaves the rest as grown, larger than needed but right.
 	spent := false
 	for _, ci := range order {
 		if spent {
@@ -447,7 +449,7 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 			_, _, ok, err := eval()
 			if err != nil {
 				caps[ci] = hi
-				spent = evals > 500 || errors.Is(err, ErrTimeBudget)
+				spent = errors.Is(err, ErrStateBudget) || errors.Is(err, ErrTimeBudget)
 				break
 			}
 			if ok && completes(m, q, init, caps) {
