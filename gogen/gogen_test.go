@@ -24,7 +24,9 @@ func build(t *testing.T, dir, name, target string) string {
 	out := filepath.Join(dir, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, target)
+	// -trimpath: the packages compiled for the documented commands' sluice
+	// serve here too, in any clone of the repository.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, target)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", target, err, msg)
 	}

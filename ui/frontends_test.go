@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/doccmd"
 	"github.com/sluicehq/sluice/internal/filekind"
 )
 
@@ -42,18 +43,12 @@ func exampleGraphs(t *testing.T) []string {
 }
 
 // buildSluice builds the sluice binary for a test (the command line's
-// path through the driver).
+// path through the driver): the one the documented-command tests build,
+// with -trimpath, so that a fresh clone reuses the packages compiled for
+// them instead of compiling every one again.
 func buildSluice(t *testing.T) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "sluice")
-	if out, err := exec.Command(goBin, "build", "-o", bin, "../cmd/sluice").CombinedOutput(); err != nil {
-		t.Fatalf("go build ../cmd/sluice: %v\n%s", err, out)
-	}
-	return bin
+	return filepath.Join(doccmd.Sluice(t, ".."), "sluice")
 }
 
 // TestPredictionSameInEveryFrontEnd holds the command line and the

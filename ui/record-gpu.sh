@@ -40,7 +40,9 @@ import (
 
 func main() { cli.Main() }
 GO
-  (cd "$repo" && CGO_ENABLED=0 go build -o "$dir/sluice-record" "./$(basename "$pkg")")
+  # -trimpath: packages compiled once serve any clone; -s -w: a smaller
+  # binary to copy to the GPU machine.
+  (cd "$repo" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$dir/sluice-record" "./$(basename "$pkg")")
   cp "$repo"/examples/imagepipe/*.yaml "$repo"/examples/imagepipe/*.cu "$repo"/examples/imagepipe/*.cl "$dir/imagepipe/"
   cp "$repo"/examples/stitch/*.yaml "$dir/stitch/"
   echo "built $dir: copy it to the GPU machine, then run: ui/record-gpu.sh run DIR OUT"
