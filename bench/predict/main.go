@@ -81,6 +81,10 @@ type Config struct {
 	Units int
 	// Log receives progress lines (nil: none).
 	Log io.Writer
+	// SameRunOnly skips the measured run: the comparison is the profiled
+	// run's own throughput against the prediction from its profile
+	// (measured stays 0).
+	SameRunOnly bool
 }
 
 // Result is one graph's comparison. Throughputs are in iterations per
@@ -457,6 +461,9 @@ func compareOnce(ctx context.Context, file string, base *machine.Machine, cpu *m
 		if c.declared, err = Predict(g, base, cpu.Name, DeclaredCosts(base, synth), iters); err != nil {
 			return c, fmt.Errorf("%s: %w", file, err)
 		}
+	}
+	if cfg.SameRunOnly {
+		return c, nil
 	}
 	if g, _, err = Load(file); err != nil {
 		return c, err

@@ -115,7 +115,7 @@ func TestSimulatorTracksRuntime(t *testing.T) {
 			tol = 35
 		}
 		cpu.Units = workers
-		cfg := Config{Warmup: 500, Iterations: 4000}
+		cfg := Config{Warmup: 500, Iterations: 4000, SameRunOnly: true}
 		for _, file := range graphs {
 			t.Run(fmt.Sprintf("%s/workers=%d", strings.TrimSuffix(filepath.Base(file), ".yaml"), workers), func(t *testing.T) {
 				var tries []string
