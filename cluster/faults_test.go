@@ -148,10 +148,14 @@ func TestMaxTime(t *testing.T) {
 	// An endless run, timed from its start: on a loaded machine the
 	// worker's 300 ms may pass before the first token reaches the sink,
 	// so the test does not wait for one (as endless does).
+	// Heartbeats are given 10 s, not fastExecutor's 1 s: a loaded run of
+	// the suite once missed one for 1.07 s, and the run failed for a lost
+	// worker before the limit could show.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	ex := NewExecutor(cl, ExecutorOptions{HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: 10 * time.Second})
 	t0 := time.Now()
-	_, err := runtime.Run(ctx, pipeline(0, 64, &collector{}), runtime.Options{Mapping: mp, Remote: fastExecutor(cl)})
+	_, err := runtime.Run(ctx, pipeline(0, 64, &collector{}), runtime.Options{Mapping: mp, Remote: ex})
 	d := time.Since(t0)
 	if ctx.Err() != nil {
 		t.Fatalf("the run was still going after 20 s: the worker's --max-time of 300 ms was not enforced (%v)", err)
