@@ -34,50 +34,81 @@ type slice struct {
 	actor   int
 }
 
+// traceEvent is what parseTrace reads of one trace event.
+type traceEvent struct {
+	Name string  `json:"name"`
+	Ph   string  `json:"ph"`
+	Ts   float64 `json:"ts"`
+	Dur  float64 `json:"dur"`
+	Tid  int     `json:"tid"`
+	Cat  string  `json:"cat"`
+	Args struct {
+		Name string `json:"name"`
+	} `json:"args"`
+}
+
 // parseTrace reads Chrome Trace Event JSON (complete events "X" and
-// thread_name metadata) into rows.
+// thread_name metadata) into rows: a trace as sluice's runtime writes it
+// line by line (scanTraceLines), any other with encoding/json.
 func parseTrace(data []byte) (*traceSlices, error) {
-	var tr struct {
-		TraceEvents []struct {
-			Name string  `json:"name"`
-			Ph   string  `json:"ph"`
-			Ts   float64 `json:"ts"`
-			Dur  float64 `json:"dur"`
-			Tid  int     `json:"tid"`
-			Cat  string  `json:"cat"`
-			Args struct {
-				Name string `json:"name"`
-			} `json:"args"`
-		} `json:"traceEvents"`
+	b := newRowBuilder()
+	if !scanTraceLines(data, b.add) {
+		var tr struct {
+			TraceEvents []traceEvent `json:"traceEvents"`
+		}
+		if err := json.Unmarshal(data, &tr); err != nil {
+			return nil, fmt.Errorf("trace: %v", err)
+		}
+		b = newRowBuilder()
+		for i := range tr.TraceEvents {
+			b.add(&tr.TraceEvents[i])
+		}
 	}
-	if err := json.Unmarshal(data, &tr); err != nil {
-		return nil, fmt.Errorf("trace: %v", err)
+	return b.done(), nil
+}
+
+// rowBuilder sorts events into rows, one per thread, as they are read.
+type rowBuilder struct {
+	out   *traceSlices
+	actor map[string]int // name → index in out.Actors
+	row   map[int]int    // tid → index in out.Rows
+	names map[int]string // tid → thread name
+}
+
+func newRowBuilder() *rowBuilder {
+	return &rowBuilder{out: &traceSlices{T0: math.Inf(1), T1: math.Inf(-1)},
+		actor: map[string]int{}, row: map[int]int{}, names: map[int]string{}}
+}
+
+// add takes one event: a thread's name, or a complete event for its row.
+func (rb *rowBuilder) add(e *traceEvent) {
+	out := rb.out
+	if e.Ph == "M" && e.Name == "thread_name" {
+		rb.names[e.Tid] = e.Args.Name
 	}
-	out := &traceSlices{T0: math.Inf(1), T1: math.Inf(-1)}
-	actor, row, names := map[string]int{}, map[int]int{}, map[int]string{}
-	for _, e := range tr.TraceEvents {
-		if e.Ph == "M" && e.Name == "thread_name" {
-			names[e.Tid] = e.Args.Name
-		}
-		if e.Ph != "X" {
-			continue
-		}
-		a, ok := actor[e.Name]
-		if !ok {
-			a = len(out.Actors)
-			actor[e.Name] = a
-			out.Actors = append(out.Actors, e.Name)
-		}
-		r, ok := row[e.Tid]
-		if !ok {
-			r = len(out.Rows)
-			row[e.Tid] = r
-			out.Rows = append(out.Rows, traceRow{Tid: e.Tid, Copies: e.Cat == "copy"})
-		}
-		out.Rows[r].Slices = append(out.Rows[r].Slices, slice{e.Ts, e.Dur, a})
-		out.Rows[r].maxDur = max(out.Rows[r].maxDur, e.Dur)
-		out.T0, out.T1 = min(out.T0, e.Ts), max(out.T1, e.Ts+e.Dur)
+	if e.Ph != "X" {
+		return
 	}
+	a, ok := rb.actor[e.Name]
+	if !ok {
+		a = len(out.Actors)
+		rb.actor[e.Name] = a
+		out.Actors = append(out.Actors, e.Name)
+	}
+	r, ok := rb.row[e.Tid]
+	if !ok {
+		r = len(out.Rows)
+		rb.row[e.Tid] = r
+		out.Rows = append(out.Rows, traceRow{Tid: e.Tid, Copies: e.Cat == "copy"})
+	}
+	out.Rows[r].Slices = append(out.Rows[r].Slices, slice{e.Ts, e.Dur, a})
+	out.Rows[r].maxDur = max(out.Rows[r].maxDur, e.Dur)
+	out.T0, out.T1 = min(out.T0, e.Ts), max(out.T1, e.Ts+e.Dur)
+}
+
+// done names and sorts the rows read.
+func (rb *rowBuilder) done() *traceSlices {
+	out, names := rb.out, rb.names
 	if len(out.Rows) == 0 {
 		out.T0, out.T1 = 0, 0
 	}
@@ -108,7 +139,7 @@ func parseTrace(data []byte) (*traceSlices, error) {
 		}
 		return a.Tid - b.Tid
 	})
-	return out, nil
+	return out
 }
 
 // deviceSide returns the device whose kernels (k 0) or link (k 1: to it,

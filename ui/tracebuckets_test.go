@@ -21,6 +21,18 @@ func bigTrace(n int) []byte {
 	return b.Bytes()
 }
 
+// bigRuntimeTrace is bigTrace laid out as sluice's runtime writes a
+// trace (runtime/trace.go), which parseTrace reads line by line.
+func bigRuntimeTrace(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"displayTimeUnit":"ns","otherData":{"graph":"big"},"traceEvents":[{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"sluice big"}}`)
+	for i := range n {
+		fmt.Fprintf(&b, ",\n{\"name\":\"%c\",\"cat\":\"firing\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":1.000,\"args\":{\"firing\":%d}}", 'A'+i%6, i%2, float64(i/2)*1.5, i/6)
+	}
+	b.WriteString("\n]}\n")
+	return b.Bytes()
+}
+
 // A million firings: parsed once per run, then each window the page asks
 // for is aggregated into a few kilobytes.
 func BenchmarkTraceBuckets(b *testing.B) {
@@ -28,6 +40,17 @@ func BenchmarkTraceBuckets(b *testing.B) {
 	b.Run("parse", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := parseTrace(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	lines := bigRuntimeTrace(1_000_000)
+	if !scanTraceLines(lines, func(*traceEvent) {}) {
+		b.Fatal("the line scanner declined the runtime's layout")
+	}
+	b.Run("parse-runtime-layout", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := parseTrace(lines); err != nil {
 				b.Fatal(err)
 			}
 		}
