@@ -178,8 +178,11 @@ func alive(t *testing.T, s *solo, after string) {
 // TestMalformedRequests sends a corpus of malformed run, snapshot and
 // hold requests to a live worker: each is refused with a reason naming
 // the field, and after each the worker answers and is listed as a
-// device. A real job then runs on it.
+// device. A real job then runs on it. It waits more than it computes
+// (each device listing waits out its quiet time) and has a broker of its
+// own, so it runs beside the package's other tests.
 func TestMalformedRequests(t *testing.T) {
+	t.Parallel()
 	s := startSolo(t, WorkerOptions{})
 	nc := s.cl.nc
 	for _, c := range malformedRuns(t) {
