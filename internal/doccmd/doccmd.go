@@ -57,20 +57,22 @@ var (
 // (sluice/doccmd/KEY/sluice), shared by the test binaries of a run and by
 // later runs: the go command leaves a binary whose build ID matches the
 // sources as it is, so only the first of them links it (several seconds
-// of CPU each), and a binary replaced by a later link is renamed into
-// place, never rewritten under a running process. Without DWARF (-w): no
-// test debugs it.
+// of CPU each). The builds take turns (a lock in that directory), so that
+// the go command renames a new binary into place rather than copying it
+// under a process running the old one. Without DWARF (-w): no test
+// debugs it.
 func Sluice(tb testing.TB, root string) string {
 	tb.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		tb.Skip("no go command on PATH: the documented commands need a built sluice")
 	}
 	buildOnce.Do(func() {
-		dir, err := binDir(root)
+		dir, unlock, err := binDir(root)
 		if err != nil {
 			buildErr = err
 			return
 		}
+		defer unlock()
 		// -trimpath as sluice run builds a graph's Go actors: the
 		// packages compiled here serve those builds too (a build without
 		// it keys its packages by their directory).
@@ -85,13 +87,15 @@ func Sluice(tb testing.TB, root string) string {
 	return buildDir
 }
 
-// binDir is the directory Sluice builds into for the module at root: in
-// the user's cache, else the temporary directory, keyed by root's
-// absolute path.
-func binDir(root string) (string, error) {
+// binDir is the directory Sluice builds into for the module at root, and
+// the function that ends the build's hold on it: in the user's cache
+// (else the temporary directory), keyed by root's absolute path, locked
+// while the build runs; where a lock cannot be had, a directory of the
+// test binary's own.
+func binDir(root string) (string, func(), error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
@@ -99,7 +103,15 @@ func binDir(root string) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(abs))
 	dir := filepath.Join(base, "sluice", "doccmd", hex.EncodeToString(sum[:8]))
-	return dir, os.MkdirAll(dir, 0o755)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		own, err := os.MkdirTemp("", "sluice-doccmd-")
+		return own, func() {}, err
+	}
+	return dir, unlock, nil
 }
 
 // goCache is the go command's build cache as the test process sees it,
