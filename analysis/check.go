@@ -158,6 +158,14 @@ func Check(g *graph.Graph, opts CheckOptions) *Report {
 			budget = DefaultThroughputBudget
 		}
 		tb, th, err := ThroughputBuffersWithin(g, rv, max(budget, 0))
+		if errors.Is(err, ErrPartlyLowered) {
+			limit := "the search's 500 evaluations"
+			if errors.Is(err, ErrTimeBudget) {
+				limit = fmt.Sprintf("%s (allow more time with --budget)", budget)
+			}
+			r.Warnings = append(r.Warnings, fmt.Sprintf("throughput-optimal capacities lowered only in part within %s: those given reach the period, smaller ones may too", limit))
+			err = nil
+		}
 		if err != nil {
 			msg := "throughput: " + err.Error()
 			if errors.Is(err, ErrTimeBudget) {

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -9,8 +11,9 @@ import (
 // unbounded period and then runs out of its 500 evaluations while
 // lowering the channels it grew (300 parallel channels here, a few
 // evaluations each), it answers with the capacities it has, which still
-// give that period, instead of failing (it used to fail, and the
-// workbench's 256-actor DAG got there once the search was fast enough).
+// give that period, and says they were lowered only in part (it used to
+// fail, and the workbench's 256-actor DAG got there once the search was
+// fast enough).
 func TestThroughputBuffersRunOutWhileLowering(t *testing.T) {
 	t.Parallel()
 	b := newB("wide")
@@ -36,8 +39,8 @@ func TestThroughputBuffersRunOutWhileLowering(t *testing.T) {
 		t.Fatalf("minimal buffers: period %v (%v), unbounded %v: expected a graph whose minimal buffers slow it", slow.PeriodNS, err, unbounded.PeriodNS)
 	}
 	caps, th, err := ThroughputBuffers(b.g, rv)
-	if err != nil {
-		t.Fatalf("throughput buffers: %v: expected the grown capacities", err)
+	if !errors.Is(err, ErrPartlyLowered) || !errors.Is(err, ErrStateBudget) || caps == nil {
+		t.Fatalf("throughput buffers: %v, %d capacities: expected the grown capacities and an error saying they were lowered only in part", err, len(caps))
 	}
 	with, err := ThroughputBound(b.g, rv, caps)
 	if err != nil {
@@ -45,5 +48,9 @@ func TestThroughputBuffersRunOutWhileLowering(t *testing.T) {
 	}
 	if th.PeriodNS != unbounded.PeriodNS || with.PeriodNS != unbounded.PeriodNS {
 		t.Fatalf("period %v ns answered, %v ns with the %d capacities: expected the unbounded %v ns", th.PeriodNS, with.PeriodNS, len(caps), unbounded.PeriodNS)
+	}
+	r := Check(b.g, CheckOptions{ThroughputBudget: -1})
+	if len(r.ThroughputBuffers) != len(caps) || !strings.Contains(strings.Join(r.Warnings, "\n"), "lowered only in part within the search's 500 evaluations") {
+		t.Fatalf("check: %d throughput buffers, warnings %q: expected the capacities and a warning that they were lowered only in part", len(r.ThroughputBuffers), r.Warnings)
 	}
 }

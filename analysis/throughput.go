@@ -98,6 +98,7 @@ func (m *model) throughput(q, caps []int64, budget int) (Throughput, []int, erro
 		keys = append(keys, k)
 	}
 	sort.Ints(keys)
+	st := newExploreState(len(m.chans), len(m.actors))
 	best := big.NewRat(0, 1)
 	var bestParts [][]int
 	var blocked []int
@@ -125,7 +126,7 @@ func (m *model) throughput(q, caps []int64, budget int) (Throughput, []int, erro
 			p = big.NewRat(x, 1)
 		} else {
 			var err error
-			p, bl, err = m.explore(as, set, q, caps, cost, budget)
+			p, bl, err = m.explore(as, set, q, caps, cost, budget, st)
 			if err != nil {
 				return Throughput{}, nil, err
 			}
@@ -170,14 +171,41 @@ func (m *model) critical(parts [][]int, period *big.Rat, q, cost []int64) []stri
 // ErrStateBudget is wrapped when a state-space exploration exceeds its budget.
 var ErrStateBudget = errors.New("state-space exploration budget exceeded")
 
+// exploreState is explore's state, in slices indexed by channel and actor
+// (maps took 70 % of the time on a 256-actor graph), made once for all
+// the parts of a graph and cleared of each part after it: in marks the
+// channels inside the part, tok and occ count their tokens available and
+// room taken; fired counts the part's actors' firings, busy marks those
+// firing and rem their firings' remaining time.
+type exploreState struct {
+	in         []bool
+	tok, occ   []int64
+	fired, rem []int64
+	busy       []bool
+}
+
+func newExploreState(chans, actors int) *exploreState {
+	return &exploreState{in: make([]bool, chans), tok: make([]int64, chans), occ: make([]int64, chans),
+		fired: make([]int64, actors), rem: make([]int64, actors), busy: make([]bool, actors)}
+}
+
+// clear resets the entries of channels chs and actors as.
+func (st *exploreState) clear(chs, as []int) {
+	for _, ci := range chs {
+		st.in[ci], st.tok[ci], st.occ[ci] = false, 0, 0
+	}
+	for _, a := range as {
+		st.fired[a], st.rem[a], st.busy[a] = 0, 0, false
+	}
+}
+
 // explore runs the self-timed execution of the actors in set (channels
-// among them only) until a state repeats.
-func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budget int) (*big.Rat, []int, error) {
-	// The state lives in slices indexed by channel and actor (maps cost
-	// 70 % of the time on a 256-actor graph): tok and occ count only for
-	// the channels inside the part (in), busy and rem only for its actors.
+// among them only) until a state repeats, in st (clear when called, and
+// cleared again when it returns).
+func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budget int, st *exploreState) (*big.Rat, []int, error) {
 	var chs []int
-	in := make([]bool, len(m.chans))
+	in, tok, occ := st.in, st.tok, st.occ
+	fired, rem, busy := st.fired, st.rem, st.busy
 	for _, a := range as {
 		for _, ci := range m.outs[a] {
 			if set[m.chans[ci].dst] {
@@ -186,17 +214,13 @@ func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budge
 			}
 		}
 	}
-	tok := make([]int64, len(m.chans)) // tokens available
-	occ := make([]int64, len(m.chans)) // room taken
+	defer st.clear(chs, as)
 	for _, ci := range chs {
 		tok[ci], occ[ci] = m.chans[ci].init, m.chans[ci].init
 		if m.chans[ci].init > caps[ci] {
 			return nil, nil, fmt.Errorf("analysis: channel %s holds %d initial tokens but has capacity %d", m.chans[ci].name, m.chans[ci].init, caps[ci])
 		}
 	}
-	fired := make([]int64, len(m.actors))
-	rem := make([]int64, len(m.actors)) // remaining time of the running firing, while busy
-	busy := make([]bool, len(m.actors))
 	running := 0
 	ref := as[0]
 	type mark struct {
@@ -332,7 +356,7 @@ func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budge
 // than 500 evaluations or a state space beyond DefaultStateBudget; when
 // a budget runs out while lowering, the channels not yet lowered keep
 // their enlarged capacities (enough for the period, perhaps more than
-// needed).
+// needed), returned with an error wrapping ErrPartlyLowered.
 func ThroughputBuffers(g *graph.Graph, rv *Repetitions) (map[string]int, Throughput, error) {
 	return throughputBuffers(g, rv, time.Time{})
 }
@@ -431,9 +455,9 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 	// shrinking them (the 500 evaluations, the time, or one evaluation's
 	// state space: smaller capacities can take far more states to repeat)
 	// leaves the rest as grown, larger than needed but right.
-	spent := false
+	var spent error
 	for _, ci := range order {
-		if spent {
+		if spent != nil {
 			break
 		}
 		st := step(ci)
@@ -449,7 +473,9 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 			_, _, ok, err := eval()
 			if err != nil {
 				caps[ci] = hi
-				spent = errors.Is(err, ErrStateBudget) || errors.Is(err, ErrTimeBudget)
+				if errors.Is(err, ErrStateBudget) || errors.Is(err, ErrTimeBudget) {
+					spent = err
+				}
 				break
 			}
 			if ok && completes(m, q, init, caps) {
@@ -468,5 +494,14 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 	// bounded channels every actor shares one part (room flows back), which
 	// would name them all.
 	th.Critical = target.Critical
+	if spent != nil {
+		return m.capMap(caps), th, fmt.Errorf("%w: %w", ErrPartlyLowered, spent)
+	}
 	return m.capMap(caps), th, nil
 }
+
+// ErrPartlyLowered is returned by ThroughputBuffers with capacities that
+// reach the period when a budget ran out before it had lowered every
+// channel it grew: smaller capacities may reach it too. It wraps the
+// budget's error (ErrTimeBudget or ErrStateBudget).
+var ErrPartlyLowered = errors.New("throughput buffers: not every grown capacity lowered")
