@@ -66,5 +66,10 @@ echo "== go test -race"
 # packages in the order given, and a long one started last would run
 # alone at the end.
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+# GORACE: a program built with the race detector sleeps 1 s when it exits
+# (for late race reports) unless told otherwise: every test binary, and
+# every race-built process a test starts, paid it. A tenth of it is kept;
+# a race found during a test fails that test whatever this says.
+export GORACE="${GORACE:-atexit_sleep_ms=100}"
 go test -p $((cores + 1)) -race -trimpath -vet=off -count=1 -timeout 30m \
   ./cli ./cluster ./ui ./bench/predict ./runtime ./examples/motion ./calibrate ./examples/vca ./...
