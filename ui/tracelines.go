@@ -11,10 +11,10 @@ import (
 // last followed by a comma, and "]}" alone at the end; every event's keys
 // in the writer's order. It reads a million firings (a long run) in a
 // fifth to a third of encoding/json's time and a third of its memory
-// (BenchmarkTraceBuckets: 0.32–0.52 s against 1.57–1.83 s). Anything else — another writer's layout, a name with an
-// escape, a key out of place — makes it answer false, having handed add
-// some of the events or none, and parseTrace reads the file with
-// encoding/json instead.
+// (BenchmarkTraceBuckets: 0.32–0.52 s against 1.57–1.83 s). Anything
+// else — another writer's layout, a name with an escape, a key out of
+// place — makes it answer false, having handed add some of the events or
+// none, and parseTrace reads the file with encoding/json instead.
 func scanTraceLines(data []byte, add func(*traceEvent)) bool {
 	text := string(data)
 	first, rest, ok := strings.Cut(text, "\n")
