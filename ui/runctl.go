@@ -174,8 +174,9 @@ func (s *Server) writeBuckets(w http.ResponseWriter, r *http.Request, p *parsedT
 	writeJSON(w, http.StatusOK, t.buckets(from, to, px))
 }
 
-// parsedTrace is one run's trace, parsed once (a second or so for a
-// million firings), in the background or by the first request.
+// parsedTrace is one run's trace, parsed once (half a second for a
+// million firings written by the runtime), in the background or by the
+// first request.
 type parsedTrace struct {
 	once sync.Once
 	data []byte
