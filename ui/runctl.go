@@ -174,8 +174,8 @@ func (s *Server) writeBuckets(w http.ResponseWriter, r *http.Request, p *parsedT
 	writeJSON(w, http.StatusOK, t.buckets(from, to, px))
 }
 
-// parsedTrace is one run's trace, parsed once (half a second for a
-// million firings written by the runtime), in the background or by the
+// parsedTrace is one run's trace, parsed once (about half a second for
+// a million firings written by the runtime), in the background or by the
 // first request.
 type parsedTrace struct {
 	once sync.Once

@@ -53,18 +53,28 @@ type traceEvent struct {
 func parseTrace(data []byte) (*traceSlices, error) {
 	b := newRowBuilder()
 	if !scanTraceLines(data, b.add) {
-		var tr struct {
-			TraceEvents []traceEvent `json:"traceEvents"`
-		}
-		if err := json.Unmarshal(data, &tr); err != nil {
-			return nil, fmt.Errorf("trace: %v", err)
+		events, err := decodeTraceJSON(data)
+		if err != nil {
+			return nil, err
 		}
 		b = newRowBuilder()
-		for i := range tr.TraceEvents {
-			b.add(&tr.TraceEvents[i])
+		for i := range events {
+			b.add(&events[i])
 		}
 	}
 	return b.done(), nil
+}
+
+// decodeTraceJSON reads a trace's events with encoding/json, whatever its
+// layout.
+func decodeTraceJSON(data []byte) ([]traceEvent, error) {
+	var tr struct {
+		TraceEvents []traceEvent `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(data, &tr); err != nil {
+		return nil, fmt.Errorf("trace: %v", err)
+	}
+	return tr.TraceEvents, nil
 }
 
 // rowBuilder sorts events into rows, one per thread, as they are read.
