@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/flock"
 )
 
 // ShellBlockLines returns the non-empty, non-comment lines of the ```sh
@@ -78,6 +80,9 @@ func Sluice(tb testing.TB, root string) string {
 		// it keys its packages by their directory).
 		c := exec.Command("go", "build", "-trimpath", "-ldflags=-w", "-o", filepath.Join(dir, "sluice"), "./cmd/sluice")
 		c.Dir = root
+		// GOTMPDIR: the go command's work files on the binary's own file
+		// system, where a new binary is renamed into place.
+		c.Env = append(os.Environ(), "GOTMPDIR="+dir)
 		buildOut, buildErr = c.CombinedOutput()
 		buildDir = dir
 	})
@@ -106,7 +111,10 @@ func binDir(root string) (string, func(), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, err
 	}
-	unlock, err := lockDir(dir)
+	// The test binaries of one run (and of runs side by side) build the
+	// shared sluice one at a time, so that the go command renames each
+	// binary into place rather than copying it under a process running it.
+	unlock, err := flock.Lock(context.Background(), filepath.Join(dir, "lock"))
 	if err != nil {
 		own, err := os.MkdirTemp("", "sluice-doccmd-")
 		return own, func() {}, err
