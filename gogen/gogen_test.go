@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/device"
 	_ "github.com/sluicehq/sluice/device/all" // to see whether an OpenCL device is there
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/doccmd"
 	"github.com/sluicehq/sluice/spec"
 )
 
@@ -25,8 +26,9 @@ func build(t *testing.T, dir, name, target string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	// -trimpath: the packages compiled for the documented commands' sluice
-	// serve here too, in any clone of the repository.
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, target)
+	// serve here too, in any clone of the repository. -w: no DWARF, a
+	// third less linking.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-w", "-o", out, target)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", target, err, msg)
 	}
@@ -47,15 +49,11 @@ func runBin(t *testing.T, bin string, args ...string) string {
 	return out.String()
 }
 
-// sluiceBin builds cmd/sluice once per test binary.
-var sluiceBin string
-
-func sluice(t *testing.T, dir string) string {
+// sluice is the sluice the documented commands run (built once per run
+// of the suite, in the user's cache).
+func sluice(t *testing.T, _ string) string {
 	t.Helper()
-	if sluiceBin == "" {
-		sluiceBin = build(t, dir, "sluice", "github.com/sluicehq/sluice/cmd/sluice")
-	}
-	return sluiceBin
+	return filepath.Join(doccmd.Sluice(t, ".."), "sluice")
 }
 
 // moduleTemp is a temporary directory inside the module (ignored by
