@@ -114,6 +114,7 @@ func TestMapEveryExample(t *testing.T) {
 	if err := os.WriteFile(path, model, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	shareRunPrograms(t, cache)
 	sluice := func(t *testing.T, _ string, args ...string) (string, string, int) {
 		t.Helper()
 		return sluiceProcess(t, bin, root, []string{"XDG_CACHE_HOME=" + cache}, args...)
@@ -162,6 +163,28 @@ func TestMapEveryExample(t *testing.T) {
 	t.Run("kernel-only actors on this host's OpenCL device", func(t *testing.T) {
 		mapKernelOnly(t, sluice, dir, refused)
 	})
+}
+
+// shareRunPrograms points the Go-actor programs' folder of the cache
+// directory cache at the user's own (sluice run links each program once
+// there, several seconds of CPU), so that a test with a cache of its own
+// for other things does not link them again.
+func shareRunPrograms(t *testing.T, cache string) {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return
+	}
+	real := filepath.Join(base, "sluice", "run")
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Join(cache, "sluice"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(cache, "sluice", "run")); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // cachedModelPath is where sluice looks for this host's calibrated model
