@@ -62,7 +62,8 @@ var (
 // of CPU each). The builds take turns (a lock in that directory), so that
 // the go command renames a new binary into place rather than copying it
 // under a process running the old one. Without DWARF (-w): no test
-// debugs it.
+// debugs it. The folders of module directories that no longer exist
+// (clones deleted after their run) are removed on the way.
 func Sluice(tb testing.TB, root string) string {
 	tb.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -107,7 +108,9 @@ func binDir(root string) (string, func(), error) {
 		base = os.TempDir()
 	}
 	sum := sha256.Sum256([]byte(abs))
-	dir := filepath.Join(base, "sluice", "doccmd", hex.EncodeToString(sum[:8]))
+	parent := filepath.Join(base, "sluice", "doccmd")
+	dir := filepath.Join(parent, hex.EncodeToString(sum[:8]))
+	pruneGone(parent, dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, err
 	}
@@ -119,7 +122,36 @@ func binDir(root string) (string, func(), error) {
 		own, err := os.MkdirTemp("", "sluice-doccmd-")
 		return own, func() {}, err
 	}
+	_ = os.WriteFile(filepath.Join(dir, "root"), []byte(abs), 0o644)
 	return dir, unlock, nil
+}
+
+// pruneGone removes the folders beside keep whose module directory (named
+// in their root file) no longer exists — a clone made for one run of the
+// suite and deleted — so that each such clone's sluice (tens of MB) does
+// not stay in the cache. A folder being built in (its lock held) is left.
+func pruneGone(parent, keep string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, "*"))
+	for _, d := range dirs {
+		if d == keep {
+			continue
+		}
+		root, err := os.ReadFile(filepath.Join(d, "root"))
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(string(root)); !os.IsNotExist(err) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		unlock, err := flock.Lock(ctx, filepath.Join(d, "lock"))
+		cancel()
+		if err != nil {
+			continue
+		}
+		_ = os.RemoveAll(d)
+		unlock()
+	}
 }
 
 // goCache is the go command's build cache as the test process sees it,
