@@ -173,14 +173,15 @@ func buildRunner(ctx context.Context, pkgs []string, log io.Writer) (string, fun
 	if unlock == nil {
 		return bin, func() {}, nil
 	}
-	return ownLink(bin)
+	own, done := ownLink(bin)
+	return own, done, nil
 }
 
 // ownLink makes a hard link to bin for one run, named by this process's
 // ID, after removing the links of processes that no longer exist (a
 // sluice killed with SIGKILL leaves its own), and returns it with the
 // function that removes it. Where no link can be made it returns bin.
-func ownLink(bin string) (string, func(), error) {
+func ownLink(bin string) (string, func()) {
 	old, _ := filepath.Glob(bin + ".*")
 	for _, p := range old {
 		if pid, err := strconv.Atoi(strings.TrimPrefix(p, bin+".")); err == nil && !processAlive(pid) {
@@ -190,9 +191,9 @@ func ownLink(bin string) (string, func(), error) {
 	own := fmt.Sprintf("%s.%d", bin, os.Getpid())
 	_ = os.Remove(own)
 	if err := os.Link(bin, own); err != nil {
-		return bin, func() {}, nil
+		return bin, func() {}
 	}
-	return own, func() { _ = os.Remove(own) }, nil
+	return own, func() { _ = os.Remove(own) }
 }
 
 // listPackages asks the go command where each package is. Directories are
