@@ -125,3 +125,35 @@ func TestPredictEstimatesDynamicPorts(t *testing.T) {
 		t.Fatalf("expected simulated iterations, found %d", pr.Result.Iterations)
 	}
 }
+
+// TestKind: a file's kind from its kind: key or its keys; malformed YAML
+// is of no kind (its reader reports the error with its position), a
+// kind: value that names none is an error at its position.
+func TestKind(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cases := []struct {
+		text, want, err string
+	}{
+		{"kind: machine\nname: m\n", "machine", ""},
+		{"actors:\n  a: {out: {o: {type: f32, rate: 1}}}\n", "graph", ""},
+		{"a: [\n", "", ""},
+		{"kind: nonsense\n", "", "k.yaml:1:7: kind: expected one of"},
+	}
+	for i, c := range cases {
+		p := filepath.Join(dir, "k.yaml")
+		if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		k, err := Kind(p)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("case %d: error %v, expected one containing %q", i, err, c.err)
+			}
+			continue
+		}
+		if err != nil || string(k) != c.want {
+			t.Errorf("case %d: kind %q, error %v: expected %q and none", i, k, err, c.want)
+		}
+	}
+}

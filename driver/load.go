@@ -20,7 +20,6 @@ import (
 	"github.com/sluicehq/sluice/internal/filekind"
 	"github.com/sluicehq/sluice/internal/fsroot"
 	"github.com/sluicehq/sluice/spec"
-	"go.yaml.in/yaml/v3"
 )
 
 // maxFile is the largest file Load reads.
@@ -115,7 +114,8 @@ func Load(ctx context.Context, path string, o Options) (*Loaded, error) {
 		}
 		return &Loaded{Path: path, Graph: g}, nil
 	}
-	return Parse(ctx, path, data, o)
+	// ReadInput has refused a binary file and a file of another kind.
+	return parseGraphYAML(ctx, path, data, o)
 }
 
 // Parse reads data as the YAML graph file name (the workbench's editor
@@ -130,6 +130,13 @@ func Parse(ctx context.Context, name string, data []byte, o Options) (*Loaded, e
 			return nil, spec.ErrorList{{File: name, Msg: strings.TrimPrefix(wk.Error(), name+": ")}}
 		}
 	}
+	return parseGraphYAML(ctx, name, data, o)
+}
+
+// parseGraphYAML is Parse once the data is known to be text and a graph
+// (or of no kind it can tell): the kind's check parses the whole document
+// too, so Load, whose ReadInput made it, does not make it twice.
+func parseGraphYAML(ctx context.Context, name string, data []byte, o Options) (*Loaded, error) {
 	g, err := spec.ParseGraphWith(ctx, name, data, o.spec())
 	if err != nil {
 		return nil, err
@@ -272,11 +279,11 @@ func Kind(path string) (filekind.Kind, error) {
 	if binary(path, data) != nil {
 		return filekind.Unknown, nil
 	}
-	var doc yaml.Node
-	if yaml.Unmarshal(data, &doc) != nil {
-		return filekind.Unknown, nil // a syntax error: the reader reports it
+	k, err := filekind.Detect(path, data)
+	if _, ok := errors.AsType[*filekind.SyntaxError](err); ok {
+		return filekind.Unknown, nil // the reader reports it, with its position
 	}
-	return filekind.Detect(path, data)
+	return k, err
 }
 
 // LoadGraph is Load for callers that need only the graph (a benchmark

@@ -85,7 +85,7 @@ var signatures = []struct {
 func Detect(file string, data []byte) (Kind, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Unknown, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		return Unknown, &SyntaxError{Msg: fmt.Sprintf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return Unknown, nil
@@ -104,6 +104,13 @@ func Detect(file string, data []byte) (Kind, error) {
 	}
 	return detectKeys(keys), nil
 }
+
+// SyntaxError is Detect's error for data that is not YAML at all (the
+// readers report it with its position; a caller that only asks the kind
+// may take it as Unknown).
+type SyntaxError struct{ Msg string }
+
+func (e *SyntaxError) Error() string { return e.Msg }
 
 // detectKeys matches top-level keys against the signatures. A profile is
 // a mapping of actor names to numbers with none of the other kinds' keys.
