@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/spec"
 )
 
 // bigChain is a 10,000-actor SDF chain with mixed rates (2:3, 3:2, 1:1, ...).
@@ -92,6 +93,25 @@ func BenchmarkThroughputBoundCD2DAT(b *testing.B) {
 	min, _ := MinimalBuffers(g, rv)
 	for b.Loop() {
 		if _, err := ThroughputBound(g, rv, min); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkThroughputBuffersDAG256 is the whole throughput-buffer search
+// on the workbench's 256-actor DAG (ui/testdata/dag256.yaml: 347 channels
+// enlarged), which must lower every one of them within its evaluations.
+func BenchmarkThroughputBuffersDAG256(b *testing.B) {
+	g, err := spec.Load("../ui/testdata/dag256.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rv, err := RepetitionVector(g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, _, err := ThroughputBuffers(g, rv); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"time"
 
@@ -56,7 +57,7 @@ func ThroughputBound(g *graph.Graph, rv *Repetitions, capacities map[string]int)
 	if err != nil {
 		return Throughput{}, err
 	}
-	th, _, err := m.throughput(q, caps, DefaultStateBudget)
+	th, _, err := m.throughput(q, caps, DefaultStateBudget, nil)
 	return th, err
 }
 
@@ -78,8 +79,11 @@ func (m *model) costs() ([]int64, bool) {
 }
 
 // throughput returns the period and the channels that blocked for room in
-// the periodic regime of the part(s) with the largest period.
-func (m *model) throughput(q, caps []int64, budget int) (Throughput, []int, error) {
+// the periodic regime of the part(s) with the largest period. When peak
+// is not nil (one entry a channel), it receives each explored channel's
+// largest occupancy (tokens plus room taken, after a firing's start) over
+// the whole execution: with those capacities the execution is the same.
+func (m *model) throughput(q, caps []int64, budget int, peak []int64) (Throughput, []int, error) {
 	cost, unit := m.costs()
 	var es []wedge
 	for i, c := range m.chans {
@@ -99,6 +103,7 @@ func (m *model) throughput(q, caps []int64, budget int) (Throughput, []int, erro
 	}
 	sort.Ints(keys)
 	st := newExploreState(len(m.chans), len(m.actors))
+	st.peak = peak
 	best := big.NewRat(0, 1)
 	var bestParts [][]int
 	var blocked []int
@@ -176,12 +181,14 @@ var ErrStateBudget = errors.New("state-space exploration budget exceeded")
 // the parts of a graph and cleared of each part after it: in marks the
 // channels inside the part, tok and occ count their tokens available and
 // room taken; fired counts the part's actors' firings, busy marks those
-// firing and rem their firings' remaining time.
+// firing and rem their firings' remaining time; peak, when not nil,
+// records each channel's largest occ.
 type exploreState struct {
 	in         []bool
 	tok, occ   []int64
 	fired, rem []int64
 	busy       []bool
+	peak       []int64
 }
 
 func newExploreState(chans, actors int) *exploreState {
@@ -215,8 +222,12 @@ func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budge
 		}
 	}
 	defer st.clear(chs, as)
+	peak := st.peak
 	for _, ci := range chs {
 		tok[ci], occ[ci] = m.chans[ci].init, m.chans[ci].init
+		if peak != nil {
+			peak[ci] = occ[ci]
+		}
 		if m.chans[ci].init > caps[ci] {
 			return nil, nil, fmt.Errorf("analysis: channel %s holds %d initial tokens but has capacity %d", m.chans[ci].name, m.chans[ci].init, caps[ci])
 		}
@@ -284,14 +295,23 @@ func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budge
 				for _, ci := range m.outs[a] {
 					if in[ci] {
 						occ[ci] += int64(m.chans[ci].prod.At(k))
+						if peak != nil && occ[ci] > peak[ci] {
+							peak[ci] = occ[ci]
+						}
 					}
 				}
 				rem[a], busy[a] = cost[a], true
 				running++
 				if cost[a] == 0 {
+					// A firing that ends at once makes tokens and room,
+					// which may let an actor already passed start: scan
+					// again. A start alone only takes tokens and room
+					// (each channel has one producer and one consumer),
+					// so it cannot let another actor start, and the
+					// room-blocked channels found in this pass stand.
 					finish(a)
+					changed = true
 				}
-				changed = true
 			}
 		}
 		blockLog = append(blockLog, append([]int(nil), bl...))
@@ -351,7 +371,9 @@ func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budge
 // from MinimalBuffers and, SDF3-style, repeatedly enlarges the channels
 // that blocked a firing for lack of room in the periodic regime of the
 // slowest part, by gcd(p, c) tokens, until the period is reached; then it
-// lowers each enlarged channel as far as the period holds. It fails with
+// sets each enlarged channel to the most it held in that execution (the
+// same execution with less room) and lowers it as far as the period
+// holds, trying one step less first. It fails with
 // an error wrapping ErrStateBudget when reaching the period takes more
 // than 500 evaluations or a state space beyond DefaultStateBudget; when
 // a budget runs out while lowering, the channels not yet lowered keep
@@ -384,7 +406,7 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 		return nil, Throughput{}, err
 	}
 	init := m.initOf(nil)
-	target, _, err := m.throughput(q, unbounded(len(m.chans)), DefaultStateBudget)
+	target, _, err := m.throughput(q, unbounded(len(m.chans)), DefaultStateBudget, nil)
 	if err != nil {
 		return nil, Throughput{}, err
 	}
@@ -394,6 +416,9 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 	}
 	tgt := big.NewRat(target.PeriodNum, target.PeriodDen)
 	evals := 0
+	// peak holds the largest occupancy of each channel in the last
+	// evaluation (see throughput).
+	peak := make([]int64, len(m.chans))
 	eval := func() (Throughput, []int, bool, error) {
 		evals++
 		if evals > 500 {
@@ -402,7 +427,7 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			return Throughput{}, nil, false, fmt.Errorf("analysis: throughput buffers: %d evaluations in the time allowed: %w", evals-1, ErrTimeBudget)
 		}
-		th, bl, err := m.throughput(q, caps, DefaultStateBudget)
+		th, bl, err := m.throughput(q, caps, DefaultStateBudget, peak)
 		if err != nil {
 			return th, nil, false, err
 		}
@@ -446,9 +471,19 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 			}
 		}
 	}
+	// The execution that met the target never held more in a grown
+	// channel than its peak: with the peaks as capacities every firing
+	// starts when it did (a start that fitted fits, one that did not
+	// still does not), so the period is the same. Growth by doubling
+	// overshoots by up to half; the peaks start the lowering closer.
 	var order []int
+	grownCaps := slices.Clone(caps)
 	for ci := range grown {
 		order = append(order, ci)
+		caps[ci] = max(peak[ci], init[ci], 1)
+	}
+	if !completes(m, q, init, caps) {
+		copy(caps, grownCaps)
 	}
 	sort.Ints(order)
 	// The capacities grown so far meet the target: a budget spent while
@@ -462,23 +497,31 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 		}
 		st := step(ci)
 		// hi meets the target; lo is the smallest value worth trying.
+		// One step below hi first: from its peak a channel is most often
+		// at its smallest already, which that one evaluation shows (the
+		// period and deadlock freedom are monotone in each capacity).
 		hi := caps[ci]
 		lo := max(init[ci], 1)
+		first := true
 		for hi-lo >= st {
 			mid := hi - ((hi-lo)/st+1)/2*st
+			if first {
+				mid, first = hi-st, false
+			}
 			if mid < lo {
 				break
 			}
 			caps[ci] = mid
 			_, _, ok, err := eval()
-			if err != nil {
+			if errors.Is(err, ErrStateBudget) || errors.Is(err, ErrTimeBudget) {
 				caps[ci] = hi
-				if errors.Is(err, ErrStateBudget) || errors.Is(err, ErrTimeBudget) {
-					spent = err
-				}
+				spent = err
 				break
 			}
-			if ok && completes(m, q, init, caps) {
+			// Any other error is a capacity too small (the execution
+			// deadlocks): a smaller one would be too; it used to end
+			// this channel's search at its grown capacity.
+			if err == nil && ok && completes(m, q, init, caps) {
 				hi = mid
 			} else {
 				lo = mid + 1
@@ -486,7 +529,7 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 		}
 		caps[ci] = hi
 	}
-	th, _, err := m.throughput(q, caps, DefaultStateBudget)
+	th, _, err := m.throughput(q, caps, DefaultStateBudget, nil)
 	if err != nil {
 		return nil, Throughput{}, err
 	}
