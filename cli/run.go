@@ -29,6 +29,7 @@ type runFlags struct {
 	stats        bool
 	statsJSON    string
 	trace        string
+	traceLimit   int64
 	profile      string
 	mapping      string
 	wait         string
@@ -86,6 +87,7 @@ then.`,
 	fl.BoolVar(&f.stats, "stats", false, "print per-actor and per-channel statistics at the end (standard error)")
 	fl.StringVar(&f.statsJSON, "stats-json", "", "write the statistics as JSON to this file")
 	fl.StringVar(&f.trace, "trace", "", "write a Chrome Trace Event JSON timeline (opens in Perfetto) to this file")
+	fl.Int64Var(&f.traceLimit, "trace-limit", runtime.DefaultTraceLimit, "the most events --trace records, 32 bytes each in memory until the run ends; later ones are counted, not recorded (0: no limit)")
 	fl.StringVar(&f.profile, "profile", "", "write measured per-actor firing times (YAML) to this file")
 	fl.StringVar(&f.mapping, "mapping", "", "mapping file (replicas, priority, affinity per actor)")
 	fl.StringVar(&f.wait, "wait", "spin-park", "FIFO wait strategy: spin, spin-park or park")
@@ -287,6 +289,13 @@ func runOptions(f runFlags) (runtime.Options, error) {
 			return runtime.Options{}, fmt.Errorf("%s %d: expected a count ≥ 0 (0: the runtime's choice)", v.name, v.n)
 		}
 	}
+	if f.traceLimit < 0 {
+		return runtime.Options{}, fmt.Errorf("--trace-limit %d: expected a count of events ≥ 0 (0: no limit)", f.traceLimit)
+	}
+	traceLimit := f.traceLimit
+	if traceLimit == 0 {
+		traceLimit = -1 // the runtime's "every event"
+	}
 	dm, err := runtime.ParseDeviceMode(f.deviceMode)
 	if err != nil {
 		return runtime.Options{}, err
@@ -303,6 +312,7 @@ func runOptions(f runFlags) (runtime.Options, error) {
 		DeviceRound: f.deviceRound,
 		DeviceLanes: f.deviceLanes,
 		Iterations:  f.iterations,
+		TraceLimit:  traceLimit,
 		Wait:        wait,
 		Workers:     f.workers,
 		Watchdog:    f.watchdog,
@@ -404,6 +414,10 @@ func execRun(cmd *cobra.Command, pl *driver.Placed, opts runtime.Options) (*runt
 
 // reportRun writes what --stats, --stats-json and --profile ask for.
 func reportRun(stderr io.Writer, g *graph.Graph, stats *runtime.Stats, synthetic []string, f runFlags) error {
+	if f.trace != "" && stats.TraceDropped > 0 {
+		fmt.Fprintf(stderr, "trace: %s holds the run's first events, at most %d; %d later ones were not recorded (--trace-limit N keeps more, 0 every one)\n",
+			f.trace, f.traceLimit, stats.TraceDropped)
+	}
 	if f.stats {
 		fmt.Fprintf(stderr, "\n%s: %s\n", g.Name, stats.Elapsed.Round(time.Microsecond))
 		if err := stats.WriteTable(stderr); err != nil {

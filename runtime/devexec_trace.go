@@ -145,7 +145,7 @@ func (t *linkTrace) finish(now int64) {
 		}
 		for _, ct := range l.done {
 			s, e := max(ct.devStart+off, ct.enq), ct.devEnd+off
-			l.c.trace = append(l.c.trace, traceEvent{unit: ct.unit, firing: ct.bytes, ts: s, dur: max(e-s, 0)})
+			l.c.addTrace(traceEvent{unit: ct.unit, firing: ct.bytes, ts: s, dur: max(e-s, 0)})
 		}
 		l.done = nil
 	}

@@ -223,7 +223,7 @@ func (ru *remoteUnit) run(r *run, c *execCtx) {
 		}
 	} else {
 		if c.tracing {
-			c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: -1, ts: t0, dur: t1 - t0})
+			c.addTrace(traceEvent{unit: int32(u.idx), firing: -1, ts: t0, dur: t1 - t0})
 		}
 		a := c.accOf(u)
 		a.n += res.Firings

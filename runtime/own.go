@@ -164,7 +164,7 @@ func (m *kpnProcess) run(r *run, c *execCtx, u *unit) {
 	err := callProc(m.proc, p)
 	t1 := c.now()
 	if c.tracing {
-		c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: -1, ts: t0, dur: t1 - t0})
+		c.addTrace(traceEvent{unit: int32(u.idx), firing: -1, ts: t0, dur: t1 - t0})
 	}
 	c.procTime(u, t1-t0)
 	if err != nil && !errors.Is(err, ErrEndOfStream) && !errors.Is(err, fifo.ErrClosed) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	goruntime "runtime"
 	"sort"
 	"strings"
@@ -16,6 +17,11 @@ import (
 	"github.com/sluicehq/sluice/fifo"
 	"github.com/sluicehq/sluice/graph"
 )
+
+// DefaultTraceLimit is the most events a run's trace holds when
+// Options.TraceLimit is 0: 128 MB of memory while the run goes on, about
+// 470 MB of JSON.
+const DefaultTraceLimit = 4_000_000
 
 // Options configure Run. The zero value runs the graph until its sources
 // close, with pools sized to the machine and the default watchdog.
@@ -48,6 +54,13 @@ type Options struct {
 	// Perfetto and chrome://tracing): one track per worker, one slice per
 	// firing.
 	Trace io.Writer
+	// TraceLimit is the most events (firings, processes' lives, copies)
+	// the trace holds: the run keeps them in memory until it ends (32
+	// bytes each), and a long run of small firings would take all of it.
+	// Once the trace holds that many, later events are counted
+	// (Stats.TraceDropped), not recorded. 0 means DefaultTraceLimit; < 0
+	// keeps every event.
+	TraceLimit int64
 	// Priority, when set, gives each actor's priority (higher fires first
 	// when workers are scarce), overriding the mapping's Priority.
 	Priority func(a *graph.Actor) int
@@ -188,7 +201,10 @@ type run struct {
 	// Remote actors: one prepared job each.
 	remotes  []*remoteUnit
 	traceCap int
-	spans    spanLanes // device work Go actors reported (Firing.TraceDevice)
+	// traceBudget is how many more events the trace may take
+	// (Options.TraceLimit); contexts reserve them in chunks (addTrace).
+	traceBudget atomic.Int64
+	spans       spanLanes // device work Go actors reported (Firing.TraceDevice)
 
 	ck *checkpoints // Options.Checkpoint (checkpoint.go)
 
@@ -325,7 +341,8 @@ start:
 		err = r.checkEmpty()
 	}
 	if opts.Trace != nil && startErr == nil {
-		if terr := r.writeTrace(opts.Trace); terr != nil && err == nil {
+		st.TraceDropped = r.traceDropped()
+		if terr := r.writeTrace(opts.Trace, st.TraceDropped); terr != nil && err == nil {
 			err = fmt.Errorf("runtime: writing trace: %w", terr)
 		}
 	}
@@ -361,6 +378,14 @@ func (r *run) execute() {
 	traceCap := 0
 	if r.opts.Trace != nil {
 		traceCap = 4096
+		limit := r.opts.TraceLimit
+		switch {
+		case limit == 0:
+			limit = DefaultTraceLimit
+		case limit < 0:
+			limit = math.MaxInt64
+		}
+		r.traceBudget.Store(limit)
 	}
 	r.traceCap = traceCap
 	for _, e := range r.executors() {

@@ -839,3 +839,54 @@ func TestLongFiringsPipelineAndShowStarted(t *testing.T) {
 		t.Fatalf("snk fired %d times, want %d", a.Firings, n)
 	}
 }
+
+// TestTraceLimit: a trace limited to 1000 events holds at most that many,
+// counts the rest in Stats.TraceDropped and says so in its otherData; the
+// events held and dropped add up to every firing.
+func TestTraceLimit(t *testing.T) {
+	t.Parallel()
+	g := graph.New("limited")
+	src := addSource(g, "src", 2, 2000)
+	mi, mo := addMap(g, "m", 1, id)
+	si, _ := addSink(g, "sink", graph.SDF(4))
+	graph.Connect(g, src, mi)
+	graph.Connect(g, mo, si)
+	var buf bytes.Buffer
+	m := &graph.Mapping{Actors: map[string]*graph.Placement{"m": {Replicas: 2}}}
+	st, err := Run(context.Background(), g, Options{Trace: &buf, TraceLimit: 1000, Mapping: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		OtherData struct {
+			TraceLimit    int64 `json:"trace_limit"`
+			DroppedEvents int64 `json:"dropped_events"`
+		} `json:"otherData"`
+		TraceEvents []struct {
+			Ph string `json:"ph"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &tr); err != nil {
+		t.Fatalf("trace is not JSON: %v\n%s", err, buf.String()[:min(buf.Len(), 500)])
+	}
+	held := int64(0)
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "X" {
+			held++
+		}
+	}
+	firings := int64(0)
+	for _, a := range st.Actors {
+		firings += a.Firings
+	}
+	if held > 1000 || held == 0 || st.TraceDropped == 0 || held+st.TraceDropped != firings {
+		t.Fatalf("trace limited to 1000 events: %d held, %d dropped, %d firings: expected at most 1000 held and the rest dropped", held, st.TraceDropped, firings)
+	}
+	if tr.OtherData.TraceLimit != 1000 || tr.OtherData.DroppedEvents != st.TraceDropped {
+		t.Fatalf("otherData: limit %d, dropped %d: expected 1000 and %d", tr.OtherData.TraceLimit, tr.OtherData.DroppedEvents, st.TraceDropped)
+	}
+	buf.Reset()
+	if st, err = Run(context.Background(), g, Options{Trace: &buf, TraceLimit: -1, Mapping: m}); err != nil || st.TraceDropped != 0 {
+		t.Fatalf("no trace limit: %v, %d events dropped: expected none", err, st.TraceDropped)
+	}
+}

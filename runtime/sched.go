@@ -488,6 +488,11 @@ type execCtx struct {
 	acc     []*unitAcc
 	trace   []traceEvent
 	tracing bool
+	// traceLeft is how many events this context has reserved from the
+	// run's trace budget and not used; traceFull says the budget is spent
+	// and traceDropped counts the events not recorded since (addTrace).
+	traceLeft, traceDropped int64
+	traceFull               bool
 	// copies: a lane of a device's copies (linkTrace), whose trace events
 	// hold the bytes moved where a firing's index would be
 	copies bool
@@ -520,6 +525,37 @@ func newExecCtx(r *run, id int, name string, nunits, traceCap int) *execCtx {
 	return c
 }
 
+// addTrace records e on the context's trace lane, unless the run's trace
+// holds Options.TraceLimit events already: then it counts it as dropped.
+// Events are reserved from the run's budget a chunk at a time, so that
+// pool workers do not contend on it at every firing.
+func (c *execCtx) addTrace(e traceEvent) {
+	if c.traceLeft == 0 && !c.reserveTrace() {
+		c.traceDropped++
+		return
+	}
+	c.traceLeft--
+	c.trace = append(c.trace, e)
+}
+
+// reserveTrace takes up to a chunk of events from the run's trace budget
+// for this context, reporting whether it got any: 4096 at most, a 64th of
+// what is left once little is, so that the events other contexts reserved
+// and did not use leave the trace short of its limit by little.
+func (c *execCtx) reserveTrace() bool {
+	if c.traceFull {
+		return false
+	}
+	chunk := min(4096, max(16, c.r.traceBudget.Load()/64))
+	before := c.r.traceBudget.Add(-chunk) + chunk
+	if before <= 0 {
+		c.traceFull = true
+		return false
+	}
+	c.traceLeft = min(chunk, before)
+	return true
+}
+
 // now returns nanoseconds since the run started.
 func (c *execCtx) now() int64 { return nanotime() - c.t0 }
 
@@ -550,7 +586,7 @@ func (c *execCtx) recordIn(a *unitAcc, u *unit, idx, t0, t1 int64) {
 		u.busyLive.Add(d)
 	}
 	if c.tracing {
-		c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: idx, ts: t0, dur: d})
+		c.addTrace(traceEvent{unit: int32(u.idx), firing: idx, ts: t0, dur: d})
 	}
 }
 
@@ -581,7 +617,7 @@ func (c *execCtx) recordInvocationIn(a *unitAcc, u *unit, base, k, t0, t1 int64)
 	if c.tracing {
 		for j := range k {
 			s, e := t0+span*j/k, t0+span*(j+1)/k
-			c.trace = append(c.trace, traceEvent{unit: int32(u.idx), firing: base + j, ts: s, dur: e - s})
+			c.addTrace(traceEvent{unit: int32(u.idx), firing: base + j, ts: s, dur: e - s})
 		}
 	}
 }

@@ -49,13 +49,13 @@ func (f *Firing) TraceDevice(spans ...DeviceSpan) {
 				name = "link to " + sp.Device
 			}
 		}
-		l := s.lane(name, sp.Device)
+		l := s.lane(r, name, sp.Device)
 		ts := sp.Start.Sub(r.start).Nanoseconds()
 		e := traceEvent{unit: int32(u.idx), firing: f.index, ts: ts, dur: max(sp.End.Sub(sp.Start).Nanoseconds(), 0)}
 		if sp.Copy {
 			e.firing = sp.Bytes
 		}
-		l.trace = append(l.trace, e)
+		l.addTrace(e)
 	}
 }
 
@@ -80,8 +80,9 @@ type spanLanes struct {
 
 // lane returns the lane named name, made on first use with its device's
 // other two (its kernels, its link to it, its link from it, in that
-// order). The caller holds mu.
-func (s *spanLanes) lane(name, dev string) *execCtx {
+// order), its events counted against r's trace budget. The caller holds
+// mu.
+func (s *spanLanes) lane(r *run, name, dev string) *execCtx {
 	for _, c := range s.lanes {
 		if c.name == name {
 			return c
@@ -89,7 +90,7 @@ func (s *spanLanes) lane(name, dev string) *execCtx {
 	}
 	var want *execCtx
 	for i, p := range [3]string{"device ", "link to ", "link from "} {
-		c := &execCtx{name: p + dev, copies: i > 0, tracing: true}
+		c := &execCtx{r: r, name: p + dev, copies: i > 0, tracing: true}
 		s.lanes = append(s.lanes, c)
 		if c.name == name {
 			want = c

@@ -30,6 +30,9 @@ type Stats struct {
 	Devices []DeviceStats `json:"devices,omitempty"`
 	// Checkpoints summarise the run's checkpoints (nil without them).
 	Checkpoints *CheckpointStats `json:"checkpoints,omitempty"`
+	// TraceDropped counts the events the trace (Options.Trace) did not
+	// record because it held Options.TraceLimit events already.
+	TraceDropped int64 `json:"trace_dropped,omitempty"`
 }
 
 // DeviceStats are one device's statistics.

@@ -15,14 +15,37 @@ type traceEvent struct {
 	dur    int64 // ns
 }
 
+// traceDropped counts the events the trace did not record, its
+// Options.TraceLimit reached. The run's goroutines have ended.
+func (r *run) traceDropped() int64 {
+	var n int64
+	for _, c := range r.ctxs {
+		n += c.traceDropped
+	}
+	r.spans.mu.Lock()
+	defer r.spans.mu.Unlock()
+	for _, c := range r.spans.lanes {
+		n += c.traceDropped
+	}
+	return n
+}
+
 // writeTrace writes the Chrome Trace Event JSON: process 1, one thread per
 // execution context (thread_name metadata), one complete ("X") event per
 // firing with the actor's name and the firing's index, in microseconds.
-func (r *run) writeTrace(w io.Writer) error {
+// When the limit left events out (dropped), otherData says how many and
+// what the limit was.
+func (r *run) writeTrace(w io.Writer, dropped int64) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	buf := make([]byte, 0, 256)
 	buf = append(buf, `{"displayTimeUnit":"ns","otherData":{"graph":`...)
 	buf = strconv.AppendQuote(buf, r.g.Name)
+	if dropped > 0 {
+		buf = append(buf, `,"trace_limit":`...)
+		buf = strconv.AppendInt(buf, r.traceLimit(), 10)
+		buf = append(buf, `,"dropped_events":`...)
+		buf = strconv.AppendInt(buf, dropped, 10)
+	}
 	buf = append(buf, `},"traceEvents":[`...)
 	buf = append(buf, `{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":`...)
 	buf = strconv.AppendQuote(buf, "sluice "+r.g.Name)
@@ -90,6 +113,14 @@ func (r *run) writeTrace(w io.Writer) error {
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()
+}
+
+// traceLimit is the run's Options.TraceLimit in effect.
+func (r *run) traceLimit() int64 {
+	if r.opts.TraceLimit == 0 {
+		return DefaultTraceLimit
+	}
+	return r.opts.TraceLimit
 }
 
 // appendMicros appends ns as microseconds with three decimals.

@@ -18,6 +18,12 @@ import (
 // MaxIterations is the most iterations POST /api/run/start accepts.
 const MaxIterations = 1_000_000
 
+// RunTraceLimit is the most events the trace of a run started on the page
+// keeps when Server.TraceLimit is 0: the server holds the last run's
+// trace, about 120 MB of JSON at this many (a million iterations of a
+// graph of many actors would be tens of gigabytes).
+const RunTraceLimit = 1_000_000
+
 // runControl is the state of the runs started by POST /api/run/start: one
 // at a time, the last one's error and trace kept.
 type runControl struct {
@@ -26,6 +32,8 @@ type runControl struct {
 	runs    int
 	err     string
 	trace   []byte
+	dropped int64              // events the last run's trace did not keep (its limit reached)
+	limit   int64              // that trace's limit
 	cancel  context.CancelFunc // stops the run going on
 
 	prepared *driver.Prepared // the last run's graph, for GET /api/run/compare
@@ -40,6 +48,10 @@ type RunStateJSON struct {
 	Runs    int    `json:"runs"`
 	Error   string `json:"error,omitempty"`
 	Trace   bool   `json:"trace"`
+	// TraceDropped counts the events the last run's trace did not keep,
+	// TraceLimit reached: the trace holds the run's first TraceLimit.
+	TraceDropped int64 `json:"trace_dropped,omitempty"`
+	TraceLimit   int64 `json:"trace_limit,omitempty"`
 	// Compare is true when GET /api/run/compare has a run to compare
 	// (a run started here, not a saved one).
 	Compare bool `json:"compare"`
@@ -48,7 +60,11 @@ type RunStateJSON struct {
 func (c *runControl) state() RunStateJSON {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return RunStateJSON{Running: c.running, Runs: c.runs, Error: c.err, Trace: c.trace != nil, Compare: c.prepared != nil && !c.running}
+	st := RunStateJSON{Running: c.running, Runs: c.runs, Error: c.err, Trace: c.trace != nil, Compare: c.prepared != nil && !c.running}
+	if c.dropped > 0 && !c.running {
+		st.TraceDropped, st.TraceLimit = c.dropped, c.limit
+	}
+	return st
 }
 
 // noStdin is why the page's runs refuse the stdin actor: the server's
@@ -92,16 +108,20 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c.running, c.runs, c.err, c.trace, c.cancel = true, c.runs+1, "", nil, cancel
+	c.running, c.runs, c.err, c.trace, c.dropped, c.cancel = true, c.runs+1, "", nil, 0, cancel
 	c.prepared, c.mapping, c.workers, c.parsed = p, m, goruntime.GOMAXPROCS(0), nil
 	c.mu.Unlock()
 	live := s.Live
+	limit := s.TraceLimit
+	if limit <= 0 {
+		limit = RunTraceLimit
+	}
 	go func() {
 		defer cancel()
 		var trace bytes.Buffer
 		// The page's runs open files only inside the server's root, and
 		// have no standard input.
-		opts := runtime.Options{Iterations: n, Trace: &trace, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond,
+		opts := runtime.Options{Iterations: n, Trace: &trace, TraceLimit: limit, Progress: live.Observe, ProgressInterval: 100 * time.Millisecond,
 			Files: runtime.FileAccess{Root: s.root.At(s.cwd), NoStdin: noStdin}}
 		stats, err := driver.Run(ctx, pl, opts)
 		if stats != nil {
@@ -112,6 +132,9 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 		c.running = false
 		if err != nil {
 			c.err = err.Error()
+		}
+		if stats != nil {
+			c.dropped, c.limit = stats.TraceDropped, limit
 		}
 		if trace.Len() > 0 {
 			c.trace = trace.Bytes()

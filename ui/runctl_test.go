@@ -188,3 +188,40 @@ func exampleCopy(t *testing.T, name string) string {
 	}
 	return f
 }
+
+// TestRunTraceLimit: a run whose trace reaches the server's limit keeps
+// at most that many of the run's first events, and the run's state says
+// how many it did not keep; the trace's own otherData says so too.
+func TestRunTraceLimit(t *testing.T) {
+	t.Parallel()
+	s := &Server{File: rampGraph(t), TraceLimit: 500}
+	h := s.Handler()
+	if rec, m := do(t, h, "POST", "/api/run/start?iterations=1000", ""); rec.Code != 202 {
+		t.Fatalf("start: expected 202, found %d: %v", rec.Code, m)
+	}
+	st := waitRun(t, s)
+	if st.Error != "" || !st.Trace || st.TraceLimit != 500 || st.TraceDropped < 3*1000-500 {
+		t.Fatalf("a run of 3000 firings, its trace limited to 500 events: state %+v: expected the limit and 2500 events or more not kept", st)
+	}
+	rec := doRaw(t, h, "GET", "/api/run/trace", "")
+	var tr struct {
+		OtherData struct {
+			Dropped int64 `json:"dropped_events"`
+		} `json:"otherData"`
+		TraceEvents []struct {
+			Ph string `json:"ph"`
+		} `json:"traceEvents"`
+	}
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &tr) != nil || tr.OtherData.Dropped != st.TraceDropped {
+		t.Fatalf("trace: status %d, otherData.dropped_events %d: expected 200 and %d", rec.Code, tr.OtherData.Dropped, st.TraceDropped)
+	}
+	held := 0
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "X" {
+			held++
+		}
+	}
+	if held == 0 || held > 500 || int64(held)+st.TraceDropped != 3000 {
+		t.Fatalf("trace: %d firings held, %d not kept: expected at most 500 held, 3000 in all", held, st.TraceDropped)
+	}
+}

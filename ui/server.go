@@ -65,6 +65,9 @@ type Server struct {
 	// Machine is the model predictions use (nil: this host's calibrated
 	// one, else its CPU cores).
 	Machine *driver.Machine
+	// TraceLimit is the most events the trace of a run started on the
+	// page keeps (0: RunTraceLimit); the server holds the last one's.
+	TraceLimit int64
 
 	ctl   runControl // POST /api/run/start's state; see runctl.go
 	mapMu sync.Mutex // guards Mapping once the handler serves (POST /api/mapping)

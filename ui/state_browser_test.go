@@ -56,7 +56,9 @@ channels:
 func TestRunStateInBrowser(t *testing.T) {
 	ctx := browser(t)
 	errs := consoleErrors(t, ctx)
-	openGraph(t, ctx, &Server{File: tempExample(t)}, "F")
+	// 300 iterations of cd2dat are 183,600 firings: the trace keeps the
+	// first 150,000 and the page says so.
+	openGraph(t, ctx, &Server{File: tempExample(t), TraceLimit: 150_000}, "F")
 	if count(t, ctx, "#editor-pane.collapsed") != 1 {
 		t.Fatal("expected the YAML panel hidden at first")
 	}
@@ -83,6 +85,12 @@ func TestRunStateInBrowser(t *testing.T) {
 		t.Fatalf("after the run: expected the chart inside the run panel, found %s", got)
 	}
 	eventually(t, "the fused chains or the bottleneck", func() bool { return count(t, ctx, "#graph g.node.hot") == 1 })
+	if dl := text(t, ctx, "#tracedl"); dl != "Download trace (first 150,000 events)" {
+		t.Fatalf("a trace that reached its limit: expected the download to say it holds the first 150,000 events, found %q", dl)
+	}
+	eventually(t, "the timeline's note", func() bool {
+		return strings.HasPrefix(eval[string](t, ctx, `document.getElementById("timeline").dataset.note || ""`), "the run's first 150,000 events (")
+	})
 	shot(t, ctx, "run")
 
 	// Another graph, whose actors A–D have cd2dat's names: no figures.

@@ -892,7 +892,17 @@ async function finishRun(st) {
   const a = $("tracedl");
   a.href = withToken("/api/run/trace");
   a.style.display = "inline";
-  startTimeline();
+  // A trace that reached its limit holds the run's first events only.
+  let note = "";
+  a.textContent = "Download trace";
+  a.title = "the run's Chrome Trace Event JSON: open it in ui.perfetto.dev";
+  if (st.trace_dropped > 0) {
+    note = "the run's first " + st.trace_limit.toLocaleString("en") + " events (" + st.trace_dropped.toLocaleString("en") + " more not kept)";
+    a.textContent = "Download trace (first " + st.trace_limit.toLocaleString("en") + " events)";
+    a.title = "the first " + st.trace_limit + " events of the run as Chrome Trace Event JSON (open it in ui.perfetto.dev); " +
+      st.trace_dropped + " later ones were not kept: sluice run FILE --trace OUT --trace-limit N keeps more";
+  }
+  startTimeline(note);
   throughputFromTrace();
 }
 

@@ -4,16 +4,20 @@
 // /api/run/trace?from=&to=&px=), so the page never holds the events.
 import { api, $, html } from "./common.js";
 
-const timeline = { t0: 0, t1: 1, from: 0, to: 1, data: null, fetching: null };
+const timeline = { t0: 0, t1: 1, from: 0, to: 1, data: null, fetching: null, note: "" };
 const LEFT = 130, LANE = 26, TOP = 22;
 
 function timelineWidth() {
   return Math.max(10, $("timeline").width - LEFT - 10);
 }
 
-// startTimeline fetches the whole run's buckets and shows the timeline.
-export async function startTimeline() {
+// startTimeline fetches the whole run's buckets and shows the timeline;
+// note, when not empty, is said in its header (the trace kept only the
+// run's first events).
+export async function startTimeline(note = "") {
+  timeline.note = note;
   const c = $("timeline");
+  c.dataset.note = note;
   c.width = Math.max(600, ($("dock").clientWidth || 900) - 4);
   const r = await api("GET", "/api/run/trace?px=" + timelineWidth());
   if (r.status !== 200) return;
@@ -83,7 +87,7 @@ function drawTimeline() {
   ctx.fillStyle = "#667385";
   ctx.fillText(timeline.from.toFixed(1) + " µs", LEFT, 14);
   ctx.fillText(timeline.to.toFixed(1) + " µs", LEFT + w - 90, 14);
-  ctx.fillText(d.firings + " firings in view · wheel to zoom", LEFT + w / 2 - 90, 14);
+  ctx.fillText(d.firings + " firings in view · wheel to zoom" + (timeline.note ? " · " + timeline.note : ""), LEFT + w / 2 - 90, 14);
   keys(d);
 }
 
