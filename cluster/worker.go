@@ -595,7 +595,11 @@ func (w *Worker) runJob(j *workerJob) {
 	}
 	var trace bytes.Buffer
 	if j.req.Trace {
-		opts.Trace = &trace
+		// The job brings back at most MaxSpans firings of its actor; its
+		// boundary actors fire about as often, so three times that many
+		// events cover them (not the runtime's default, 4,000,000: a
+		// long job would hold hundreds of MB of trace for nothing).
+		opts.Trace, opts.TraceLimit = &trace, 3*MaxSpans
 	}
 	st, err := runtime.Run(ctx, j.g, opts)
 	hstop()
