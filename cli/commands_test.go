@@ -162,11 +162,21 @@ func TestDocumentedCommands(t *testing.T) {
 	}
 	url := ""
 	ran := 0
+	// A command written in several places (the README, a doc, an
+	// example's comment) runs once: the same line in the same directory,
+	// promising the same status and message.
+	first := map[string]string{}
 	for i, c := range cmds {
 		if why := skipped(c.line); why != "" {
 			t.Logf("skip %s: %s: %s", c.where, c.line, why)
 			continue
 		}
+		key := docCommandKey(root, c, cmdFiles[i])
+		if at, ok := first[key]; ok {
+			t.Logf("ran %s: the same command as %s: %s", c.where, at, c.line)
+			continue
+		}
+		first[key] = c.where
 		if strings.Contains(c.line, brokerURL) {
 			if url == "" {
 				url = startCluster(t, filepath.Join(bin, "sluice"))
@@ -198,12 +208,34 @@ func skipped(line string) string {
 // runDocCommand runs one command with bash in the copy, in the directory
 // the text implies (the repository root; an example's own directory when
 // its header uses a bare file name).
+// docCommandKey is what makes two documented commands the same: the line
+// as run (go run of sluice as sluice, a trailing comment and repeated
+// spaces left out), the directory it runs in, the status and the message
+// promised.
+func docCommandKey(root string, c docCommand, file string) string {
+	line := goRunSluiceRe.ReplaceAllString(c.line, "sluice")
+	line = trailingCommentRe.ReplaceAllString(line, "")
+	line = strings.Join(strings.Fields(line), " ")
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%s", docCommandDir(".", root, line, file), line, c.exit, c.says)
+}
+
+// trailingCommentRe matches a shell comment at the end of a line, with no
+// quote after its #.
+var trailingCommentRe = regexp.MustCompile(`\s+#[^'"]*$`)
+
+// docCommandDir is where the command line from file runs, in the copy
+// work of the repository at root: the copy's root, or examples/carsh for
+// that example's own commands.
+func docCommandDir(work, root, line, file string) string {
+	if rel, _ := filepath.Rel(root, file); strings.Contains(rel, "examples/carsh") && !strings.Contains(line, "examples/") {
+		return filepath.Join(work, "examples", "carsh")
+	}
+	return work
+}
+
 func runDocCommand(t *testing.T, work, bin string, c docCommand, file string) {
 	line := goRunSluiceRe.ReplaceAllString(c.line, "sluice")
-	dir := work
-	if rel, _ := filepath.Rel(filepath.Join(work, ".."), file); strings.Contains(rel, "examples/carsh") && !strings.Contains(line, "examples/") {
-		dir = filepath.Join(work, "examples", "carsh")
-	}
+	dir := docCommandDir(work, filepath.Join(work, ".."), line, file)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", line)
