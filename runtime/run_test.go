@@ -468,16 +468,22 @@ func TestWatchdogPooledFull(t *testing.T) {
 	t.Log(err)
 }
 
-func TestTraceOneEventPerFiring(t *testing.T) {
-	t.Parallel()
-	g := graph.New("trace")
+// tracedGraph is the traced tests' graph: a source of 1000 firings, a
+// map of 2000 in two replicas, a sink of 500; and its mapping.
+func tracedGraph(name string) (*graph.Graph, *graph.Mapping) {
+	g := graph.New(name)
 	src := addSource(g, "src", 2, 2000)
 	mi, mo := addMap(g, "m", 1, id)
 	si, _ := addSink(g, "sink", graph.SDF(4))
 	graph.Connect(g, src, mi)
 	graph.Connect(g, mo, si)
+	return g, &graph.Mapping{Actors: map[string]*graph.Placement{"m": {Replicas: 2}}}
+}
+
+func TestTraceOneEventPerFiring(t *testing.T) {
+	t.Parallel()
+	g, m := tracedGraph("trace")
 	var buf bytes.Buffer
-	m := &graph.Mapping{Actors: map[string]*graph.Placement{"m": {Replicas: 2}}}
 	st, err := Run(context.Background(), g, Options{Trace: &buf, Mapping: m})
 	if err != nil {
 		t.Fatal(err)
@@ -845,14 +851,8 @@ func TestLongFiringsPipelineAndShowStarted(t *testing.T) {
 // events held and dropped add up to every firing.
 func TestTraceLimit(t *testing.T) {
 	t.Parallel()
-	g := graph.New("limited")
-	src := addSource(g, "src", 2, 2000)
-	mi, mo := addMap(g, "m", 1, id)
-	si, _ := addSink(g, "sink", graph.SDF(4))
-	graph.Connect(g, src, mi)
-	graph.Connect(g, mo, si)
+	g, m := tracedGraph("limited")
 	var buf bytes.Buffer
-	m := &graph.Mapping{Actors: map[string]*graph.Placement{"m": {Replicas: 2}}}
 	st, err := Run(context.Background(), g, Options{Trace: &buf, TraceLimit: 1000, Mapping: m})
 	if err != nil {
 		t.Fatal(err)
@@ -886,6 +886,7 @@ func TestTraceLimit(t *testing.T) {
 		t.Fatalf("otherData: limit %d, dropped %d: expected 1000 and %d", tr.OtherData.TraceLimit, tr.OtherData.DroppedEvents, st.TraceDropped)
 	}
 	buf.Reset()
+	g, m = tracedGraph("unlimited")
 	if st, err = Run(context.Background(), g, Options{Trace: &buf, TraceLimit: -1, Mapping: m}); err != nil || st.TraceDropped != 0 {
 		t.Fatalf("no trace limit: %v, %d events dropped: expected none", err, st.TraceDropped)
 	}
