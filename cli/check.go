@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
 	"github.com/sluicehq/sluice/internal/filekind"
+	"github.com/sluicehq/sluice/internal/namelist"
 )
 
 func newCheck() *cobra.Command {
@@ -188,7 +189,7 @@ func writeReport(w io.Writer, file string, r *analysis.Report, order []string) {
 	fmt.Fprintf(w, "✓ consistent rates; repetition vector (firings per iteration):\n")
 	writeCounts(w, order, r.Repetitions)
 	if len(r.Skipped) > 0 {
-		fmt.Fprintf(w, "  not analysed (KPN processes with dynamic rates): %s\n", strings.Join(r.Skipped, ", "))
+		fmt.Fprintf(w, "  not analysed (KPN processes with dynamic rates): %s\n", namelist.Join(r.Skipped, 12, ", "))
 	}
 	if r.Deadlock {
 		fmt.Fprintln(w, "✗ deadlock: one iteration cannot complete")
@@ -226,7 +227,7 @@ func writeReport(w io.Writer, file string, r *analysis.Report, order []string) {
 	if r.PeriodNS > 0 {
 		fmt.Fprintf(w, "throughput bound: one iteration every %s (%.4g iterations/s)\n", fmtNS(r.PeriodNS), r.IterationsPerSecond)
 		if len(r.Critical) > 0 {
-			fmt.Fprintf(w, "  set by: %s\n", strings.Join(r.Critical, ", "))
+			fmt.Fprintf(w, "  set by: %s\n", namelist.Join(r.Critical, 12, ", "))
 		}
 	}
 	if len(r.Schedule) > 0 {
@@ -374,20 +375,20 @@ func (s *structureReport) write(w io.Writer) {
 		if s.CriticalUnit {
 			length = fmt.Sprintf("%d firings", len(s.Critical))
 		}
-		fmt.Fprintf(w, "  critical path (%s): %s\n", length, abbreviate(s.Critical, 12, " → "))
+		fmt.Fprintf(w, "  critical path (%s): %s\n", length, namelist.Join(s.Critical, 12, " → "))
 		fmt.Fprintf(w, "  %d stages (levels of firings that may run at once):\n", len(s.Stages))
 		for i, st := range s.Stages {
 			if i == 8 {
 				fmt.Fprintf(w, "    ... %d more\n", len(s.Stages)-i)
 				break
 			}
-			fmt.Fprintf(w, "    %d: %s\n", i, abbreviate(st, 10, ", "))
+			fmt.Fprintf(w, "    %d: %s\n", i, namelist.Join(st, 10, ", "))
 		}
 	}
 	if m := s.PEAST; m != nil {
 		fmt.Fprintf(w, "PEA-ST from root %s: %d stages, shift %d, max parallelism %d\n", m.Root, m.Stages, m.Shift, m.MaxParallelism)
 		if len(m.Retreating) > 0 {
-			fmt.Fprintf(w, "  feedback channels: %s\n", strings.Join(m.Retreating, ", "))
+			fmt.Fprintf(w, "  feedback channels: %s\n", namelist.Join(m.Retreating, 12, ", "))
 		}
 		fmt.Fprintf(w, "  startup: %s\n", stageRows(m.Startup))
 		fmt.Fprintf(w, "  repeat:  %s\n", stageRows(m.Repeat))
@@ -403,12 +404,4 @@ func stageRows(rows [][]string) string {
 		return "(none)"
 	}
 	return strings.Join(parts, " ")
-}
-
-// abbreviate joins xs with sep, eliding the middle beyond n items.
-func abbreviate(xs []string, n int, sep string) string {
-	if len(xs) <= n {
-		return strings.Join(xs, sep)
-	}
-	return strings.Join(xs[:n/2], sep) + fmt.Sprintf("%s… (%d more)%s", sep, len(xs)-n, sep) + strings.Join(xs[len(xs)-n/2:], sep)
 }

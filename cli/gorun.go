@@ -227,11 +227,3 @@ func listPackages(ctx context.Context, goBin string, pkgs []string) ([]pkgInfo, 
 	}
 	return infos, nil
 }
-
-// names lists up to max names, then how many more there are.
-func names(ns []string, max int) string {
-	if len(ns) <= max {
-		return strings.Join(ns, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(ns[:max], ", "), len(ns)-max)
-}

@@ -21,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/fifo"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/namelist"
 	"github.com/sluicehq/sluice/runtime"
 )
 
@@ -196,7 +197,7 @@ func runGraphIn(cmd *cobra.Command, path string, f runFlags, outer context.Conte
 		return refusal(cmd, "run", err)
 	}
 	if len(p.Synthetic) > 0 {
-		fmt.Fprintf(stderr, "note: %s have no implementation: they run as synthetic actors, each firing burning the actor's declared cost on a core and writing zeros\n", names(p.Synthetic, 8))
+		fmt.Fprintf(stderr, "note: %s have no implementation: they run as synthetic actors, each firing burning the actor's declared cost on a core and writing zeros\n", namelist.Short(p.Synthetic))
 	}
 	opts, err := runOptions(f)
 	if err != nil {
@@ -424,7 +425,7 @@ func reportRun(stderr io.Writer, g *graph.Graph, stats *runtime.Stats, synthetic
 			return err
 		}
 		if len(synthetic) > 0 {
-			fmt.Fprintf(stderr, "synthetic actors (burning their declared cost): %s\n", strings.Join(synthetic, ", "))
+			fmt.Fprintf(stderr, "synthetic actors (burning their declared cost): %s\n", namelist.Short(synthetic))
 		}
 		if c := stats.Checkpoints; c != nil {
 			fmt.Fprintf(stderr, "checkpoints: %d (last: id %d at iteration %d, %d bytes; duration mean %v, max %v); resumed from checkpoint %d; recoveries %d\n",

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/namelist"
 	"github.com/sluicehq/sluice/machine"
 )
 
@@ -216,7 +217,7 @@ func (p *Program) fuse(g *graph.Graph, chains [][]string, taskOf map[*graph.Acto
 		info[h] = fusedInfo{batch: fusedBatch(g, chain), replicas: t.Replicas}
 		t.ClaimBatch = info[h].batch
 		p.Notes = append(p.Notes, fmt.Sprintf("actors %s run as one fused unit %s with %d replicas, as the CPU runtime fuses them (--no-fuse-cpu: each alone)",
-			strings.Join(chain, ", "), name, t.Replicas))
+			namelist.Short(chain), name, t.Replicas))
 	}
 	newIdx := make([]int, len(p.Tasks))
 	kept := p.Tasks[:0:0]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/analysis"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/namelist"
 	"github.com/sluicehq/sluice/machine"
 )
 
@@ -202,7 +203,7 @@ func Build(g *graph.Graph, m *graph.Mapping, mach *machine.Machine, costs *Costs
 		p.Tasks = append(p.Tasks, t)
 	}
 	if b := costs.burn(); len(p.burnt) > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("synthetic actors %s: each declared cost d charged as their busy loop lasts on this host: d + %.1f%% of d + %.0f ns (sluice calibrate)", strings.Join(p.burnt, ", "), 100*b.Stretch, b.Extra*1e9))
+		p.Notes = append(p.Notes, fmt.Sprintf("synthetic actors %s: each declared cost d charged as their busy loop lasts on this host: d + %.1f%% of d + %.0f ns (sluice calibrate)", namelist.Short(p.burnt), 100*b.Stretch, b.Extra*1e9))
 	}
 	taskOf, fused := p.fuse(g, FusedChains(g, m, mach, costs, opt.NoFuseCPU), taskOf)
 	for _, name := range sortedNames(opt.Capacity) {
