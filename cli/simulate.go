@@ -60,7 +60,7 @@ func newSimulate() *cobra.Command {
 		machineFile, mapFile, costsFile, controlsFile string
 		traceFile, paraverFile                        string
 		profileFiles                                  []string
-		iterations                                    int64
+		iterations, traceLimit                        int64
 		seed                                          uint64
 		asJSON, noFuse                                bool
 		capacity                                      map[string]int
@@ -87,7 +87,13 @@ Times are reported in seconds. See docs/simulate.md.`,
 			}
 			po := driver.PredictOptions{Machine: in.machine, Mapping: in.mapping, Costs: in.costs, Iterations: iterations,
 				Exact: cmd.Flags().Changed("iterations"), Seed: seed, Capacity: capacity, NoFuseCPU: noFuse,
-				Trace: traceFile != "" || paraverFile != ""}
+				Trace: traceFile != "" || paraverFile != "", TraceLimit: traceLimit}
+			switch {
+			case traceLimit < 0:
+				return fmt.Errorf("--trace-limit %d: expected a count of spans ≥ 0 (0: no limit)", traceLimit)
+			case traceLimit == 0:
+				po.TraceLimit = -1 // the simulator's "every span"
+			}
 			if controlsFile != "" {
 				if po.Controls, err = sim.LoadControls(controlsFile); err != nil {
 					return err
@@ -141,6 +147,7 @@ Times are reported in seconds. See docs/simulate.md.`,
 	f.StringToIntVar(&capacity, "capacity", nil, "channel capacities in tokens overriding the graph's, e.g. 'a.o->b.i=16,b.o->c.i=8' (as sluice map suggests)")
 	f.StringVar(&traceFile, "trace", "", "write the timeline as Chrome Trace Event JSON (opens in Perfetto)")
 	f.StringVar(&paraverFile, "paraver", "", "write the timeline as a Paraver trace (.prv, with .pcf and .row beside it)")
+	f.Int64Var(&traceLimit, "trace-limit", sim.DefaultTraceLimit, "the most spans --trace and --paraver keep, the simulation's first (0: no limit)")
 	return cmd
 }
 

@@ -42,3 +42,16 @@ func TestRunTraceLimit(t *testing.T) {
 		t.Fatalf("--trace-limit -5: exit %d: %s: expected a refusal naming the flag", code, errs)
 	}
 }
+
+// TestSimulateTraceLimit: sluice simulate --trace-limit keeps the
+// simulation's first spans and says how many it left out.
+func TestSimulateTraceLimit(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "s.json")
+	out, errs, code := sluice(t, "", "simulate", "examples/cd2dat.yaml", "--machine", "examples/machines/two-cpus.yaml", "--trace", trace, "--trace-limit", "1000")
+	if code != 0 || !strings.Contains(out, "note: trace: the simulation's first 1000 spans kept, ") {
+		t.Fatalf("simulate --trace-limit 1000: exit %d: expected a note that the trace kept the first 1000 spans, found:\n%s%s", code, out, errs)
+	}
+	if _, errs, code = sluice(t, "", "simulate", "examples/cd2dat.yaml", "--machine", "examples/machines/two-cpus.yaml", "--trace", trace, "--trace-limit", "-1"); code == 0 || !strings.Contains(errs, "--trace-limit -1: expected a count of spans ≥ 0 (0: no limit)") {
+		t.Fatalf("simulate --trace-limit -1: exit %d: %s: expected a refusal naming the flag", code, errs)
+	}
+}

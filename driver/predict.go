@@ -157,8 +157,10 @@ type PredictOptions struct {
 	Capacity map[string]int
 	// NoFuseCPU simulates every CPU actor alone (sluice run --no-fuse-cpu).
 	NoFuseCPU bool
-	// Trace keeps the timeline in the result.
-	Trace bool
+	// Trace keeps the timeline in the result, at most TraceLimit spans
+	// (sim.Config.TraceLimit: 0 means sim.DefaultTraceLimit, < 0 all).
+	Trace      bool
+	TraceLimit int64
 }
 
 // Prediction is the simulator's prediction of a graph on a machine model.
@@ -230,7 +232,7 @@ func Predict(ctx context.Context, p *Prepared, o PredictOptions) (*Prediction, e
 	if seed == 0 {
 		seed = 1
 	}
-	cfg := sim.Config{Iterations: o.Iterations, Seed: seed, Trace: o.Trace}
+	cfg := sim.Config{Iterations: o.Iterations, Seed: seed, Trace: o.Trace, TraceLimit: o.TraceLimit}
 	if costs != nil {
 		cfg.Probabilities, cfg.Loops = costs.Probabilities, costs.Loops
 	}

@@ -217,7 +217,7 @@ func (e *engine) startRound(ti, pi, lane int, newTurn bool) {
 	}
 	ps.busy += (end - e.now) * share
 	if e.cfg.Trace {
-		e.res.Spans = append(e.res.Spans, Span{Element: ps.name, Lane: lane, Name: name, Task: ti, Start: e.now, End: end})
+		e.addSpan(Span{Element: ps.name, Lane: lane, Name: name, Task: ti, Start: e.now, End: end})
 	}
 	e.schedule(end, evUnitFree, int32(pi), int32(lane), 0)
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/graph"
@@ -164,5 +165,35 @@ func TestPoolRoundTime(t *testing.T) {
 		if got := p.Tasks[1].RoundLimit; got != 32 {
 			t.Errorf("B: round limit %d, want 32 (half of 64: 5 s holds 33 of its firings)", got)
 		}
+	}
+}
+
+// TestTraceLimit: a trace limited to 10 spans keeps the simulation's first
+// 10, counts the rest and says so in a note; the figures are those of the
+// whole simulation.
+func TestTraceLimit(t *testing.T) {
+	t.Parallel()
+	g := chain(t, stage{name: "A", cost: 1, out: 1}, stage{name: "B", cost: 1, in: 1})
+	mach := &machine.Machine{Name: "two", Processors: []*machine.Processor{{Name: "p", Kind: "cpu", ClockHz: 1, Units: 2}}}
+	p, err := Build(g, &graph.Mapping{}, mach, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Run(p, Config{Iterations: 64, Trace: true, TraceLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(p, Config{Iterations: 64, Trace: true, TraceLimit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Spans) != 128 || all.TraceDropped != 0 {
+		t.Fatalf("no limit: %d spans, %d dropped: expected 128 and none", len(all.Spans), all.TraceDropped)
+	}
+	if len(r.Spans) != 10 || r.TraceDropped != 118 || r.Period != all.Period || r.Spans[9] != all.Spans[9] {
+		t.Fatalf("limit 10: %d spans, %d dropped, period %g (%g without): expected the first 10 spans, 118 dropped, the same period", len(r.Spans), r.TraceDropped, r.Period, all.Period)
+	}
+	if note := r.Notes[len(r.Notes)-1]; !strings.Contains(note, "first 10 spans kept, 118 later ones not") {
+		t.Fatalf("notes %q: expected one saying the trace kept the first 10 spans", r.Notes)
 	}
 }

@@ -65,6 +65,10 @@ type Config struct {
 	Seed uint64
 	// Trace records every busy interval in Result.Spans.
 	Trace bool
+	// TraceLimit is the most spans Trace keeps (about 90 bytes each): the
+	// simulation's first ones; later ones are counted in
+	// Result.TraceDropped. 0 means DefaultTraceLimit; < 0 keeps every one.
+	TraceLimit int64
 	// MaxEvents stops a runaway simulation (default 1<<34).
 	MaxEvents int64
 	// Flush is the flush timeout of the cluster's cross-machine channels
@@ -129,6 +133,9 @@ type Result struct {
 	Events int64
 	// Spans is the trace (Config.Trace).
 	Spans []Span
+	// TraceDropped counts the spans the trace did not keep, its
+	// Config.TraceLimit reached.
+	TraceDropped int64
 	// Notes explain defaults and early ends.
 	Notes []string
 	// Processors and Interconnects name the elements in machine order
@@ -395,6 +402,12 @@ func Run(p *Program, cfg Config) (*Result, error) {
 	if cfg.MaxEvents <= 0 {
 		cfg.MaxEvents = 1 << 34
 	}
+	switch {
+	case cfg.TraceLimit == 0:
+		cfg.TraceLimit = DefaultTraceLimit
+	case cfg.TraceLimit < 0:
+		cfg.TraceLimit = math.MaxInt64
+	}
 	if cfg.Mode == Statistical {
 		if err := p.CheckCountTrees(); err != nil {
 			return nil, err
@@ -404,7 +417,11 @@ func Run(p *Program, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.run()
+	r, err := e.run()
+	if r != nil && r.TraceDropped > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("trace: the simulation's first %d spans kept, %d later ones not (--trace-limit N keeps more, 0 every one)", len(r.Spans), r.TraceDropped))
+	}
+	return r, err
 }
 
 func newEngine(p *Program, cfg Config) (*engine, error) {
@@ -634,6 +651,20 @@ func (e *engine) control(n *Node, k int64) (int64, bool) {
 		cs.vals = append(cs.vals, v)
 	}
 	return cs.vals[k], true
+}
+
+// DefaultTraceLimit is the most spans a simulation's trace keeps when
+// Config.TraceLimit is 0 (about 360 MB).
+const DefaultTraceLimit = 4_000_000
+
+// addSpan keeps sp in the trace, or counts it as dropped once the trace
+// holds Config.TraceLimit spans.
+func (e *engine) addSpan(sp Span) {
+	if int64(len(e.res.Spans)) >= e.cfg.TraceLimit {
+		e.res.TraceDropped++
+		return
+	}
+	e.res.Spans = append(e.res.Spans, sp)
 }
 
 func (e *engine) schedule(t float64, kind uint8, a, b, c int32) {
@@ -1083,7 +1114,7 @@ func (e *engine) start(ti, pi, lane int) {
 	ts.firings++
 	ts.queue = append(ts.queue, inflight{sub: int32(sub), release: relT})
 	if e.cfg.Trace {
-		e.res.Spans = append(e.res.Spans, Span{Element: ps.name, Lane: lane, Name: st.Name, Task: ti, Start: e.now, End: end})
+		e.addSpan(Span{Element: ps.name, Lane: lane, Name: st.Name, Task: ti, Start: e.now, End: end})
 	}
 	e.schedule(end, evUnitFree, int32(pi), int32(lane), 0)
 	e.schedule(relT, evRelease, int32(ti), 0, 0)
@@ -1254,7 +1285,7 @@ func (e *engine) startTransfers(bi int) {
 		msg.v = v
 		b.busy += occ - u
 		if e.cfg.Trace {
-			e.res.Spans = append(e.res.Spans, Span{Element: b.name, Lane: lane, Bus: true, Name: ss.s.Name, Task: int(msg.stream), Start: u, End: occ, Bytes: msg.bytes})
+			e.addSpan(Span{Element: b.name, Lane: lane, Bus: true, Name: ss.s.Name, Task: int(msg.stream), Start: u, End: occ, Bytes: msg.bytes})
 		}
 		e.schedule(v, evTransferEnd, msg.stream, m, int32(hop))
 		e.schedule(occ, evChanFree, msg.stream, int32(lane), int32(hop))
