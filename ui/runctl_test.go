@@ -225,3 +225,27 @@ func TestRunTraceLimit(t *testing.T) {
 		t.Fatalf("trace: %d firings held, %d not kept: expected at most 500 held, 3000 in all", held, st.TraceDropped)
 	}
 }
+
+// TestSavedRunTraceLimit: a saved run whose trace reached its limit says
+// so in the run's state, as a run started on the page does.
+func TestSavedRunTraceLimit(t *testing.T) {
+	t.Parallel()
+	stats, trace := recordRunLimited(t, example, 5000)
+	saved, err := LoadSavedRun(stats, trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.TraceLimit != 5000 || saved.TraceDropped < 200*612-5000 {
+		t.Fatalf("a saved run of 200 iterations of cd2dat traced up to 5000 events: limit %d, dropped %d: expected 5000 and 117,400 or more", saved.TraceLimit, saved.TraceDropped)
+	}
+	s := &Server{File: example, Saved: saved}
+	h := s.Handler()
+	rec, _ := do(t, h, "GET", "/api/run/state", "")
+	var st RunStateJSON
+	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st.TraceLimit != 5000 || st.TraceDropped != saved.TraceDropped {
+		t.Fatalf("state %s: expected trace_limit 5000 and trace_dropped %d", rec.Body.Bytes(), saved.TraceDropped)
+	}
+	if l, d := traceLimits([]byte(`{"traceEvents":[]}`)); l != 0 || d != 0 {
+		t.Fatalf("a trace without otherData: limit %d, dropped %d: expected none", l, d)
+	}
+}

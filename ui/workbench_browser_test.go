@@ -297,13 +297,20 @@ func waitChainsFolded(t *testing.T, ctx context.Context) {
 // statistics and trace as `sluice run --stats-json --trace` does.
 func recordRun(t *testing.T, file string) (stats, trace string) {
 	t.Helper()
+	return recordRunLimited(t, file, 0)
+}
+
+// recordRunLimited is recordRun with the trace limited to limit events
+// (runtime.Options.TraceLimit).
+func recordRunLimited(t *testing.T, file string, limit int64) (stats, trace string) {
+	t.Helper()
 	g, err := spec.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	actors.Synthesize(g)
 	var tr bytes.Buffer
-	st, err := runtime.Run(context.Background(), g, runtime.Options{Iterations: 200, Trace: &tr})
+	st, err := runtime.Run(context.Background(), g, runtime.Options{Iterations: 200, Trace: &tr, TraceLimit: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
