@@ -115,13 +115,23 @@ func judge(t *testing.T, avail []float64, format string, args ...any) {
 // maxTimed is how many openings (or drawings again) a timed check makes
 // at most before it judges the best: one more only while every one so far
 // took longer than the goal, which the machine's other work (the rest of
-// the test suite, on two cores) stretches.
+// the test suite, on two cores) stretches, and while the host gave the
+// last one the CPU to be judged (see judge: another fresh browser on a
+// host too loaded to judge costs seconds of CPU and decides nothing).
 const maxTimed = 5
+
+// again says whether a timed check makes one more measurement: fewer than
+// maxTimed made (n), all slower than the goal (best), and the host's
+// availability before the last one enough to judge it.
+func again(n int, best float64, avail []float64) bool {
+	return n < maxTimed && best > 250 && avail[len(avail)-1] >= 0.9
+}
 
 // TestLargeGraphLegibleInBrowser opens bench/scale's 256-actor DAG: the
 // opening drawing takes at most 250 ms from the graph's answer to the
 // frame painted (the best of up to maxTimed openings, each in a fresh
-// browser, see openTimed: another one only while all took longer);
+// browser, see openTimed: another one only while all took longer and
+// the host was quiet enough to judge them);
 // at the opening view every text shown is 11 px or more
 // (the layers folded into labelled groups), the legend covers no actor,
 // the repetition vector is one folded line; a drawing again (a keystroke
@@ -139,7 +149,7 @@ func TestLargeGraphLegibleInBrowser(t *testing.T) {
 	var ctx context.Context
 	var errs func() []string
 	var opening, openAvail []float64
-	for len(opening) == 0 || len(opening) < maxTimed && slices.Min(opening) > 250 {
+	for len(opening) == 0 || again(len(opening), slices.Min(opening), openAvail) {
 		if ctx != nil {
 			if err := chromedp.Cancel(ctx); err != nil {
 				t.Fatal(err)
@@ -188,7 +198,7 @@ func TestLargeGraphLegibleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cpu, walls, drawAvail []float64
-	for len(walls) < 4 || len(walls) < maxTimed+1 && slices.Min(walls[1:]) > 250 {
+	for len(walls) < 4 || again(len(walls)-1, slices.Min(walls[1:]), drawAvail) {
 		drawAvail = append(drawAvail, hostAvailability())
 		before := eval[string](t, ctx, `document.getElementById("graph").dataset.framesMs || ""`)
 		t0 := threadTime(t, ctx)
