@@ -3,10 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/ui"
 )
 
 // TestRunTraceLimit: --trace-limit bounds the events --trace records; the
@@ -53,5 +57,38 @@ func TestSimulateTraceLimit(t *testing.T) {
 	}
 	if _, errs, code = sluice(t, "", "simulate", "examples/cd2dat.yaml", "--machine", "examples/machines/two-cpus.yaml", "--trace", trace, "--trace-limit", "-1"); code == 0 || !strings.Contains(errs, "--trace-limit -1: expected a count of spans ≥ 0 (0: no limit)") {
 		t.Fatalf("simulate --trace-limit -1: exit %d: %s: expected a refusal naming the flag", code, errs)
+	}
+}
+
+// TestUITraceLimit: sluice ui --trace-limit bounds the trace of a run
+// from the page, and its run state says how many events it did not keep;
+// a negative limit is refused before the server starts.
+func TestUITraceLimit(t *testing.T) {
+	if _, errs, code := sluice(t, "", "ui", "examples/cd2dat.yaml", "--listen", "127.0.0.1:0", "--trace-limit", "-2"); code == 0 || !strings.Contains(errs, "--trace-limit -2: expected a count of events ≥ 0 (0: no limit)") {
+		t.Fatalf("ui --trace-limit -2: exit %d: %s: expected a refusal naming the flag", code, errs)
+	}
+	addr := startUI(t, "../examples/cd2dat.yaml", "--trace-limit", "100")
+	base, token, _ := strings.Cut(addr, "/?token=")
+	call := func(method, path string) ui.RunStateJSON {
+		req, _ := http.NewRequest(method, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var st ui.RunStateJSON
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			t.Fatalf("%s %s: status %d: %v", method, path, resp.StatusCode, err)
+		}
+		return st
+	}
+	call("POST", "/api/run/start?iterations=5")
+	st := call("GET", "/api/run/state")
+	for end := time.Now().Add(45 * time.Second); st.Running && time.Now().Before(end); st = call("GET", "/api/run/state") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st.Running || st.Error != "" || st.TraceLimit != 100 || st.TraceDropped < 5*612-100 {
+		t.Fatalf("a run of 5 iterations of cd2dat (3060 firings) from the page, --trace-limit 100: state %+v: expected the limit and 2960 events or more not kept", st)
 	}
 }

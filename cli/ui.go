@@ -23,6 +23,7 @@ import (
 func newUI() *cobra.Command {
 	var listen, token, broker, mapping, runStats, runTrace, rootDir string
 	var allowHosts []string
+	var traceLimit int64
 	var cred credFlags
 	cmd := &cobra.Command{
 		Use:   "ui [FILE]",
@@ -81,6 +82,14 @@ from the page) must lie inside the file root: FILE's directory, or --root DIR.`,
 			if srv.Saved, err = savedRun(runStats, runTrace); err != nil {
 				return err
 			}
+			switch {
+			case traceLimit < 0:
+				return fmt.Errorf("--trace-limit %d: expected a count of events ≥ 0 (0: no limit)", traceLimit)
+			case traceLimit == 0:
+				srv.TraceLimit = -1 // every event
+			default:
+				srv.TraceLimit = traceLimit
+			}
 			if broker != "" {
 				c, err := cluster.Connect(cmd.Context(), broker, cred.creds())
 				if err != nil {
@@ -104,6 +113,7 @@ from the page) must lie inside the file root: FILE's directory, or --root DIR.`,
 	cmd.Flags().StringVar(&runStats, "run-stats", "", "show the run statistics in `FILE` (written by sluice run --stats-json) as the last run")
 	cmd.Flags().StringVar(&runTrace, "run-trace", "", "with --run-stats: the run's trace in `FILE` (written by sluice run --trace), shown as its timeline")
 	cmd.Flags().StringVar(&broker, "broker", "", "broker URL (nats://host:port): serve its tree, workers and devices on GET /api/cluster")
+	cmd.Flags().Int64Var(&traceLimit, "trace-limit", ui.RunTraceLimit, "the most events the trace of a run from the page keeps, the run's first; the server holds the last run's (0: no limit)")
 	addBrokerCreds(cmd.Flags(), &cred)
 	return cmd
 }

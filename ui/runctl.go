@@ -113,7 +113,7 @@ func (s *Server) postRunStart(w http.ResponseWriter, r *http.Request) {
 	c.mu.Unlock()
 	live := s.Live
 	limit := s.TraceLimit
-	if limit <= 0 {
+	if limit == 0 {
 		limit = RunTraceLimit
 	}
 	go func() {

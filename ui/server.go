@@ -66,7 +66,8 @@ type Server struct {
 	// one, else its CPU cores).
 	Machine *driver.Machine
 	// TraceLimit is the most events the trace of a run started on the
-	// page keeps (0: RunTraceLimit); the server holds the last one's.
+	// page keeps (0: RunTraceLimit; < 0: every one); the server holds the
+	// last one's.
 	TraceLimit int64
 
 	ctl   runControl // POST /api/run/start's state; see runctl.go
