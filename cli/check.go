@@ -235,7 +235,7 @@ func writeReport(w io.Writer, file string, r *analysis.Report, order []string) {
 		for i, l := range r.Schedule {
 			parts[i] = l.String()
 		}
-		fmt.Fprintf(w, "single-processor schedule of one iteration: %s\n", strings.Join(parts, " "))
+		fmt.Fprintf(w, "single-processor schedule of one iteration: %s\n", namelist.Join(parts, 24, " "))
 	}
 	writeBranches(w, r.Branches)
 	for _, wn := range r.Warnings {
@@ -250,10 +250,33 @@ func writeCounts(w io.Writer, order []string, m map[string]int64) {
 		}
 		sort.Strings(order)
 	}
-	var parts []string
+	// Actors of one count are folded when eight or more share it, as the
+	// workbench's findings fold them: "=1 for all 256 actors (a000 … a255)".
+	var counts []int64
+	byCount := map[int64][]string{}
 	for _, k := range order {
 		if v, ok := m[k]; ok {
+			if byCount[v] == nil {
+				counts = append(counts, v)
+			}
+			byCount[v] = append(byCount[v], k)
+		}
+	}
+	folded := map[int64]bool{}
+	var parts []string
+	for _, k := range order {
+		v, ok := m[k]
+		switch names := byCount[v]; {
+		case !ok:
+		case len(names) < 8:
 			parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+		case !folded[v]:
+			folded[v] = true
+			all := ""
+			if len(counts) == 1 {
+				all = "all "
+			}
+			parts = append(parts, fmt.Sprintf("=%d for %s%d actors (%s … %s)", v, all, len(names), names[0], names[len(names)-1]))
 		}
 	}
 	// Wrap at about 100 columns.
