@@ -33,3 +33,21 @@ func TestCheckFoldsLongLists(t *testing.T) {
 		t.Errorf("check cd2dat: expected its repetition vector and schedule whole, found:\n%s", out)
 	}
 }
+
+// TestSimulateGroupsLargePlacements: simulate's report of the 256-actor
+// DAG tells its placement a line per processor (how many actors, the
+// first and last few), and cd2dat's a line per actor.
+func TestSimulateGroupsLargePlacements(t *testing.T) {
+	out, errs, code := sluice(t, "", "simulate", "ui/testdata/dag256.yaml", "--machine", "examples/machines/two-cpus.yaml")
+	if code != 0 {
+		t.Fatalf("simulate dag256: exit %d: %s", code, errs)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) > 40 || !strings.Contains(out, "\n  cpu0                 ← ") || !strings.Contains(out, " actors: a000, ") || !strings.Contains(out, " more), ") {
+		t.Fatalf("simulate dag256: expected a line per processor naming a few of its actors, found %d lines:\n%s", len(lines), out)
+	}
+	out, _, _ = sluice(t, "", "simulate", "examples/cd2dat.yaml", "--machine", "examples/machines/two-cpus.yaml")
+	if !strings.Contains(out, "\n  A                    → cpu") || !strings.Contains(out, "\n  F                    → cpu") {
+		t.Fatalf("simulate cd2dat: expected a line per actor, found:\n%s", out)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/driver"
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/namelist"
 	"github.com/sluicehq/sluice/sim"
 )
 
@@ -184,6 +185,41 @@ func writeSimJSON(w io.Writer, in *simInputs, r *sim.Result, placement map[strin
 	return enc.Encode(out)
 }
 
+// maxPlacementLines is the most actors simulate's report places a line
+// each; a larger graph's placement is told a line per processor.
+const maxPlacementLines = 24
+
+// writePlacementGroups writes a line per processor: how many actors it
+// runs and their names, the first and last few in the graph's order (the
+// JSON output has every actor).
+func writePlacementGroups(w io.Writer, g *graph.Graph, names []string, placement map[string]string) {
+	order := make([]string, 0, len(names))
+	seen := map[string]bool{}
+	for _, a := range g.Actors {
+		if _, ok := placement[a.Name]; ok && !seen[a.Name] {
+			order, seen[a.Name] = append(order, a.Name), true
+		}
+	}
+	for _, n := range names {
+		if !seen[n] {
+			order = append(order, n)
+		}
+	}
+	var procs []string
+	byProc := map[string][]string{}
+	for _, n := range order {
+		p := placement[n]
+		if byProc[p] == nil {
+			procs = append(procs, p)
+		}
+		byProc[p] = append(byProc[p], n)
+	}
+	sort.Strings(procs)
+	for _, p := range procs {
+		fmt.Fprintf(w, "  %-20s ← %d actors: %s\n", p, len(byProc[p]), namelist.Short(byProc[p]))
+	}
+}
+
 func writeSimText(w io.Writer, in *simInputs, r *sim.Result, placement map[string]string, how string, declared float64) {
 	fmt.Fprintf(w, "%s on %s, mapping: %s\n", in.prepared.Graph.Name, in.machine.Name, how)
 	if in.machine.Host {
@@ -194,8 +230,12 @@ func writeSimText(w io.Writer, in *simInputs, r *sim.Result, placement map[strin
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-20s → %s\n", n, placement[n])
+	if len(names) <= maxPlacementLines {
+		for _, n := range names {
+			fmt.Fprintf(w, "  %-20s → %s\n", n, placement[n])
+		}
+	} else {
+		writePlacementGroups(w, in.prepared.Graph, names, placement)
 	}
 	fmt.Fprintf(w, "%d iterations simulated (%d events, %d messages)\n", r.Iterations, r.Events, r.Messages)
 	if math.IsInf(r.Throughput, 1) {
