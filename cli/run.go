@@ -275,6 +275,19 @@ func refusal(cmd *cobra.Command, verb string, err error) error {
 	return err
 }
 
+// traceLimitOption is a --trace-limit flag's value as the runtime, the
+// simulator and the workbench take it: 0 (no limit) becomes -1 (every
+// one), a negative count is refused; what names the things counted.
+func traceLimitOption(n int64, what string) (int64, error) {
+	switch {
+	case n < 0:
+		return 0, fmt.Errorf("--trace-limit %d: expected a count of %s ≥ 0 (0: no limit)", n, what)
+	case n == 0:
+		return -1, nil
+	}
+	return n, nil
+}
+
 // runOptions turns the run's flags into runtime options (placement,
 // outputs and checkpoints come later).
 func runOptions(f runFlags) (runtime.Options, error) {
@@ -290,12 +303,9 @@ func runOptions(f runFlags) (runtime.Options, error) {
 			return runtime.Options{}, fmt.Errorf("%s %d: expected a count ≥ 0 (0: the runtime's choice)", v.name, v.n)
 		}
 	}
-	if f.traceLimit < 0 {
-		return runtime.Options{}, fmt.Errorf("--trace-limit %d: expected a count of events ≥ 0 (0: no limit)", f.traceLimit)
-	}
-	traceLimit := f.traceLimit
-	if traceLimit == 0 {
-		traceLimit = -1 // the runtime's "every event"
+	traceLimit, err := traceLimitOption(f.traceLimit, "events")
+	if err != nil {
+		return runtime.Options{}, err
 	}
 	dm, err := runtime.ParseDeviceMode(f.deviceMode)
 	if err != nil {

@@ -88,12 +88,9 @@ Times are reported in seconds. See docs/simulate.md.`,
 			}
 			po := driver.PredictOptions{Machine: in.machine, Mapping: in.mapping, Costs: in.costs, Iterations: iterations,
 				Exact: cmd.Flags().Changed("iterations"), Seed: seed, Capacity: capacity, NoFuseCPU: noFuse,
-				Trace: traceFile != "" || paraverFile != "", TraceLimit: traceLimit}
-			switch {
-			case traceLimit < 0:
-				return fmt.Errorf("--trace-limit %d: expected a count of spans ≥ 0 (0: no limit)", traceLimit)
-			case traceLimit == 0:
-				po.TraceLimit = -1 // the simulator's "every span"
+				Trace: traceFile != "" || paraverFile != ""}
+			if po.TraceLimit, err = traceLimitOption(traceLimit, "spans"); err != nil {
+				return err
 			}
 			if controlsFile != "" {
 				if po.Controls, err = sim.LoadControls(controlsFile); err != nil {

@@ -82,13 +82,8 @@ from the page) must lie inside the file root: FILE's directory, or --root DIR.`,
 			if srv.Saved, err = savedRun(runStats, runTrace); err != nil {
 				return err
 			}
-			switch {
-			case traceLimit < 0:
-				return fmt.Errorf("--trace-limit %d: expected a count of events ≥ 0 (0: no limit)", traceLimit)
-			case traceLimit == 0:
-				srv.TraceLimit = -1 // every event
-			default:
-				srv.TraceLimit = traceLimit
+			if srv.TraceLimit, err = traceLimitOption(traceLimit, "events"); err != nil {
+				return err
 			}
 			if broker != "" {
 				c, err := cluster.Connect(cmd.Context(), broker, cred.creds())

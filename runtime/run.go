@@ -378,12 +378,9 @@ func (r *run) execute() {
 	traceCap := 0
 	if r.opts.Trace != nil {
 		traceCap = 4096
-		limit := r.opts.TraceLimit
-		switch {
-		case limit == 0:
-			limit = DefaultTraceLimit
-		case limit < 0:
-			limit = math.MaxInt64
+		limit := r.traceLimit()
+		if limit < 0 {
+			limit = math.MaxInt64 // every event
 		}
 		r.traceBudget.Store(limit)
 	}

@@ -115,7 +115,7 @@ func (r *run) writeTrace(w io.Writer, dropped int64) error {
 	return bw.Flush()
 }
 
-// traceLimit is the run's Options.TraceLimit in effect.
+// traceLimit is the run's Options.TraceLimit in effect (< 0: no limit).
 func (r *run) traceLimit() int64 {
 	if r.opts.TraceLimit == 0 {
 		return DefaultTraceLimit
