@@ -75,4 +75,5 @@ export GORACE="${GORACE:-atexit_sleep_ms=100}"
 # debuggers read (race reports and panics keep their files and lines):
 # linking the 49 of them took 104 s of CPU instead of 135 s on two cores.
 go test -p $((cores + 1)) -race -trimpath -ldflags=-w -vet=off -count=1 -timeout 30m \
-  ./cli ./cluster ./ui ./bench/predict ./runtime ./examples/motion ./calibrate ./examples/vca ./...
+  ./cli ./cluster ./ui ./bench/predict ./runtime ./examples/motion ./fifo ./calibrate ./examples/vca \
+  ./mapping ./examples/stitch ./actors ./...
