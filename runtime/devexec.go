@@ -285,20 +285,26 @@ const maxAutoDepth = 32
 
 // spreadRound is the bytes of one port that a round of invocations should
 // move where rounds spread over lanes (autoDepth).
-const spreadRound = 24 << 20
+const spreadRound = 16 << 20
 
 // autoDepth is the default number of invocations of a kernel actor in
 // flight for the largest staging slot (one invocation's tokens of one
 // port) of a device's kernel actors. Slots over 1 MiB get 4 (enough to
 // keep a device busy while the host enqueues). Where rounds may spread
-// over lanes they get four rounds in flight of at least 24 MiB of a port
+// over lanes they get four rounds in flight of at least 16 MiB of a port
 // each (a round is a quarter of the depth), 8 to 32 invocations, so that
 // a round's copies, kernels and the manager's turn overlap those of three
 // others, while the host FIFOs sized for them stay in the host's cache.
-// (The image pipeline, 4.9 MB slots, on an H200 machine, alternating in
-// one session: 547k–572k frames/s at depth 24, 542k–562k at 28, 546k–555k
-// at 32, against 508k–542k for the multi-stream reference; earlier, with
-// other FIFO sizes, 436k–440k at 16 against 466k–469k at 24.) Smaller slots
+// A FIFO out of a device that outgrows the cache makes a run bistable: a
+// reader that falls behind reads what the copies wrote from memory
+// instead of the cache, two to three times slower, and never catches up.
+// (The image pipeline at 9.8 MB slots, G = 128, on an H200 machine whose
+// host has a 300 MiB L3, alternating in one session: with 24 MiB rounds,
+// depth 12 and a 149 MB output FIFO, 391k–613k frames/s, its stats actor
+// 5.8–16 µs a frame; with 16 MiB rounds, depth 8 and 100 MB, 557k–618k,
+// 5.1–6.0 µs. Earlier, at 4.9 MB slots, 547k–572k frames/s at depth 24,
+// 542k–562k at 28, 546k–555k at 32, against 508k–542k for the
+// multi-stream reference.) Smaller slots
 // get more, since their invocations take the device a few µs each and
 // enqueueing must run far enough ahead of a round's latency (a chain of
 // ten 1 KiB actors takes 55 µs per iteration at depth 4 and 32 µs at 16

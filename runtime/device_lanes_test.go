@@ -137,7 +137,7 @@ func TestSpreadDeps(t *testing.T) {
 }
 
 // The default depth by staging slot: 16 for small slots, 8 up to 1 MiB,
-// 4 beyond without lanes; with lanes, four rounds of at least 24 MiB,
+// 4 beyond without lanes; with lanes, four rounds of at least 16 MiB,
 // 8 to 32 invocations.
 func TestAutoDepth(t *testing.T) {
 	t.Parallel()
@@ -147,8 +147,8 @@ func TestAutoDepth(t *testing.T) {
 		want  int
 	}{
 		{1 << 10, false, 16}, {64 << 10, true, 16}, {1 << 20, false, 8}, {1 << 20, true, 8},
-		{76800 * 64, false, 4}, {76800 * 64, true, 24}, {2 << 20, true, 32}, {1<<20 + 1, true, 32},
-		{8 << 20, true, 12}, {64 << 20, true, 8}, {5 << 20, true, 20}, {24 << 20, true, 8},
+		{76800 * 64, false, 4}, {76800 * 64, true, 16}, {76800 * 128, true, 8}, {2 << 20, true, 32},
+		{1<<20 + 1, true, 32}, {8 << 20, true, 8}, {64 << 20, true, 8}, {5 << 20, true, 16}, {24 << 20, true, 8},
 	} {
 		if got := autoDepth(c.slot, c.lanes); got != c.want {
 			t.Errorf("autoDepth(%d, lanes %v) = %d, want %d", c.slot, c.lanes, got, c.want)

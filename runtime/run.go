@@ -75,7 +75,7 @@ type Options struct {
 	// with EnqueueAhead; 0 chooses by the largest staging slot (one
 	// invocation's tokens of one port) of the device's kernel actors: 16
 	// up to 64 KiB, 8 up to 1 MiB, else 4 — or, where rounds spread over
-	// lanes (CUDA), four rounds of at least 24 MiB of a port (8 to 32).
+	// lanes (CUDA), four rounds of at least 16 MiB of a port (8 to 32).
 	DeviceDepth int
 	// DeviceLanes is the most lanes (CUDA streams) a device's round of
 	// invocations is spread over, so that a chain's successive invocations
