@@ -137,17 +137,11 @@ func Parse(ctx context.Context, name string, data []byte, o Options) (*Loaded, e
 // (or of no kind it can tell): the kind's check parses the whole document
 // too, so Load, whose ReadInput made it, does not make it twice.
 func parseGraphYAML(ctx context.Context, name string, data []byte, o Options) (*Loaded, error) {
-	g, err := spec.ParseGraphWith(ctx, name, data, o.spec())
+	g, pl, err := spec.ParseGraphFile(ctx, name, data, o.spec())
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{Path: name, Graph: g}
-	if spec.HasPipeline(data) {
-		if l.Pipeline, err = spec.ParsePipelineWith(ctx, name, data, o.spec()); err != nil {
-			return nil, err
-		}
-	}
-	return l, nil
+	return &Loaded{Path: name, Graph: g, Pipeline: pl}, nil
 }
 
 // ReadInput reads a file a command was given, expecting kind want: a

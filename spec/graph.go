@@ -77,19 +77,27 @@ func ParseGraph(name string, data []byte) (*graph.Graph, error) {
 // ParseGraphWith is ParseGraph with options: a file root and a flow-model
 // resolver; the resolver's fetches end when ctx does.
 func ParseGraphWith(ctx context.Context, name string, data []byte, o Options) (*graph.Graph, error) {
+	g, _, err := parseGraphDoc(ctx, name, data, o)
+	return g, err
+}
+
+// parseGraphDoc is ParseGraphWith that also returns the document's root
+// node (nil with the error), for a caller that reads more of the file
+// without parsing it again.
+func parseGraphDoc(ctx context.Context, name string, data []byte, o Options) (*graph.Graph, *yaml.Node, error) {
 	st := newState()
 	st.ctx, st.opts = ctx, o
 	p := st.reader(name)
 	st.loading = append(st.loading, filepath.Clean(name))
-	g := p.parseGraphFile(data, defaultName(name))
+	g, root := p.parseGraphFile(data, defaultName(name))
 	if g != nil && !st.Truncated() {
 		st.validate(g, name)
 	}
 	if err := st.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	g.Origin = name
-	return g, nil
+	return g, root, nil
 }
 
 func defaultName(path string) string {
@@ -181,16 +189,18 @@ func classify(msg string) string {
 
 func (st *state) hush(origin, class string) { st.quiet[origin+"|"+class] = true }
 
-// parseGraphFile parses a YAML document holding a graph.
-func (p *yp) parseGraphFile(data []byte, defName string) *graph.Graph {
+// parseGraphFile parses a YAML document holding a graph; it returns the
+// graph and the document's root node (nil and nil when the document is
+// not YAML or empty).
+func (p *yp) parseGraphFile(data []byte, defName string) (*graph.Graph, *yaml.Node) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		p.SyntaxErrorIn(err, data)
-		return nil
+		return nil, nil
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		p.st.Add(&Error{File: p.File, Msg: "empty file: expected a graph (name, actors, channels, ...)"})
-		return nil
+		return nil, nil
 	}
 	g := p.parseGraph(doc.Content[0], defName)
 	g.Origin = p.File
@@ -199,7 +209,7 @@ func (p *yp) parseGraphFile(data []byte, defName string) *graph.Graph {
 	if f, ok := m["go"]; ok {
 		g.GoPackages = p.goPackages(f.V)
 	}
-	return g
+	return g, doc.Content[0]
 }
 
 type gctx struct {
@@ -583,7 +593,7 @@ func (p *yp) parseSub(n *yaml.Node, actor, what string) *graph.Graph {
 	}
 	sub := p.st.reader(path)
 	p.st.loading = append(p.st.loading, clean)
-	g := sub.parseGraphFile(data, defaultName(path))
+	g, _ := sub.parseGraphFile(data, defaultName(path))
 	p.st.loading = p.st.loading[:len(p.st.loading)-1]
 	return g
 }

@@ -45,18 +45,39 @@ func ParsePipeline(name string, data []byte) (*graph.Pipeline, error) {
 
 // ParsePipelineWith is ParsePipeline with a load's options (ParseGraphWith).
 func ParsePipelineWith(ctx context.Context, name string, data []byte, o Options) (*graph.Pipeline, error) {
-	g, err := ParseGraphWith(ctx, name, data, o)
+	g, root, err := parseGraphDoc(ctx, name, data, o)
 	if err != nil {
 		return nil, err
 	}
+	return pipelineOf(name, g, root)
+}
+
+// ParseGraphFile reads a YAML graph file as ParseGraphWith does, parsing
+// it once: the graph and, when the file has a `pipeline:` section, the
+// pipeline as ParsePipelineWith reads it (nil without one).
+func ParseGraphFile(ctx context.Context, name string, data []byte, o Options) (*graph.Graph, *graph.Pipeline, error) {
+	g, root, err := parseGraphDoc(ctx, name, data, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !hasKey(root, "pipeline") {
+		return g, nil, nil
+	}
+	pl, err := pipelineOf(name, g, root)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, pl, nil
+}
+
+// pipelineOf is graph g, read from file name whose root node is root, as
+// a pipeline: the roles and limits of root's `pipeline:` section, if any,
+// initonce ports' initial tokens, validated.
+func pipelineOf(name string, g *graph.Graph, root *yaml.Node) (*graph.Pipeline, error) {
 	st := newState()
 	p := st.reader(name)
 	pl := graph.NewPipeline(g)
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
-		return nil, ErrorList{{File: name, Msg: "unreadable YAML on second reading"}}
-	}
-	if f, ok := yamlpos.Index(p.Fields(doc.Content[0], "graph", nil))["pipeline"]; ok {
+	if f, ok := yamlpos.Index(p.Fields(root, "graph", nil))["pipeline"]; ok {
 		p.parsePipeline(pl, f.V)
 	}
 	if err := st.Err(); err != nil {
@@ -78,12 +99,19 @@ func ParsePipelineWith(ctx context.Context, name string, data []byte, o Options)
 // HasPipeline reports whether a YAML graph file has a `pipeline:` section.
 func HasPipeline(data []byte) bool {
 	var doc yaml.Node
-	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
 		return false
 	}
-	n := doc.Content[0]
+	return hasKey(doc.Content[0], "pipeline")
+}
+
+// hasKey reports whether n is a mapping with the key.
+func hasKey(n *yaml.Node, key string) bool {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return false
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "pipeline" {
+		if n.Content[i].Value == key {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -50,6 +51,35 @@ func TestParsePipeline(t *testing.T) {
 	}
 	if !HasPipeline([]byte(ringYAML+"pipeline: {}\n")) || HasPipeline([]byte(ringYAML)) {
 		t.Error("HasPipeline is wrong")
+	}
+}
+
+// ParseGraphFile reads the graph and its pipeline in one parse: no
+// pipeline without a pipeline: section, the same roles as ParsePipeline
+// with one, and the section's errors at their positions.
+func TestParseGraphFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	g, pl, err := ParseGraphFile(ctx, "ring.yaml", []byte(ringYAML), Options{})
+	if err != nil || g == nil || pl != nil {
+		t.Fatalf("without a pipeline section: graph %v, pipeline %v, error %v: expected a graph and no pipeline", g != nil, pl, err)
+	}
+	data := []byte(ringYAML + "pipeline:\n  ports:\n    a.fb: {role: initonce, every: 3}\n")
+	g, pl, err = ParseGraphFile(ctx, "ring.yaml", data, Options{})
+	if err != nil || pl == nil || pl.Graph != g {
+		t.Fatalf("with a pipeline section: pipeline %v, error %v: expected the graph's pipeline", pl, err)
+	}
+	want, err := ParsePipeline("ring.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, exp := pl.RoleOf(g.Actor("a").Port("fb")), want.RoleOf(want.Graph.Actor("a").Port("fb"))
+	if got != exp || got.Role != graph.InitOnce || got.Every != 3 {
+		t.Errorf("a.fb: %+v, ParsePipeline's %+v: expected initonce every 3 from both", got, exp)
+	}
+	_, _, err = ParseGraphFile(ctx, "ring.yaml", []byte(ringYAML+"pipeline:\n  ports:\n    a.fb: {rol: exit}\n"), Options{})
+	if err == nil || !strings.Contains(err.Error(), `ring.yaml:16:12: pipeline: ports.a.fb: unknown key "rol"`) {
+		t.Errorf("a misspelt key in the pipeline section: %v", err)
 	}
 }
 
