@@ -33,6 +33,33 @@ func TestLoadRefusals(t *testing.T) {
 	}
 }
 
+// TestLoadRefusesOtherKinds: a file of another kind, with a kind: key or
+// told by its top-level keys, is refused by Load and Parse as one sentence
+// naming what it is, before any of its keys is read as a graph's; a
+// misspelt kind: value is the graph reader's error, at its position.
+func TestLoadRefusesOtherKinds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ text, want string }{
+		"m.yaml":    {"kind: mapping\nmapping:\n  A: {device: cpu}\n", "m.yaml: a mapping"},
+		"mach.yaml": {"processors:\n  cpu: {kind: cpu, clock: 1GHz}\n", "mach.yaml: a machine model"},
+		"k.yaml":    {"kind: grpah\nname: x\n", "k.yaml:1:7: kind: this file is read as a graph, but it says kind: grpah"},
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(context.Background(), path, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Load %s: got %v, want one line with %q", name, err, c.want)
+		}
+		_, err = Parse(context.Background(), path, []byte(c.text), Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Parse %s: got %v, want one line with %q", name, err, c.want)
+		}
+	}
+}
+
 // TestPlaceRefusesAnotherMachine: a mapping made for a machine model whose
 // processors are no devices here is refused, naming the machine and the
 // actor; the same mapping without a machine is left to the mapping check.

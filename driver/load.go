@@ -98,7 +98,8 @@ func (l *Loaded) Analysed() *graph.Graph {
 // file; problems in the graph come as a spec.ErrorList, each at its
 // file:line:col.
 func Load(ctx context.Context, path string, o Options) (*Loaded, error) {
-	data, err := ReadInput(path, filekind.Graph)
+	// The kind of a YAML file is checked by its parse (parseGraphYAML).
+	data, err := readInput(path, filekind.Graph, false)
 	if err != nil {
 		return nil, err
 	}
@@ -114,8 +115,12 @@ func Load(ctx context.Context, path string, o Options) (*Loaded, error) {
 		}
 		return &Loaded{Path: path, Graph: g}, nil
 	}
-	// ReadInput has refused a binary file and a file of another kind.
-	return parseGraphYAML(ctx, path, data, o)
+	// readInput has refused a binary file.
+	l, err := parseGraphYAML(ctx, path, data, o)
+	if wk, ok := errors.AsType[*filekind.WrongKind](err); ok {
+		return nil, wrongKind(path, filekind.Graph, wk.Got)
+	}
+	return l, err
 }
 
 // Parse reads data as the YAML graph file name (the workbench's editor
@@ -124,18 +129,16 @@ func Parse(ctx context.Context, name string, data []byte, o Options) (*Loaded, e
 	if err := binary(name, data); err != nil {
 		return nil, err
 	}
-	if err := filekind.Expect(name, data, filekind.Graph); err != nil {
-		var wk *filekind.WrongKind
-		if errors.As(err, &wk) {
-			return nil, spec.ErrorList{{File: name, Msg: strings.TrimPrefix(wk.Error(), name+": ")}}
-		}
+	l, err := parseGraphYAML(ctx, name, data, o)
+	if wk, ok := errors.AsType[*filekind.WrongKind](err); ok {
+		return nil, wrongKind(name, filekind.Graph, wk.Got)
 	}
-	return parseGraphYAML(ctx, name, data, o)
+	return l, err
 }
 
-// parseGraphYAML is Parse once the data is known to be text and a graph
-// (or of no kind it can tell): the kind's check parses the whole document
-// too, so Load, whose ReadInput made it, does not make it twice.
+// parseGraphYAML is Parse once the data is known to be text: one parse of
+// the document tells its kind (a *filekind.WrongKind error for another
+// kind's file) and reads the graph and its pipeline.
 func parseGraphYAML(ctx context.Context, name string, data []byte, o Options) (*Loaded, error) {
 	g, pl, err := spec.ParseGraphFile(ctx, name, data, o.spec())
 	if err != nil {
@@ -149,6 +152,12 @@ func parseGraphYAML(ctx context.Context, name string, data []byte, o Options) (*
 // another kind is refused with one sentence at the file (as a
 // spec.ErrorList of one, so that every front end prints it alike).
 func ReadInput(path string, want filekind.Kind) ([]byte, error) {
+	return readInput(path, want, true)
+}
+
+// readInput is ReadInput; without checkKind a YAML file's kind is left to
+// its parse (Load's, which parses the document once for both).
+func readInput(path string, want filekind.Kind, checkKind bool) ([]byte, error) {
 	fail := func(format string, args ...any) error {
 		return spec.ErrorList{{File: path, Msg: fmt.Sprintf(format, args...)}}
 	}
@@ -186,6 +195,9 @@ func ReadInput(path string, want filekind.Kind) ([]byte, error) {
 	}
 	if err := binary(path, data); err != nil {
 		return nil, err
+	}
+	if !checkKind {
+		return data, nil
 	}
 	if err := filekind.Expect(path, data, want); err != nil {
 		var wk *filekind.WrongKind

@@ -77,19 +77,29 @@ func ParseGraph(name string, data []byte) (*graph.Graph, error) {
 // ParseGraphWith is ParseGraph with options: a file root and a flow-model
 // resolver; the resolver's fetches end when ctx does.
 func ParseGraphWith(ctx context.Context, name string, data []byte, o Options) (*graph.Graph, error) {
-	g, _, err := parseGraphDoc(ctx, name, data, o)
+	g, _, err := parseGraphDoc(ctx, name, data, o, nil)
 	return g, err
 }
 
 // parseGraphDoc is ParseGraphWith that also returns the document's root
 // node (nil with the error), for a caller that reads more of the file
-// without parsing it again.
-func parseGraphDoc(ctx context.Context, name string, data []byte, o Options) (*graph.Graph, *yaml.Node, error) {
+// without parsing it again. check, when set, judges the root node before
+// the graph is read: its error is returned as it is.
+func parseGraphDoc(ctx context.Context, name string, data []byte, o Options, check func(*yaml.Node) error) (*graph.Graph, *yaml.Node, error) {
 	st := newState()
 	st.ctx, st.opts = ctx, o
 	p := st.reader(name)
 	st.loading = append(st.loading, filepath.Clean(name))
-	g, root := p.parseGraphFile(data, defaultName(name))
+	root := p.parseDoc(data)
+	if root != nil && check != nil {
+		if err := check(root); err != nil {
+			return nil, nil, err
+		}
+	}
+	var g *graph.Graph
+	if root != nil {
+		g = p.parseGraphRoot(root, defaultName(name))
+	}
 	if g != nil && !st.Truncated() {
 		st.validate(g, name)
 	}
@@ -189,27 +199,40 @@ func classify(msg string) string {
 
 func (st *state) hush(origin, class string) { st.quiet[origin+"|"+class] = true }
 
-// parseGraphFile parses a YAML document holding a graph; it returns the
-// graph and the document's root node (nil and nil when the document is
-// not YAML or empty).
-func (p *yp) parseGraphFile(data []byte, defName string) (*graph.Graph, *yaml.Node) {
+// parseGraphFile parses a YAML document holding a graph (nil when the
+// document is not YAML or empty).
+func (p *yp) parseGraphFile(data []byte, defName string) *graph.Graph {
+	if root := p.parseDoc(data); root != nil {
+		return p.parseGraphRoot(root, defName)
+	}
+	return nil
+}
+
+// parseDoc parses a YAML document that should hold a graph and returns its
+// root node, or nil (the problem recorded) when it is not YAML or empty.
+func (p *yp) parseDoc(data []byte) *yaml.Node {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		p.SyntaxErrorIn(err, data)
-		return nil, nil
+		return nil
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		p.st.Add(&Error{File: p.File, Msg: "empty file: expected a graph (name, actors, channels, ...)"})
-		return nil, nil
+		return nil
 	}
-	g := p.parseGraph(doc.Content[0], defName)
+	return doc.Content[0]
+}
+
+// parseGraphRoot reads the graph of a document's root node.
+func (p *yp) parseGraphRoot(root *yaml.Node, defName string) *graph.Graph {
+	g := p.parseGraph(root, defName)
 	g.Origin = p.File
-	m := yamlpos.Index(p.Fields(doc.Content[0], "graph", nil))
+	m := yamlpos.Index(p.Fields(root, "graph", nil))
 	p.CheckKind(m, "graph")
 	if f, ok := m["go"]; ok {
 		g.GoPackages = p.goPackages(f.V)
 	}
-	return g, doc.Content[0]
+	return g
 }
 
 type gctx struct {
@@ -593,7 +616,7 @@ func (p *yp) parseSub(n *yaml.Node, actor, what string) *graph.Graph {
 	}
 	sub := p.st.reader(path)
 	p.st.loading = append(p.st.loading, clean)
-	g, _ := sub.parseGraphFile(data, defaultName(path))
+	g := sub.parseGraphFile(data, defaultName(path))
 	p.st.loading = p.st.loading[:len(p.st.loading)-1]
 	return g
 }

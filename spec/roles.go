@@ -8,6 +8,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/sluicehq/sluice/graph"
+	"github.com/sluicehq/sluice/internal/filekind"
 	"github.com/sluicehq/sluice/internal/yamlpos"
 )
 
@@ -45,7 +46,7 @@ func ParsePipeline(name string, data []byte) (*graph.Pipeline, error) {
 
 // ParsePipelineWith is ParsePipeline with a load's options (ParseGraphWith).
 func ParsePipelineWith(ctx context.Context, name string, data []byte, o Options) (*graph.Pipeline, error) {
-	g, root, err := parseGraphDoc(ctx, name, data, o)
+	g, root, err := parseGraphDoc(ctx, name, data, o, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -54,9 +55,19 @@ func ParsePipelineWith(ctx context.Context, name string, data []byte, o Options)
 
 // ParseGraphFile reads a YAML graph file as ParseGraphWith does, parsing
 // it once: the graph and, when the file has a `pipeline:` section, the
-// pipeline as ParsePipelineWith reads it (nil without one).
+// pipeline as ParsePipelineWith reads it (nil without one). A file of
+// another kind (a mapping, a machine model, ...: filekind.Detect's
+// verdict on its top-level keys) is refused before its graph is read,
+// with a *filekind.WrongKind error.
 func ParseGraphFile(ctx context.Context, name string, data []byte, o Options) (*graph.Graph, *graph.Pipeline, error) {
-	g, root, err := parseGraphDoc(ctx, name, data, o)
+	check := func(root *yaml.Node) error {
+		var wk *filekind.WrongKind
+		if err := filekind.ExpectNode(name, root, filekind.Graph); errors.As(err, &wk) {
+			return wk
+		}
+		return nil // a bad kind: value is the graph reader's to report, at its position
+	}
+	g, root, err := parseGraphDoc(ctx, name, data, o, check)
 	if err != nil {
 		return nil, nil, err
 	}

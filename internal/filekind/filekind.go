@@ -87,10 +87,18 @@ func Detect(file string, data []byte) (Kind, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return Unknown, &SyntaxError{Msg: fmt.Sprintf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}
 	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+	if len(doc.Content) == 0 {
 		return Unknown, nil
 	}
-	top := doc.Content[0]
+	return DetectNode(file, doc.Content[0])
+}
+
+// DetectNode is Detect on a document already parsed: top is its root
+// node.
+func DetectNode(file string, top *yaml.Node) (Kind, error) {
+	if top == nil || top.Kind != yaml.MappingNode {
+		return Unknown, nil
+	}
 	keys := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		keys[top.Content[i].Value] = top.Content[i+1]
@@ -205,6 +213,18 @@ func (e *WrongKind) Error() string {
 // parser reports what is wrong with it, key by key.
 func Expect(file string, data []byte, want Kind) error {
 	got, err := Detect(file, data)
+	return expected(file, want, got, err)
+}
+
+// ExpectNode is Expect on a document already parsed: top is its root
+// node.
+func ExpectNode(file string, top *yaml.Node, want Kind) error {
+	got, err := DetectNode(file, top)
+	return expected(file, want, got, err)
+}
+
+// expected is Expect's verdict on a detected kind.
+func expected(file string, want, got Kind, err error) error {
 	if err != nil {
 		return err
 	}
