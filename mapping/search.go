@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/sluicehq/sluice/graph"
 )
@@ -305,17 +307,40 @@ func (s *searcher) confirm() (*Found, error) {
 	top = top[:min(len(top), confirmFinalists)]
 	slow := s.sin
 	slow.Costs = slowerCPU(s.sin.Costs, s.pr.g, s.sin.Machine, slowCPU)
+	// The finalists are simulated side by side (each simulation reads
+	// the searcher and builds its own program) and weighed in order, so
+	// the pick is the one a serial confirmation would make.
+	type confirmed struct {
+		period, slow float64
+		caps         map[string]int
+		mp           *graph.Mapping
+		err          error
+	}
+	runs := make([]confirmed, len(top))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, max(1, goruntime.GOMAXPROCS(0)))
+	for i, st := range top {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			c := &runs[i]
+			c.period, c.caps, c.mp, c.err = s.simulate(s.sin, st, 4)
+			if c.err == nil && !math.IsInf(c.period, 1) {
+				c.slow, _, _, _ = s.simulate(slow, st, 4)
+			}
+		})
+	}
+	wg.Wait()
 	var pick *Found
 	var pickS robustScore
-	for _, st := range top {
-		period, caps, mp, err := s.simulate(s.sin, st, 4)
-		if err != nil || math.IsInf(period, 1) {
+	for i, st := range top {
+		c := runs[i]
+		if c.err != nil || math.IsInf(c.period, 1) {
 			continue
 		}
-		sc := robustScore{period: period, res: s.cache[st.key()].res, spread: s.cache[st.key()].spread}
-		sc.slow, _, _, _ = s.simulate(slow, st, 4)
+		sc := robustScore{period: c.period, slow: c.slow, res: s.cache[st.key()].res, spread: s.cache[st.key()].spread}
 		if pick == nil || robustBetter(sc, pickS) {
-			pick, pickS = &Found{Strategy: "search", Mapping: mp, Capacity: caps, Period: period, Throughput: 1 / period}, sc
+			pick, pickS = &Found{Strategy: "search", Mapping: c.mp, Capacity: c.caps, Period: c.period, Throughput: 1 / c.period}, sc
 		}
 	}
 	if pick == nil {
