@@ -216,13 +216,7 @@ func writeReport(w io.Writer, file string, r *analysis.Report, order []string) {
 	}
 	if len(r.Buffers) > 0 {
 		fmt.Fprintln(w, "minimal deadlock-free capacities (tokens):")
-		for _, k := range sortedKeys(r.Buffers) {
-			extra := ""
-			if t, ok := r.ThroughputBuffers[k]; ok {
-				extra = fmt.Sprintf("   (for maximal throughput: %d)", t)
-			}
-			fmt.Fprintf(w, "  %-30s %d%s\n", k, r.Buffers[k], extra)
-		}
+		writeCapacities(w, r.Buffers, r.ThroughputBuffers)
 	}
 	if r.PeriodNS > 0 {
 		fmt.Fprintf(w, "throughput bound: one iteration every %s (%.4g iterations/s)\n", fmtNS(r.PeriodNS), r.IterationsPerSecond)
@@ -289,6 +283,49 @@ func writeCounts(w io.Writer, order []string, m map[string]int64) {
 		line += " " + p
 	}
 	fmt.Fprintln(w, line)
+}
+
+// writeCapacities lists each channel's minimal deadlock-free capacity
+// and, where the throughput search found one, its capacity for maximal
+// throughput. Eight or more channels with the same two figures are
+// folded into one line, as writeCounts folds actors: "=1 for all 4999
+// channels (a0.y->a1.x … a999.y->a1000.x)".
+func writeCapacities(w io.Writer, minimal, forThroughput map[string]int) {
+	type figures struct {
+		min, max int
+		has      bool
+	}
+	of := func(k string) figures {
+		t, ok := forThroughput[k]
+		return figures{minimal[k], t, ok}
+	}
+	keys := sortedKeys(minimal)
+	byFigures := map[figures][]string{}
+	for _, k := range keys {
+		f := of(k)
+		byFigures[f] = append(byFigures[f], k)
+	}
+	text := func(f figures, gap string) string {
+		if f.has {
+			return fmt.Sprintf("%d%s(for maximal throughput: %d)", f.min, gap, f.max)
+		}
+		return fmt.Sprint(f.min)
+	}
+	folded := map[figures]bool{}
+	for _, k := range keys {
+		f := of(k)
+		switch names := byFigures[f]; {
+		case len(names) < 8:
+			fmt.Fprintf(w, "  %-30s %s\n", k, text(f, "   "))
+		case !folded[f]:
+			folded[f] = true
+			all := ""
+			if len(byFigures) == 1 {
+				all = "all "
+			}
+			fmt.Fprintf(w, "  =%s for %s%d channels (%s … %s)\n", text(f, " "), all, len(names), names[0], names[len(names)-1])
+		}
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

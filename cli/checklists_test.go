@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // TestCheckFoldsLongLists: check's report of the 256-actor DAG folds the
-// repetition vector (every actor fires once) as the workbench does,
-// shortens the schedule and the actors that set the period, and keeps
-// cd2dat's short lists whole.
+// repetition vector (every actor fires once) as the workbench does and
+// the channels' capacities by their figures, shortens the schedule and
+// the actors that set the period, and keeps cd2dat's short lists whole.
 func TestCheckFoldsLongLists(t *testing.T) {
 	out, errs, code := sluice(t, "", "check", "ui/testdata/dag256.yaml")
 	if code != 0 {
@@ -28,9 +31,15 @@ func TestCheckFoldsLongLists(t *testing.T) {
 			t.Errorf("check dag256: a line of %d characters: expected long lists shortened: %.120s…", len(line), line)
 		}
 	}
+	// Its 350 channels' capacities: a line per group of eight or more
+	// alike, a line per channel for the rest.
+	if n := strings.Count(out, "\n"); n > 40 || !strings.Contains(out, "\n  =1024 (for maximal throughput: 2048) for ") || !strings.Contains(out, " channels (a000.out0->a015.in0 … ") {
+		t.Errorf("check dag256: expected the channels' capacities folded by their figures, found %d lines:\n%s", n, out)
+	}
 	out, _, _ = sluice(t, "", "check", "examples/cd2dat.yaml")
-	if !strings.Contains(out, "\n  A=147 B=147 C=98 D=28 E=32 F=160\n") || !strings.Contains(out, "schedule of one iteration: 147×A 147×B 98×C 28×D 32×E 160×F\n") {
-		t.Errorf("check cd2dat: expected its repetition vector and schedule whole, found:\n%s", out)
+	if !strings.Contains(out, "\n  A=147 B=147 C=98 D=28 E=32 F=160\n") || !strings.Contains(out, "schedule of one iteration: 147×A 147×B 98×C 28×D 32×E 160×F\n") ||
+		!strings.Contains(out, "\n  D.o->E.i                       14   (for maximal throughput: 23)\n") {
+		t.Errorf("check cd2dat: expected its repetition vector, schedule and capacities whole, found:\n%s", out)
 	}
 }
 
@@ -49,5 +58,36 @@ func TestSimulateGroupsLargePlacements(t *testing.T) {
 	out, _, _ = sluice(t, "", "simulate", "examples/cd2dat.yaml", "--machine", "examples/machines/two-cpus.yaml")
 	if !strings.Contains(out, "\n  A                    → cpu") || !strings.Contains(out, "\n  F                    → cpu") {
 		t.Fatalf("simulate cd2dat: expected a line per actor, found:\n%s", out)
+	}
+}
+
+// TestCheckFoldsCapacities: the capacities of a chain whose channels all
+// need the same are one line; --json keeps every channel.
+func TestCheckFoldsCapacities(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: chain\nactors:\n")
+	for i := range 12 {
+		fmt.Fprintf(&b, "  s%02d: {in: {x: {type: f32, rate: 1}}, out: {y: {type: f32, rate: 1}}, cost: 1us}\n", i)
+	}
+	b.WriteString("channels:\n")
+	for i := range 11 {
+		fmt.Fprintf(&b, "  - {from: s%02d.y, to: s%02d.x}\n", i, i+1)
+	}
+	b.WriteString("inputs: {x: s00.x}\noutputs: {y: s11.y}\n")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "chain.yaml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := sluice(t, "", "check", file)
+	if code != 0 {
+		t.Fatalf("check: exit %d: %s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "\n  =1 (for maximal throughput: 2) for all 11 channels (s00.y->s01.x … s10.y->s11.x)\n") {
+		t.Errorf("check: expected the 11 channels' capacities on one line, found:\n%s", out)
+	}
+	out, _, _ = sluice(t, "", "check", "--json", file)
+	if n := strings.Count(out, "->s"); n < 11 {
+		t.Errorf("check --json: %d channels named, expected all 11 in the buffers", n)
 	}
 }
