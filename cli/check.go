@@ -244,35 +244,20 @@ func writeCounts(w io.Writer, order []string, m map[string]int64) {
 		}
 		sort.Strings(order)
 	}
+	var keys []string
+	for _, k := range order {
+		if _, ok := m[k]; ok {
+			keys = append(keys, k)
+		}
+	}
 	// Actors of one count are folded when eight or more share it, as the
 	// workbench's findings fold them: "=1 for all 256 actors (a000 … a255)".
-	var counts []int64
-	byCount := map[int64][]string{}
-	for _, k := range order {
-		if v, ok := m[k]; ok {
-			if byCount[v] == nil {
-				counts = append(counts, v)
-			}
-			byCount[v] = append(byCount[v], k)
-		}
-	}
-	folded := map[int64]bool{}
 	var parts []string
-	for _, k := range order {
-		v, ok := m[k]
-		switch names := byCount[v]; {
-		case !ok:
-		case len(names) < 8:
-			parts = append(parts, fmt.Sprintf("%s=%d", k, v))
-		case !folded[v]:
-			folded[v] = true
-			all := ""
-			if len(counts) == 1 {
-				all = "all "
-			}
+	foldAlike(keys, func(k string) int64 { return m[k] },
+		func(k string, v int64) { parts = append(parts, fmt.Sprintf("%s=%d", k, v)) },
+		func(v int64, names []string, all string) {
 			parts = append(parts, fmt.Sprintf("=%d for %s%d actors (%s … %s)", v, all, len(names), names[0], names[len(names)-1]))
-		}
-	}
+		})
 	// Wrap at about 100 columns.
 	line := " "
 	for _, p := range parts {
@@ -295,35 +280,46 @@ func writeCapacities(w io.Writer, minimal, forThroughput map[string]int) {
 		min, max int
 		has      bool
 	}
-	of := func(k string) figures {
-		t, ok := forThroughput[k]
-		return figures{minimal[k], t, ok}
-	}
-	keys := sortedKeys(minimal)
-	byFigures := map[figures][]string{}
-	for _, k := range keys {
-		f := of(k)
-		byFigures[f] = append(byFigures[f], k)
-	}
 	text := func(f figures, gap string) string {
 		if f.has {
 			return fmt.Sprintf("%d%s(for maximal throughput: %d)", f.min, gap, f.max)
 		}
 		return fmt.Sprint(f.min)
 	}
-	folded := map[figures]bool{}
-	for _, k := range keys {
-		f := of(k)
-		switch names := byFigures[f]; {
-		case len(names) < 8:
-			fmt.Fprintf(w, "  %-30s %s\n", k, text(f, "   "))
-		case !folded[f]:
-			folded[f] = true
-			all := ""
-			if len(byFigures) == 1 {
-				all = "all "
-			}
+	foldAlike(sortedKeys(minimal),
+		func(k string) figures {
+			t, ok := forThroughput[k]
+			return figures{minimal[k], t, ok}
+		},
+		func(k string, f figures) { fmt.Fprintf(w, "  %-30s %s\n", k, text(f, "   ")) },
+		func(f figures, names []string, all string) {
 			fmt.Fprintf(w, "  =%s for %s%d channels (%s … %s)\n", text(f, " "), all, len(names), names[0], names[len(names)-1])
+		})
+}
+
+// foldAlike walks keys in order: a key whose value fewer than eight keys
+// share goes to one; the eight or more keys sharing a value go to group
+// once, where the first of them stands, with all set to "all " when every
+// key shares that value.
+func foldAlike[V comparable](keys []string, value func(string) V, one func(string, V), group func(v V, names []string, all string)) {
+	byValue := map[V][]string{}
+	for _, k := range keys {
+		v := value(k)
+		byValue[v] = append(byValue[v], k)
+	}
+	all := ""
+	if len(byValue) == 1 {
+		all = "all "
+	}
+	folded := map[V]bool{}
+	for _, k := range keys {
+		v := value(k)
+		switch names := byValue[v]; {
+		case len(names) < 8:
+			one(k, v)
+		case !folded[v]:
+			folded[v] = true
+			group(v, names, all)
 		}
 	}
 }
