@@ -116,11 +116,7 @@ func Load(ctx context.Context, path string, o Options) (*Loaded, error) {
 		return &Loaded{Path: path, Graph: g}, nil
 	}
 	// readInput has refused a binary file.
-	l, err := parseGraphYAML(ctx, path, data, o)
-	if wk, ok := errors.AsType[*filekind.WrongKind](err); ok {
-		return nil, wrongKind(path, filekind.Graph, wk.Got)
-	}
-	return l, err
+	return parseGraphYAML(ctx, path, data, o)
 }
 
 // Parse reads data as the YAML graph file name (the workbench's editor
@@ -129,18 +125,17 @@ func Parse(ctx context.Context, name string, data []byte, o Options) (*Loaded, e
 	if err := binary(name, data); err != nil {
 		return nil, err
 	}
-	l, err := parseGraphYAML(ctx, name, data, o)
-	if wk, ok := errors.AsType[*filekind.WrongKind](err); ok {
-		return nil, wrongKind(name, filekind.Graph, wk.Got)
-	}
-	return l, err
+	return parseGraphYAML(ctx, name, data, o)
 }
 
 // parseGraphYAML is Parse once the data is known to be text: one parse of
-// the document tells its kind (a *filekind.WrongKind error for another
-// kind's file) and reads the graph and its pipeline.
+// the document tells its kind (another kind's file is refused with one
+// sentence at the file) and reads the graph and its pipeline.
 func parseGraphYAML(ctx context.Context, name string, data []byte, o Options) (*Loaded, error) {
 	g, pl, err := spec.ParseGraphFile(ctx, name, data, o.spec())
+	if wk, ok := errors.AsType[*filekind.WrongKind](err); ok {
+		return nil, wrongKind(name, filekind.Graph, wk.Got)
+	}
 	if err != nil {
 		return nil, err
 	}
