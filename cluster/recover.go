@@ -208,6 +208,9 @@ func latest(ctx context.Context, s runtime.CheckpointStore, wait time.Duration, 
 			}
 			return cp, nil
 		}
+		if errors.Is(err, ErrCheckpointDamaged) { // the store answered: asking again changes nothing
+			return nil, fmt.Errorf("%w (the run cannot resume from it)", err)
+		}
 		if ctx.Err() != nil {
 			return nil, storeGaveUp(ctx, start, err)
 		}

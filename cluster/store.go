@@ -3,14 +3,17 @@ package cluster
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/sluicehq/sluice/runtime"
 )
@@ -32,7 +35,19 @@ type JetStreamStore struct {
 	// after StoreAttempt, then every 5 s (a broker restarted without its
 	// store keeps a save waiting until StopBy's time).
 	Logf func(format string, args ...any)
+
+	mu sync.Mutex
+	// orphans are the chunk ids of saves that failed: their chunks may
+	// have reached the broker (and their meta message too, its
+	// acknowledgement lost), so they are purged only once a later save's
+	// meta message has been acknowledged after them.
+	orphans []string
 }
+
+// ErrCheckpointDamaged is the cause of reading a checkpoint whose stored
+// chunks are missing or differ from what its description says: the
+// broker answered, and the checkpoint cannot be resumed from.
+var ErrCheckpointDamaged = errors.New("the checkpoint is damaged")
 
 // errStopBy is the cause of a store operation that StopBy's time ended.
 var errStopBy = errors.New("the checkpoint store's time is up (the run's time limit)")
@@ -69,6 +84,7 @@ func (s *JetStreamStore) Bucket() string { return s.bucket }
 
 // objects is the user's bucket: its object store and its stream.
 type objects struct {
+	js     jetstream.JetStream
 	ob     jetstream.ObjectStore
 	stream jetstream.Stream
 }
@@ -112,7 +128,7 @@ func (s *JetStreamStore) bind(ctx context.Context, js jetstream.JetStream) (*obj
 	if err != nil {
 		return nil, err
 	}
-	return &objects{ob: ob, stream: st}, nil
+	return &objects{js: js, ob: ob, stream: st}, nil
 }
 
 // create asks the brokers to make the user's bucket (a broker with
@@ -151,8 +167,106 @@ func (s *JetStreamStore) Save(ctx context.Context, cp *runtime.Checkpoint) error
 	if err != nil {
 		return err
 	}
-	if _, err := o.ob.PutBytes(ctx, s.name, data); err != nil {
+	if err := s.put(ctx, o, s.name, data); err != nil {
 		return fmt.Errorf("storing checkpoint %d as %s/%s: %w", cp.ID, s.bucket, s.name, err)
+	}
+	return nil
+}
+
+// chunkSize is the size of the messages an object is stored in (the
+// object store's default).
+const chunkSize = 128 << 10
+
+// put stores data as object name of the bucket in the object store's
+// layout, safe against a broker lost at any moment: every chunk is
+// acknowledged before the meta message that names them is sent, and
+// nothing is purged that a stored meta message may name. (nats.go's
+// ObjectStore.Put sends the meta message with the chunks and, when any
+// acknowledgement is lost, purges the new chunks although the meta
+// message naming them may have been stored: a broker killed then left a
+// checkpoint naming chunks that were gone.) The object's previous chunks
+// and those of failed saves are purged once the new meta message is
+// acknowledged.
+func (s *JetStreamStore) put(ctx context.Context, o *objects, name string, data []byte) error {
+	prev, err := o.ob.GetInfo(ctx, name, jetstream.GetObjectInfoShowDeleted())
+	if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return err
+	}
+	id := nuid.Next()
+	if err := s.putChunks(ctx, o, id, data); err != nil {
+		s.orphan(id)
+		return err
+	}
+	sum := sha256.Sum256(data)
+	info := jetstream.ObjectInfo{
+		ObjectMeta: jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunkSize}},
+		Bucket:     s.bucket, NUID: id, Size: uint64(len(data)),
+		Chunks: uint32((len(data) + chunkSize - 1) / chunkSize),
+		Digest: "SHA-256=" + base64.URLEncoding.EncodeToString(sum[:]),
+	}
+	mm := nats.NewMsg("$O." + s.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name)))
+	mm.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	if mm.Data, err = json.Marshal(info); err != nil {
+		return err
+	}
+	if _, err := o.js.PublishMsg(ctx, mm); err != nil {
+		// It may be stored all the same: its chunks stay until a later
+		// save lands, and then go with the ones it replaced.
+		s.orphan(id)
+		if prev != nil && !prev.Deleted {
+			s.orphan(prev.NUID)
+		}
+		return err
+	}
+	s.mu.Lock()
+	stale := s.orphans
+	s.orphans = nil
+	s.mu.Unlock()
+	if prev != nil && !prev.Deleted {
+		stale = append(stale, prev.NUID)
+	}
+	for _, old := range stale {
+		if old != id {
+			// A purge that fails leaves unread chunks, not a damaged checkpoint.
+			_ = o.stream.Purge(ctx, jetstream.WithPurgeSubject("$O."+s.bucket+".C."+old))
+		}
+	}
+	return nil
+}
+
+// orphan notes the chunk id of a failed save.
+func (s *JetStreamStore) orphan(id string) {
+	s.mu.Lock()
+	s.orphans = append(s.orphans, id)
+	s.mu.Unlock()
+}
+
+// putChunks publishes data as the chunks of id and waits for every
+// acknowledgement; it fails when ctx ends or when no acknowledgement
+// comes for storeAPITimeout.
+func (s *JetStreamStore) putChunks(ctx context.Context, o *objects, id string, data []byte) error {
+	subj := "$O." + s.bucket + ".C." + id
+	var acks []jetstream.PubAckFuture
+	for off := 0; off < len(data); off += chunkSize {
+		f, err := o.js.PublishAsync(subj, data[off:min(off+chunkSize, len(data))])
+		if err != nil {
+			return err
+		}
+		acks = append(acks, f)
+	}
+	stall := time.NewTimer(storeAPITimeout)
+	defer stall.Stop()
+	for i, f := range acks {
+		select {
+		case <-f.Ok():
+			stall.Reset(storeAPITimeout)
+		case err := <-f.Err():
+			return fmt.Errorf("chunk %d of %d: %w", i+1, len(acks), err)
+		case <-stall.C:
+			return fmt.Errorf("chunk %d of %d: no acknowledgement for %s", i+1, len(acks), storeAPITimeout)
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
 	return nil
 }
@@ -207,12 +321,29 @@ func (s *JetStreamStore) Latest(ctx context.Context) (*runtime.Checkpoint, error
 
 // get reads object name of bucket chunk by chunk with direct gets (no
 // consumer: a client may not create one, subjects.go says why) and checks
-// its size and SHA-256 digest.
+// its size and SHA-256 digest. A chunk missing because a save replaced
+// the object meanwhile is read again from the new one; a chunk missing
+// from the object still described, or the wrong size or digest, is
+// ErrCheckpointDamaged.
 func (o *objects) get(ctx context.Context, bucket, name string) ([]byte, error) {
-	info, err := o.ob.GetInfo(ctx, name)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		info, err := o.ob.GetInfo(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		data, err := o.chunks(ctx, bucket, info)
+		if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return data, err
+		}
+		now, ierr := o.ob.GetInfo(ctx, name)
+		if ierr != nil || now.NUID == info.NUID || attempt == 2 {
+			return nil, fmt.Errorf("object %s: %w: %w", name, ErrCheckpointDamaged, err)
+		}
 	}
+}
+
+// chunks reads and checks the chunks info describes.
+func (o *objects) chunks(ctx context.Context, bucket string, info *jetstream.ObjectInfo) ([]byte, error) {
 	subj := "$O." + bucket + ".C." + info.NUID
 	data := make([]byte, 0, info.Size)
 	h := sha256.New()
@@ -220,20 +351,20 @@ func (o *objects) get(ctx context.Context, bucket, name string) ([]byte, error) 
 	for i := uint32(0); i < info.Chunks; i++ {
 		m, err := o.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subj))
 		if err != nil {
-			return nil, fmt.Errorf("object %s: chunk %d of %d: %w", name, i+1, info.Chunks, err)
+			return nil, fmt.Errorf("chunk %d of %d: %w", i+1, info.Chunks, err)
 		}
 		if uint64(len(data))+uint64(len(m.Data)) > info.Size {
-			return nil, fmt.Errorf("object %s: expected %d bytes, found more", name, info.Size)
+			return nil, fmt.Errorf("object %s: %w: expected %d bytes, found more", info.Name, ErrCheckpointDamaged, info.Size)
 		}
 		data = append(data, m.Data...)
 		h.Write(m.Data)
 		seq = m.Sequence + 1
 	}
 	if uint64(len(data)) != info.Size {
-		return nil, fmt.Errorf("object %s: expected %d bytes, found %d", name, info.Size, len(data))
+		return nil, fmt.Errorf("object %s: %w: expected %d bytes, found %d", info.Name, ErrCheckpointDamaged, info.Size, len(data))
 	}
 	if got := jetstream.GetObjectDigestValue(h); got != info.Digest {
-		return nil, fmt.Errorf("object %s: expected digest %s, found %s", name, info.Digest, got)
+		return nil, fmt.Errorf("object %s: %w: expected digest %s, found %s", info.Name, ErrCheckpointDamaged, info.Digest, got)
 	}
 	return data, nil
 }
@@ -250,7 +381,7 @@ func (s *JetStreamStore) SaveFinished(ctx context.Context, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := o.ob.PutBytes(ctx, finishedObject(s.name), data); err != nil {
+	if err := s.put(ctx, o, finishedObject(s.name), data); err != nil {
 		return fmt.Errorf("marking run %s/%s finished: %w", s.bucket, s.name, err)
 	}
 	return nil

@@ -1,9 +1,13 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"net"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -247,5 +251,163 @@ func TestJetStreamStoreStopBy(t *testing.T) {
 	}
 	if took := time.Since(start); took >= storeAPITimeout-time.Second {
 		t.Fatalf("the save gave up after %s: expected about 1 s (StopBy), not %s (a request's bound) or the caller's 30 s", took, storeAPITimeout)
+	}
+}
+
+// cutProxy forwards TCP connections from a loopback listener to target.
+// The first time the client side sends bytes holding cut, it forwards
+// them and what follows, stops passing anything back to the client and,
+// after a moment (the broker has acted on them), closes that connection: what was sent
+// is stored, its acknowledgement is lost. Later connections pass through.
+type cutProxy struct {
+	ln  net.Listener
+	cut []byte
+	hit atomic.Bool
+}
+
+func startCutProxy(t *testing.T, target string, cut []byte) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, cut: cut}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go p.serve(c, s)
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) serve(c, s net.Conn) {
+	var held atomic.Bool
+	closeBoth := func() { c.Close(); s.Close() }
+	go func() { // broker → client
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := s.Read(buf)
+			if n > 0 && !held.Load() {
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		closeBoth()
+	}()
+	buf := make([]byte, 64<<10)
+	for { // client → broker
+		n, err := c.Read(buf)
+		if n > 0 {
+			trigger := !p.hit.Load() && bytes.Contains(buf[:n], p.cut) && p.hit.CompareAndSwap(false, true)
+			if trigger { // the rest of the message may follow: go on forwarding it
+				held.Store(true)
+				time.AfterFunc(300*time.Millisecond, closeBoth)
+			}
+			if _, werr := s.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	closeBoth()
+}
+
+func (p *cutProxy) url() string { return "nats://" + p.ln.Addr().String() }
+
+// TestJetStreamStoreLostAck: a checkpoint whose last message reached the
+// broker but whose acknowledgement was lost with the connection (a broker
+// killed at that moment) leaves a checkpoint that reads back whole — the
+// new one or the one before — never one naming chunks that are gone.
+func TestJetStreamStoreLostAck(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := StartBroker(ctx, BrokerOptions{Name: "root", Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Shutdown()
+	bucket := CheckpointBucket("anonymous")
+	p := startCutProxy(t, strings.TrimPrefix(b.ClientURL(), "nats://"), []byte("PUB $O."+bucket+".M."))
+	// The first save's meta message cuts: save one directly first.
+	direct, err := NewJetStreamStore(ctx, connect(t, b.ClientURL(), Credentials{}), "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := func(id int64) *runtime.Checkpoint {
+		return &runtime.Checkpoint{ID: id, Graph: "g", Iteration: id, Actors: map[string]runtime.ActorSnapshot{"a": {Firing: id, Impl: make([]byte, 300<<10)}}}
+	}
+	if err := direct.Save(ctx, cp(1)); err != nil {
+		t.Fatal(err)
+	}
+	cl := connect(t, p.url(), Credentials{})
+	s, err := NewJetStreamStore(ctx, cl, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No deadline on the save's context: nats.go's own timeout for
+	// acknowledgements applies, as in a run without --max-time.
+	sctx, scancel := context.WithCancel(context.Background())
+	defer scancel()
+	saveErr := s.Save(sctx, cp(2))
+	if !p.hit.Load() {
+		t.Fatal("the proxy never saw the checkpoint's meta message")
+	}
+	got, err := direct.Latest(ctx)
+	t.Logf("save: %v; latest: %v %v", saveErr, got != nil && got.ID == 2, err)
+	if err != nil || got == nil || (got.ID != 1 && got.ID != 2) || len(got.Actors["a"].Impl) != 300<<10 {
+		t.Fatalf("after a save whose acknowledgement was lost (save: %v): %v, %v: expected checkpoint 1 or 2, whole", saveErr, got, err)
+	}
+	// The store goes on: the next save lands and reads back.
+	if err := s.Save(ctx, cp(3)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := direct.Latest(ctx); err != nil || got == nil || got.ID != 3 {
+		t.Fatalf("the save after: %v, %v: expected checkpoint 3", got, err)
+	}
+	// Only checkpoint 3's chunks are left: the failed save's and the
+	// earlier ones were purged once it landed.
+	js, err := jetstream.New(direct.c.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, checkpointStream("anonymous"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, err := st.Info(ctx, jetstream.WithSubjectFilter("$O."+bucket+".C.>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(si.State.Subjects) != 1 {
+		t.Fatalf("chunks left in the bucket: %v: expected checkpoint 3's alone", si.State.Subjects)
+	}
+	// A checkpoint whose chunks are gone is damaged: a recovery says so at
+	// once instead of waiting for the store to answer.
+	for subj := range si.State.Subjects {
+		if err := st.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	_, err = latest(ctx, direct, 0, t.Logf)
+	if !errors.Is(err, ErrCheckpointDamaged) || !strings.Contains(err.Error(), "cannot resume from it") || time.Since(start) > StoreAttempt {
+		t.Fatalf("reading a checkpoint whose chunks are gone: %v after %s: expected it damaged, at once", err, time.Since(start))
 	}
 }
