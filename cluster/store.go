@@ -37,11 +37,11 @@ type JetStreamStore struct {
 	Logf func(format string, args ...any)
 
 	mu sync.Mutex
-	// orphans are the chunk ids of saves that failed: their chunks may
-	// have reached the broker (and their meta message too, its
-	// acknowledgement lost), so they are purged only once a later save's
-	// meta message has been acknowledged after them.
-	orphans []string
+	// orphans are, by object, the chunk ids of saves that failed: their
+	// chunks may have reached the broker (and their meta message too, its
+	// acknowledgement lost), so they are purged only once a later save of
+	// the object has had its meta message acknowledged after them.
+	orphans map[string][]string
 }
 
 // ErrCheckpointDamaged is the cause of reading a checkpoint whose stored
@@ -194,7 +194,7 @@ func (s *JetStreamStore) put(ctx context.Context, o *objects, name string, data 
 	}
 	id := nuid.Next()
 	if err := s.putChunks(ctx, o, id, data); err != nil {
-		s.orphan(id)
+		s.orphan(name, id)
 		return err
 	}
 	sum := sha256.Sum256(data)
@@ -212,15 +212,15 @@ func (s *JetStreamStore) put(ctx context.Context, o *objects, name string, data 
 	if _, err := o.js.PublishMsg(ctx, mm); err != nil {
 		// It may be stored all the same: its chunks stay until a later
 		// save lands, and then go with the ones it replaced.
-		s.orphan(id)
+		s.orphan(name, id)
 		if prev != nil && !prev.Deleted {
-			s.orphan(prev.NUID)
+			s.orphan(name, prev.NUID)
 		}
 		return err
 	}
 	s.mu.Lock()
-	stale := s.orphans
-	s.orphans = nil
+	stale := s.orphans[name]
+	delete(s.orphans, name)
 	s.mu.Unlock()
 	if prev != nil && !prev.Deleted {
 		stale = append(stale, prev.NUID)
@@ -234,10 +234,13 @@ func (s *JetStreamStore) put(ctx context.Context, o *objects, name string, data 
 	return nil
 }
 
-// orphan notes the chunk id of a failed save.
-func (s *JetStreamStore) orphan(id string) {
+// orphan notes the chunk id of a failed save of object name.
+func (s *JetStreamStore) orphan(name, id string) {
 	s.mu.Lock()
-	s.orphans = append(s.orphans, id)
+	if s.orphans == nil {
+		s.orphans = map[string][]string{}
+	}
+	s.orphans[name] = append(s.orphans[name], id)
 	s.mu.Unlock()
 }
 
