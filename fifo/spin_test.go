@@ -82,11 +82,16 @@ func TestSpinSharedProcessor(t *testing.T) {
 	ctx := context.Background()
 	const rounds = 20000
 	// The best of 5 of each, measured alternately; on a loaded machine
-	// (other test packages running beside this one) up to 3 attempts,
+	// (other test packages running beside this one) up to 8 attempts,
 	// the test failing only when none meets the limit: the old spinner
-	// took 1.6–1.8× Park's time in every attempt.
+	// took 1.6–1.8× Park's time in every attempt. Under the race detector
+	// Spin takes 1.25–1.4× Park's time on a quiet 2-core VM, and 1.5–1.7×
+	// while the other packages load it (a wait that misses yields the OS
+	// thread, which then goes to another process): the attempts go on
+	// until a quieter moment.
+	const attempts = 8
 	var park, spin, limit time.Duration
-	for attempt := range 3 {
+	for attempt := range attempts {
 		park, spin = time.Duration(1<<62), time.Duration(1<<62)
 		for range 5 {
 			park = min(park, pingPong(t, ctx, rounds, Options{Wait: Park}))
@@ -98,7 +103,7 @@ func TestSpinSharedProcessor(t *testing.T) {
 			return
 		}
 	}
-	t.Errorf("Spin on one processor took %v, expected at most %v (1.5× Park's %v, + 1 ms), in each of 3 attempts", spin, limit, park)
+	t.Errorf("Spin on one processor took %v, expected at most %v (1.5× Park's %v, + 1 ms), in each of %d attempts", spin, limit, park, attempts)
 }
 
 // TestSpinMixedModes makes the sides of Spin FIFOs choose spinning or
