@@ -28,6 +28,7 @@ import (
 // checkpoint.
 type JetStreamStore struct {
 	c      *Client
+	js     jetstream.JetStream // one for the store's life: its acknowledgements' subscription too
 	name   string
 	bucket string
 	stopBy time.Time // every operation ends by then (zero: no bound)
@@ -72,7 +73,13 @@ func NewJetStreamStore(ctx context.Context, c *Client, name string) (*JetStreamS
 	if name == "" || strings.ContainsAny(name, " \t\n*>") {
 		return nil, fmt.Errorf("checkpoint store name %q: expected a name without spaces, * or >", name)
 	}
-	s := &JetStreamStore{c: c, name: name, bucket: CheckpointBucket(c.user)}
+	// A lost acknowledgement is given up after twice StoreAttempt's
+	// request bound: putChunks has stopped waiting for it by then.
+	js, err := jetstream.New(c.nc, jetstream.WithPublishAsyncTimeout(2*storeAPITimeout))
+	if err != nil {
+		return nil, err
+	}
+	s := &JetStreamStore{c: c, js: js, name: name, bucket: CheckpointBucket(c.user)}
 	if _, err := s.open(ctx); err != nil {
 		return nil, err
 	}
@@ -100,14 +107,10 @@ const storeAPITimeout = 5 * time.Second
 func (s *JetStreamStore) open(ctx context.Context) (*objects, error) {
 	ctx, cancel := context.WithTimeout(ctx, storeAPITimeout)
 	defer cancel()
-	js, err := jetstream.New(s.c.nc)
-	if err != nil {
-		return nil, err
-	}
-	o, err := s.bind(ctx, js)
+	o, err := s.bind(ctx, s.js)
 	if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrBucketNotFound) {
-		if err = s.create(ctx, js); err == nil {
-			o, err = s.bind(ctx, js)
+		if err = s.create(ctx, s.js); err == nil {
+			o, err = s.bind(ctx, s.js)
 		}
 	}
 	if err != nil {
@@ -244,31 +247,37 @@ func (s *JetStreamStore) orphan(name, id string) {
 	s.mu.Unlock()
 }
 
-// putChunks publishes data as the chunks of id and waits for every
-// acknowledgement; it fails when ctx ends or when no acknowledgement
-// comes for storeAPITimeout.
+// chunkWindow is how many chunks a save has in flight at most (8 MiB).
+const chunkWindow = 64
+
+// putChunks publishes data as the chunks of id, chunkWindow at a time, and
+// waits for every acknowledgement; it fails when ctx ends or when no
+// acknowledgement comes for storeAPITimeout.
 func (s *JetStreamStore) putChunks(ctx context.Context, o *objects, id string, data []byte) error {
 	subj := "$O." + s.bucket + ".C." + id
-	var acks []jetstream.PubAckFuture
-	for off := 0; off < len(data); off += chunkSize {
-		f, err := o.js.PublishAsync(subj, data[off:min(off+chunkSize, len(data))])
-		if err != nil {
-			return err
-		}
-		acks = append(acks, f)
-	}
+	n := (len(data) + chunkSize - 1) / chunkSize
 	stall := time.NewTimer(storeAPITimeout)
 	defer stall.Stop()
-	for i, f := range acks {
-		select {
-		case <-f.Ok():
-			stall.Reset(storeAPITimeout)
-		case err := <-f.Err():
-			return fmt.Errorf("chunk %d of %d: %w", i+1, len(acks), err)
-		case <-stall.C:
-			return fmt.Errorf("chunk %d of %d: no acknowledgement for %s", i+1, len(acks), storeAPITimeout)
-		case <-ctx.Done():
-			return context.Cause(ctx)
+	for first := 0; first < n; first += chunkWindow {
+		acks := make([]jetstream.PubAckFuture, 0, chunkWindow)
+		for i := first; i < min(first+chunkWindow, n); i++ {
+			f, err := o.js.PublishAsync(subj, data[i*chunkSize:min((i+1)*chunkSize, len(data))])
+			if err != nil {
+				return fmt.Errorf("chunk %d of %d: %w", i+1, n, err)
+			}
+			acks = append(acks, f)
+		}
+		for k, f := range acks {
+			select {
+			case <-f.Ok():
+				stall.Reset(storeAPITimeout)
+			case err := <-f.Err():
+				return fmt.Errorf("chunk %d of %d: %w", first+k+1, n, err)
+			case <-stall.C:
+				return fmt.Errorf("chunk %d of %d: no acknowledgement for %s", first+k+1, n, storeAPITimeout)
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
 		}
 	}
 	return nil

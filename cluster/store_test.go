@@ -37,10 +37,15 @@ func TestJetStreamStore(t *testing.T) {
 	if cp, err := s.Latest(ctx); cp != nil || err != nil {
 		t.Fatalf("empty store: %v, %v", cp, err)
 	}
-	for id := int64(1); id <= 2; id++ {
+	subs := cl.nc.NumSubscriptions()
+	for id := int64(1); id <= 12; id++ {
 		if err := s.Save(ctx, &runtime.Checkpoint{ID: id, Graph: "g", Iteration: 7 * id, Actors: map[string]runtime.ActorSnapshot{"a": {Firing: 7 * id, Impl: make([]byte, 3<<20)}}}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// One subscription for the acknowledgements, whatever the saves.
+	if n := cl.nc.NumSubscriptions(); n > subs+1 {
+		t.Fatalf("after 12 saves the client holds %d subscriptions, %d before: expected one more at most", n, subs)
 	}
 	cl.Close()
 	b.Shutdown()
@@ -57,8 +62,8 @@ func TestJetStreamStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp, err := s2.Latest(ctx)
-	if err != nil || cp == nil || cp.ID != 2 || cp.Actors["a"].Firing != 14 || len(cp.Actors["a"].Impl) != 3<<20 {
-		t.Fatalf("after the broker's restart: %v, %v: expected checkpoint 2 of 3 MiB", cp, err)
+	if err != nil || cp == nil || cp.ID != 12 || cp.Actors["a"].Firing != 84 || len(cp.Actors["a"].Impl) != 3<<20 {
+		t.Fatalf("after the broker's restart: %v, %v: expected checkpoint 12 of 3 MiB", cp, err)
 	}
 
 	plain, err := StartBroker(ctx, BrokerOptions{Name: "plain", Listen: "127.0.0.1:0"})
