@@ -357,7 +357,9 @@ func (o *objects) get(ctx context.Context, bucket, name string) ([]byte, error) 
 // chunks reads and checks the chunks info describes.
 func (o *objects) chunks(ctx context.Context, bucket string, info *jetstream.ObjectInfo) ([]byte, error) {
 	subj := "$O." + bucket + ".C." + info.NUID
-	data := make([]byte, 0, info.Size)
+	// The description is the bucket's to say: room for at most 64 MiB up
+	// front, whatever size it claims.
+	data := make([]byte, 0, min(info.Size, 64<<20))
 	h := sha256.New()
 	seq := uint64(1)
 	for i := uint32(0); i < info.Chunks; i++ {

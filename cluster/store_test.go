@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"net"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/device"
@@ -414,5 +416,16 @@ func TestJetStreamStoreLostAck(t *testing.T) {
 	_, err = latest(ctx, direct, 0, t.Logf)
 	if !errors.Is(err, ErrCheckpointDamaged) || !strings.Contains(err.Error(), "cannot resume from it") || time.Since(start) > StoreAttempt {
 		t.Fatalf("reading a checkpoint whose chunks are gone: %v after %s: expected it damaged, at once", err, time.Since(start))
+	}
+	// A description claiming an impossible size is damage too, not a
+	// crash of the reader.
+	mm := nats.NewMsg("$O." + bucket + ".M." + base64.URLEncoding.EncodeToString([]byte("run-1")))
+	mm.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	mm.Data = []byte(`{"name":"run-1","bucket":"` + bucket + `","nuid":"x","size":4611686018427387904,"chunks":1,"digest":"SHA-256=AA=="}`)
+	if _, err := js.PublishMsg(ctx, mm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.Latest(ctx); !errors.Is(err, ErrCheckpointDamaged) {
+		t.Fatalf("reading a checkpoint described as 4 EiB: %v: expected it damaged", err)
 	}
 }
