@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -124,7 +126,7 @@ func testRecoverLostWorker(t *testing.T, actors map[string]*graph.Placement) {
 			}
 		}}}, RecoveryOptions{Recovered: func(r Recovery) { recs = append(recs, r) }})
 	if err != nil {
-		t.Fatalf("run: %v (recoveries before: %d)", err, len(recs))
+		t.Fatalf("run: %v (recoveries before: %s; the sink holds %d tokens of %d)", err, describeRecoveries(recs), sink.len(), ref.len())
 	}
 	var kill time.Time
 	select {
@@ -143,6 +145,28 @@ func testRecoverLostWorker(t *testing.T, actors map[string]*graph.Placement) {
 	if !slices.Equal(sink.got, ref.got) {
 		t.Fatalf("output after recovery: %d tokens, expected %d equal to the local run's", sink.len(), ref.len())
 	}
+}
+
+// describeRecoveries says, for a failure's message, what each recovery
+// was and the firings its checkpoint restored.
+func describeRecoveries(recs []Recovery) string {
+	if len(recs) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, r := range recs {
+		from := "the start"
+		if r.From != nil {
+			names := slices.Sorted(maps.Keys(r.From.Actors))
+			firings := make([]string, len(names))
+			for i, n := range names {
+				firings[i] = fmt.Sprintf("%s@%d", n, r.From.Actors[n].Firing)
+			}
+			from = fmt.Sprintf("checkpoint %d (iteration %d: %s)", r.From.ID, r.From.Iteration, strings.Join(firings, " "))
+		}
+		parts = append(parts, fmt.Sprintf("worker %q lost (%v), resumed from %s", r.Worker, r.Err, from))
+	}
+	return fmt.Sprintf("%d: %s", len(recs), strings.Join(parts, "; "))
 }
 
 // TestRecoverStrict: an actor pinned with strict: true is not moved: the
