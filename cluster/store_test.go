@@ -316,10 +316,14 @@ func (p *cutProxy) serve(c, s net.Conn) {
 		closeBoth()
 	}()
 	buf := make([]byte, 64<<10)
-	for { // client → broker
+	var tail []byte // the end of the last read: cut may straddle two
+	// client → broker
+	for {
 		n, err := c.Read(buf)
 		if n > 0 {
-			trigger := !p.hit.Load() && bytes.Contains(buf[:n], p.cut) && p.hit.CompareAndSwap(false, true)
+			seen := append(tail, buf[:n]...)
+			trigger := !p.hit.Load() && bytes.Contains(seen, p.cut) && p.hit.CompareAndSwap(false, true)
+			tail = append(tail[:0], seen[max(0, len(seen)-len(p.cut)+1):]...)
 			if trigger { // the rest of the message may follow: go on forwarding it
 				held.Store(true)
 				time.AfterFunc(300*time.Millisecond, closeBoth)
