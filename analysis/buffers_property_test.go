@@ -81,7 +81,7 @@ func TestPropertyThroughputBuffers(t *testing.T) {
 				continue
 			}
 			caps[i] -= st
-			smaller, _, err := m.throughput(q, caps, DefaultStateBudget, nil)
+			smaller, _, err := m.throughput(q, caps, DefaultStateBudget, time.Time{}, nil)
 			if err == nil && smaller.PeriodNS == unbounded.PeriodNS && completes(m, q, init, caps) {
 				t.Fatalf("%s: channel %s reaches the period with %d, one step under the %d answered", name, c.name, caps[i], caps[i]+st)
 			}

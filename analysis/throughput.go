@@ -57,7 +57,7 @@ func ThroughputBound(g *graph.Graph, rv *Repetitions, capacities map[string]int)
 	if err != nil {
 		return Throughput{}, err
 	}
-	th, _, err := m.throughput(q, caps, DefaultStateBudget, nil)
+	th, _, err := m.throughput(q, caps, DefaultStateBudget, time.Time{}, nil)
 	return th, err
 }
 
@@ -79,11 +79,12 @@ func (m *model) costs() ([]int64, bool) {
 }
 
 // throughput returns the period and the channels that blocked for room in
-// the periodic regime of the part(s) with the largest period. When peak
+// the periodic regime of the part(s) with the largest period; it fails
+// with ErrTimeBudget once deadline passes (zero: no deadline). When peak
 // is not nil (one entry a channel), it receives each explored channel's
 // largest occupancy (tokens plus room taken, after a firing's start) over
 // the whole execution: with those capacities the execution is the same.
-func (m *model) throughput(q, caps []int64, budget int, peak []int64) (Throughput, []int, error) {
+func (m *model) throughput(q, caps []int64, budget int, deadline time.Time, peak []int64) (Throughput, []int, error) {
 	cost, unit := m.costs()
 	var es []wedge
 	for i, c := range m.chans {
@@ -131,7 +132,7 @@ func (m *model) throughput(q, caps []int64, budget int, peak []int64) (Throughpu
 			p = big.NewRat(x, 1)
 		} else {
 			var err error
-			p, bl, err = m.explore(as, set, q, caps, cost, budget, st)
+			p, bl, err = m.explore(as, set, q, caps, cost, budget, deadline, st)
 			if err != nil {
 				return Throughput{}, nil, err
 			}
@@ -208,8 +209,11 @@ func (st *exploreState) clear(chs, as []int) {
 
 // explore runs the self-timed execution of the actors in set (channels
 // among them only) until a state repeats, in st (clear when called, and
-// cleared again when it returns).
-func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budget int, st *exploreState) (*big.Rat, []int, error) {
+// cleared again when it returns). It looks at the clock every 256 steps
+// (every step in a part of more than 256 actors, where a step is long)
+// and fails with ErrTimeBudget once deadline has passed (zero: never): a
+// large graph's one exploration can take seconds.
+func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budget int, deadline time.Time, st *exploreState) (*big.Rat, []int, error) {
 	var chs []int
 	in, tok, occ := st.in, st.tok, st.occ
 	fired, rem, busy := st.fired, st.rem, st.busy
@@ -341,6 +345,9 @@ func (m *model) explore(as []int, set map[int]bool, q, caps, cost []int64, budge
 			}
 			return p, blocked, nil
 		}
+		if (step&255 == 255 || len(as) > 256) && !deadline.IsZero() && time.Now().After(deadline) {
+			return nil, nil, fmt.Errorf("analysis: throughput of the part with %s: %d states explored when the time ran out: %w", m.actors[ref].Name, len(seen), ErrTimeBudget)
+		}
 		if len(seen) >= budget {
 			return nil, nil, fmt.Errorf("analysis: throughput of the part with %s: %d states explored: %w", m.actors[ref].Name, len(seen), ErrStateBudget)
 		}
@@ -406,7 +413,7 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 		return nil, Throughput{}, err
 	}
 	init := m.initOf(nil)
-	target, _, err := m.throughput(q, unbounded(len(m.chans)), DefaultStateBudget, nil)
+	target, _, err := m.throughput(q, unbounded(len(m.chans)), DefaultStateBudget, deadline, nil)
 	if err != nil {
 		return nil, Throughput{}, err
 	}
@@ -427,7 +434,7 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			return Throughput{}, nil, false, fmt.Errorf("analysis: throughput buffers: %d evaluations in the time allowed: %w", evals-1, ErrTimeBudget)
 		}
-		th, bl, err := m.throughput(q, caps, DefaultStateBudget, peak)
+		th, bl, err := m.throughput(q, caps, DefaultStateBudget, deadline, peak)
 		if err != nil {
 			return th, nil, false, err
 		}
@@ -529,7 +536,7 @@ func throughputBuffers(g *graph.Graph, rv *Repetitions, deadline time.Time) (map
 		}
 		caps[ci] = hi
 	}
-	th, _, err := m.throughput(q, caps, DefaultStateBudget, nil)
+	th, _, err := m.throughput(q, caps, DefaultStateBudget, time.Time{}, nil)
 	if err != nil {
 		return nil, Throughput{}, err
 	}
