@@ -86,9 +86,9 @@ func TestSpinSharedProcessor(t *testing.T) {
 	// the test failing only when none meets the limit: the old spinner
 	// took 1.6–1.8× Park's time in every attempt. Under the race detector
 	// Spin takes 1.25–1.4× Park's time on a quiet 2-core VM, and 1.5–1.7×
-	// while the other packages load it (a wait that misses yields the OS
-	// thread, which then goes to another process): the attempts go on
-	// until a quieter moment.
+	// while the other packages load it (presumably as a wait that misses
+	// yields the OS thread, which may then go to another process): the
+	// attempts go on until a quieter moment.
 	const attempts = 8
 	var park, spin, limit time.Duration
 	for attempt := range attempts {
