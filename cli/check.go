@@ -89,7 +89,7 @@ kind: key, or else what its keys show.`,
 			return checkStatus(rep)
 		},
 	}
-	cmd.Flags().DurationVar(&budget, "budget", analysis.DefaultThroughputBudget, "time allowed for the throughput-optimal buffer search (negative: no limit)")
+	cmd.Flags().DurationVar(&budget, "budget", analysis.DefaultThroughputBudget, "time allowed for the throughput-optimal buffer search (negative, e.g. -1s: no limit)")
 	cmd.Flags().IntVar(&x.unfold, "unfold", 0, "also expand to single rate (HSDF) with this unfolding factor J: size, critical path, stages")
 	cmd.Flags().StringVar(&x.peast, "peast", "", "also print Caravela's PEA-ST startup/repeat stage matrix from this root actor (\"all\": best root)")
 	cmd.Flags().IntVar(&x.limit, "limit", analysis.DefaultExpandLimit, "largest single-rate expansion (vertices) --unfold may build")
