@@ -176,6 +176,15 @@ func (s *JetStreamStore) Save(ctx context.Context, cp *runtime.Checkpoint) error
 	return nil
 }
 
+// chunkSubject is the subject of the chunks of an object of bucket whose
+// chunks are named id, and metaSubject that of the description of the
+// object named name (the object store's layout).
+func chunkSubject(bucket, id string) string { return "$O." + bucket + ".C." + id }
+
+func metaSubject(bucket, name string) string {
+	return "$O." + bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name))
+}
+
 // chunkSize is the size of the messages an object is stored in (the
 // object store's default).
 const chunkSize = 128 << 10
@@ -207,7 +216,7 @@ func (s *JetStreamStore) put(ctx context.Context, o *objects, name string, data 
 		Chunks: uint32((len(data) + chunkSize - 1) / chunkSize),
 		Digest: "SHA-256=" + base64.URLEncoding.EncodeToString(sum[:]),
 	}
-	mm := nats.NewMsg("$O." + s.bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(name)))
+	mm := nats.NewMsg(metaSubject(s.bucket, name))
 	mm.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
 	if mm.Data, err = json.Marshal(info); err != nil {
 		return err
@@ -231,7 +240,7 @@ func (s *JetStreamStore) put(ctx context.Context, o *objects, name string, data 
 	for _, old := range stale {
 		if old != id {
 			// A purge that fails leaves unread chunks, not a damaged checkpoint.
-			_ = o.stream.Purge(ctx, jetstream.WithPurgeSubject("$O."+s.bucket+".C."+old))
+			_ = o.stream.Purge(ctx, jetstream.WithPurgeSubject(chunkSubject(s.bucket, old)))
 		}
 	}
 	return nil
@@ -254,7 +263,7 @@ const chunkWindow = 64
 // waits for every acknowledgement; it fails when ctx ends or when no
 // acknowledgement comes for storeAPITimeout.
 func (s *JetStreamStore) putChunks(ctx context.Context, o *objects, id string, data []byte) error {
-	subj := "$O." + s.bucket + ".C." + id
+	subj := chunkSubject(s.bucket, id)
 	n := (len(data) + chunkSize - 1) / chunkSize
 	stall := time.NewTimer(storeAPITimeout)
 	defer stall.Stop()
@@ -356,7 +365,7 @@ func (o *objects) get(ctx context.Context, bucket, name string) ([]byte, error) 
 
 // chunks reads and checks the chunks info describes.
 func (o *objects) chunks(ctx context.Context, bucket string, info *jetstream.ObjectInfo) ([]byte, error) {
-	subj := "$O." + bucket + ".C." + info.NUID
+	subj := chunkSubject(bucket, info.NUID)
 	// The description is the bucket's to say: room for at most 64 MiB up
 	// front, whatever size it claims.
 	data := make([]byte, 0, min(info.Size, 64<<20))

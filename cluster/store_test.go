@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"net"
 	"slices"
@@ -402,7 +401,7 @@ func TestJetStreamStoreLostAck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	si, err := st.Info(ctx, jetstream.WithSubjectFilter("$O."+bucket+".C.>"))
+	si, err := st.Info(ctx, jetstream.WithSubjectFilter(chunkSubject(bucket, ">")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +422,7 @@ func TestJetStreamStoreLostAck(t *testing.T) {
 	}
 	// A description claiming an impossible size is damage too, not a
 	// crash of the reader.
-	mm := nats.NewMsg("$O." + bucket + ".M." + base64.URLEncoding.EncodeToString([]byte("run-1")))
+	mm := nats.NewMsg(metaSubject(bucket, "run-1"))
 	mm.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
 	mm.Data = []byte(`{"name":"run-1","bucket":"` + bucket + `","nuid":"x","size":4611686018427387904,"chunks":1,"digest":"SHA-256=AA=="}`)
 	if _, err := js.PublishMsg(ctx, mm); err != nil {
